@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: set-up, lint, type-check, then the whole test suite (slow tests included
+# unless FAST=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/setup.sh
+VENV="${VENV:-.venv}"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False TOKENIZERS_PARALLELISM=false
+"$VENV/bin/ruff" check src tests examples benchmarks
+"$VENV/bin/ruff" format --check src tests examples benchmarks
+"$VENV/bin/mypy"
+marker=()
+[ "${FAST:-0}" = "1" ] && marker=(-m "not slow")
+"$VENV/bin/python" -m pytest "${marker[@]}" "$@"

@@ -1,0 +1,46 @@
+"""graphrag-integrations: graph-RAG research methods as LangChain / LlamaIndex retrievers.
+
+Heavy modules (torch, spaCy, chromadb, the frameworks) are imported lazily: ``import
+graphrag_integrations`` only loads this file and resolves public names on first access.
+
+Examples
+--------
+>>> import graphrag_integrations as gi
+>>> gi.__version__
+'0.1.0'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "Passage": "graphrag_integrations.core.types",
+    "RetrievedPassage": "graphrag_integrations.core.types",
+    "SourceDocument": "graphrag_integrations.core.documents",
+    "load_documents": "graphrag_integrations.core.documents",
+    "DenseRetriever": "graphrag_integrations.baselines.dense",
+    "BM25Retriever": "graphrag_integrations.baselines.bm25",
+    "HybridRetriever": "graphrag_integrations.baselines.hybrid",
+    "ClueIndex": "graphrag_integrations.methods.clue.index",
+    "QIter": "graphrag_integrations.methods.clue.qiter",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphrag_integrations' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,1 @@
+"""Baseline retrievers (dense, BM25, hybrid) run beside every method in the same process."""

@@ -1,0 +1,1 @@
+"""Framework-free core shared by every method: documents, NLP, models, stores, constraints."""

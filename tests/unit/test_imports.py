@@ -1,0 +1,32 @@
+"""Import tests: the top level is light and exposes the public names lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import graphrag_integrations as gi
+
+
+def test_version() -> None:
+    assert gi.__version__ == "0.1.0"
+
+
+def test_import_is_lazy_and_fast() -> None:
+    code = (
+        "import sys, time; t = time.perf_counter(); import graphrag_integrations; "
+        "dt = time.perf_counter() - t; heavy = [m for m in ('torch', 'spacy', 'chromadb', "
+        "'langchain_core', 'llama_index', 'transformers') if m in sys.modules]; "
+        "print(dt, heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    dt_s, heavy = out.stdout.strip().split(" ", 1)
+    assert float(dt_s) < 1.0
+    assert heavy == "[]"
+
+
+def test_unknown_attribute() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError):
+        _ = gi.DoesNotExist  # type: ignore[attr-defined]
