@@ -107,9 +107,7 @@ class RecordingRetriever:
     def _results(self, query: str, k: int | None, path: str) -> list[RetrievedPassage]:
         from graphrag_integrations.core.index_base import check_query
 
-        self.calls.append(
-            RetrieverCall(path, query, k, threading.get_ident(), current_callbacks())
-        )
+        self.calls.append(RetrieverCall(path, query, k, threading.get_ident(), current_callbacks()))
         check_query(query)
         n = self.default_k if k is None else k
         return [

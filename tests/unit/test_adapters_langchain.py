@@ -160,9 +160,7 @@ async def test_concurrent_async_calls_interleave() -> None:
 # -- callbacks ------------------------------------------------------------------------------
 def test_sync_callbacks_forwarded(recording_retriever: RecordingRetriever) -> None:
     handler = RunRecorder()
-    LangChainRetriever(retriever=recording_retriever).invoke(
-        QUERY, config={"callbacks": [handler]}
-    )
+    LangChainRetriever(retriever=recording_retriever).invoke(QUERY, config={"callbacks": [handler]})
     seen = recording_retriever.calls[-1].callbacks
     assert isinstance(seen, CallbackManager)
     assert seen.parent_run_id == handler.starts[-1]
@@ -180,6 +178,21 @@ async def test_async_callbacks_forwarded(recording_retriever: RecordingRetriever
     assert seen.parent_run_id == handler.starts[-1]
     assert handler in seen.handlers
     assert current_callbacks() is None
+
+
+async def test_callbacks_reach_a_worker_thread(recording_retriever: RecordingRetriever) -> None:
+    """BaseIndex's default aretrieve runs retrieve in a thread; the scope must follow it."""
+
+    class Threaded(RecordingRetriever):
+        async def aretrieve(self, query: str, k: int | None = None) -> Any:
+            return await asyncio.to_thread(self.retrieve, query, k)
+
+    inner = Threaded()
+    handler = RunRecorder()
+    await LangChainRetriever(retriever=inner).ainvoke(QUERY, config={"callbacks": [handler]})
+    [call] = inner.calls
+    assert call.thread_id != threading.get_ident()
+    assert call.callbacks.parent_run_id == handler.starts[-1]
 
 
 def test_ls_params_name_the_method(dense_retriever: Any) -> None:
@@ -214,7 +227,9 @@ def test_tool_returns_passage_text(dense_retriever: Any) -> None:
 
 
 async def test_tool_async_and_artifact(dense_retriever: Any) -> None:
-    tool = langchain_tool(dense_retriever, "kb", "Search the kb.", response_format="content_and_artifact")
+    tool = langchain_tool(
+        dense_retriever, "kb", "Search the kb.", response_format="content_and_artifact"
+    )
     call = {"name": "kb", "args": {"query": QUERY}, "id": "call-1", "type": "tool_call"}
     message = await tool.ainvoke(call)
     assert message.content.startswith("Paris is the capital of France")

@@ -69,8 +69,8 @@ class LangChainRetriever(BaseRetriever):
     Examples
     --------
     >>> from graphrag_integrations.baselines.dense import DenseRetriever
-    >>> index = DenseRetriever.from_documents(["Paris is in France.", "Rome is in Italy."])
-    ... # doctest: +SKIP
+    >>> docs = ["Paris is in France.", "Rome is in Italy."]
+    >>> index = DenseRetriever.from_documents(docs)  # doctest: +SKIP
     >>> retriever = LangChainRetriever(retriever=index, k=1)  # doctest: +SKIP
     >>> retriever.invoke("Where is Rome?")[0].page_content  # doctest: +SKIP
     'Rome is in Italy.'
