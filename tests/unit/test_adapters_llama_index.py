@@ -20,7 +20,7 @@ from graphrag_integrations.adapters.llama_index import (
 )
 from graphrag_integrations.adapters.tools import llama_index_tool
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.errors import EmptyQueryError
+from graphrag_integrations.errors import EmptyQueryError, ModelUnavailableError
 from tests.conftest import RecordingRetriever
 
 QUERY = "capital of France"
@@ -125,6 +125,33 @@ def test_query_engine_none_uses_settings_llm(
     monkeypatch.setattr(Settings, "_llm", MockLLM(max_tokens=3))
     response = LlamaIndexRetriever(dense_retriever).as_query_engine().query(QUERY)
     assert str(response).strip() == "text text text"
+
+
+def test_query_engine_unresolvable_settings_llm(
+    dense_retriever: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llama_index.core.settings as li_settings
+
+    def no_default(llm: Any, callback_manager: Any = None) -> Any:
+        raise ImportError("`llama-index-llms-openai` package not found")
+
+    monkeypatch.setattr(Settings, "_llm", None)
+    monkeypatch.setattr(li_settings, "resolve_llm", no_default)
+    with pytest.raises(ModelUnavailableError, match="llama-index-llms-openai"):
+        LlamaIndexRetriever(dense_retriever).as_query_engine()
+
+
+def test_query_engine_logs_settings_llm(
+    dense_retriever: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(Settings, "_llm", MockLLM(max_tokens=1))
+    with caplog.at_level("INFO", logger="graphrag_integrations.adapters.llama_index"):
+        LlamaIndexRetriever(dense_retriever).as_query_engine()
+    assert "Settings.llm" in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="graphrag_integrations.adapters.llama_index"):
+        LlamaIndexRetriever(dense_retriever).as_query_engine(llm=MockLLM())
+    assert caplog.text == ""
 
 
 def test_query_engine_rejects_non_llama_index_llm(dense_retriever: Any) -> None:

@@ -12,8 +12,10 @@ Errors raised by the core retriever (for example
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from llama_index.core import Settings
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.llms import LLM
@@ -28,6 +30,9 @@ from llama_index.core.schema import (
 
 from graphrag_integrations.adapters.surface import as_core_retriever, check_k
 from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.errors import ModelUnavailableError
+
+logger = logging.getLogger(__name__)
 
 #: Metadata keys added by :meth:`RetrievedPassage.to_metadata`; hidden from LLM and embed text.
 ADAPTER_METADATA_KEYS: tuple[str, ...] = ("passage_id", "doc_id", "score", "explanation")
@@ -94,6 +99,9 @@ def build_query_engine(retriever: Any, llm: Any = None, **kwargs: Any) -> Retrie
     ------
     TypeError
         If ``llm`` is neither ``None`` nor a LlamaIndex ``LLM``.
+    ModelUnavailableError
+        If ``llm`` is ``None`` and ``Settings.llm`` cannot be resolved (LlamaIndex's OpenAI
+        default without ``llama-index-llms-openai`` or without a key).
 
     Examples
     --------
@@ -102,7 +110,29 @@ def build_query_engine(retriever: Any, llm: Any = None, **kwargs: Any) -> Retrie
     >>> engine.query("Where is Paris?").source_nodes[0].node.ref_doc_id  # doctest: +SKIP
     'd1'
     """
-    return RetrieverQueryEngine.from_args(retriever, llm=check_llm(llm), **kwargs)
+    answer_llm = check_llm(llm)
+    if answer_llm is None:
+        answer_llm = settings_llm()
+        logger.info("no llm given: answering with llama_index Settings.llm (%s)", answer_llm)
+    return RetrieverQueryEngine.from_args(retriever, llm=answer_llm, **kwargs)
+
+
+def settings_llm() -> LLM:
+    """``llama_index.core.Settings.llm``, or :class:`ModelUnavailableError` if unresolvable.
+
+    Examples
+    --------
+    >>> settings_llm()  # doctest: +SKIP
+    MockLLM(...)
+    """
+    try:
+        return Settings.llm
+    except (ImportError, ValueError) as exc:
+        raise ModelUnavailableError(
+            "no llm given and llama_index Settings.llm cannot be resolved "
+            f"({exc}); pass llm=<a LlamaIndex LLM, e.g. a local one> or set "
+            "llama_index.core.Settings.llm"
+        ) from exc
 
 
 class LlamaIndexRetriever(BaseRetriever):
