@@ -57,7 +57,8 @@ class FakeEmbedder:
         return normalize_rows(out) if len(texts) else out
 
     def embed_query(self, text: str) -> FloatMatrix:
-        return self.embed([text])[0]
+        row: FloatMatrix = self.embed([text])[0]
+        return row
 
 
 # (doc_id, title, text): six short passages on distinct topics, three documents.

@@ -121,7 +121,7 @@ def test_unknown_call_kwarg_is_an_error(recording_retriever: RecordingRetriever)
 
 def test_rejects_non_retriever() -> None:
     with pytest.raises(ValidationError):
-        LangChainRetriever(retriever=object())
+        LangChainRetriever(retriever=object())  # type: ignore[arg-type]
 
 
 # -- async ----------------------------------------------------------------------------------

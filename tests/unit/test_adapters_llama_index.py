@@ -36,7 +36,7 @@ def test_nodes_mirror_core_results(dense_retriever: Any) -> None:
     assert [n.node.ref_doc_id for n in nodes] == [r.doc_id for r in expected]
     assert [n.node.get_content() for n in nodes] == [r.text for r in expected]
     assert [n.node.metadata for n in nodes] == [r.to_metadata() for r in expected]
-    assert nodes[0].score > nodes[1].score
+    assert nodes[0].get_score(raise_error=True) > nodes[1].get_score(raise_error=True)
 
 
 def test_adapter_metadata_hidden_from_llm_and_embed_text() -> None:
