@@ -481,3 +481,32 @@ def test_chroma_http_client(chroma_server: int, caplog: pytest.LogCaptureFixture
         ChromaVectorIndex(
             name, embedding_model="x", dimension=DIM, host="127.0.0.1", port=chroma_server
         )
+
+
+def test_chroma_hnsw_settings(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    name = _unique()
+    index = ChromaVectorIndex(
+        name,
+        embedding_model="m",
+        dimension=DIM,
+        path=tmp_path,
+        hnsw={"ef_search": 300, "max_neighbors": 24},
+    )
+    hnsw = index.collection.configuration_json["hnsw"]
+    assert (hnsw["space"], hnsw["ef_search"], hnsw["max_neighbors"]) == ("cosine", 300, 24)
+    index.add(["a", "b"], _vectors(2))
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.vector_store"):
+        again = ChromaVectorIndex(
+            name,
+            embedding_model="m",
+            dimension=DIM,
+            path=tmp_path,
+            hnsw={"ef_search": 50, "max_neighbors": 8},
+        )
+    assert again.collection.configuration_json["hnsw"]["ef_search"] == 50
+    assert "updating HNSW settings" in caplog.text
+    assert "cannot be changed after creation" in caplog.text
+    assert again.collection.configuration_json["hnsw"]["max_neighbors"] == 24
+    assert again.query(_vectors(2)[0], k=1)[0][0] == "a"
+    with pytest.raises(ValueError, match="always uses cosine"):
+        ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM, hnsw={"space": "l2"})

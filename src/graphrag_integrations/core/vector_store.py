@@ -20,7 +20,7 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -46,6 +46,7 @@ MetadataValue = str | int | float | bool
 Where = Mapping[str, Any]
 
 _SCALARS = (str, int, float, bool)
+_MISSING = object()
 
 
 @runtime_checkable
@@ -230,20 +231,23 @@ def parse_where(where: Where | None) -> list[_Condition]:
     return conditions
 
 
-def _same(a: MetadataValue, b: MetadataValue) -> bool:
-    # bool is an int subclass in Python; keep True distinct from 1 as Chroma does
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return a == b
+def _typed(value: MetadataValue) -> tuple[bool, MetadataValue]:
+    # bool is an int subclass in Python (True == 1); keep them apart as Chroma does
+    return (isinstance(value, bool), value)
 
 
-def _matches(meta: Mapping[str, MetadataValue], conditions: Sequence[_Condition]) -> bool:
-    for cond in conditions:
-        if cond.field not in meta:
-            return False
-        if not any(_same(meta[cond.field], v) for v in cond.values):
-            return False
-    return True
+def _row_filter(conditions: Sequence[_Condition]) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate on a metadata dict that is true when every condition holds."""
+    allowed = [(c.field, frozenset(_typed(v) for v in c.values)) for c in conditions]
+
+    def matches(meta: Mapping[str, Any]) -> bool:
+        for name, values in allowed:
+            value = meta.get(name, _MISSING)
+            if value is _MISSING or _typed(value) not in values:
+                return False
+        return True
+
+    return matches
 
 
 def _to_chroma_where(conditions: Sequence[_Condition]) -> dict[str, Any] | None:
@@ -404,11 +408,15 @@ class InMemoryVectorIndex:
             return []
         scores = self._matrix[: self._size] @ q
         if conditions:
-            rows = np.array(
-                [r for r in range(self._size) if _matches(self._metadatas[r], conditions)],
-                dtype=np.int64,
-            )
-            return [(self._ids[rows[i]], float(scores[rows[i]])) for i in top_k(scores[rows], k)]
+            # walk rows best first and stop at k matches: cheap unless the filter is rare
+            matches = _row_filter(conditions)
+            hits: list[tuple[str, float]] = []
+            for row in np.argsort(-scores, kind="stable").tolist():
+                if matches(self._metadatas[row]):
+                    hits.append((self._ids[row], float(scores[row])))
+                    if len(hits) == k:
+                        break
+            return hits
         return [(self._ids[r], float(scores[r])) for r in top_k(scores, k)]
 
     def get_embeddings(self, ids: Sequence[str]) -> FloatMatrix:
@@ -501,6 +509,10 @@ _META_PREFIX = "graphrag_integrations:"
 _MODEL_KEY = _META_PREFIX + "embedding_model"
 _DIM_KEY = _META_PREFIX + "dimension"
 _FORMAT_KEY = _META_PREFIX + "format_version"
+# HNSW settings Chroma can change on an existing collection
+_HNSW_UPDATABLE = frozenset(
+    {"ef_search", "num_threads", "batch_size", "sync_threshold", "resize_factor"}
+)
 
 
 class ChromaVectorIndex:
@@ -526,6 +538,12 @@ class ChromaVectorIndex:
         Use a Chroma server over HTTP (``chromadb.HttpClient``).
     batch_size : int, optional
         Records per write; defaults to the client's maximum batch size.
+    hnsw : mapping, optional
+        Chroma HNSW settings for a new collection (``ef_search``, ``ef_construction``,
+        ``max_neighbors``...; the space is always cosine). Chroma's defaults (``ef_search``
+        100, ``max_neighbors`` 16) trade recall for speed; raise ``ef_search`` for better
+        recall. On an existing collection ``ef_search`` (and the other settings Chroma lets
+        you update) are changed; the build-time ones cannot be and are logged as a warning.
 
     Raises
     ------
@@ -564,6 +582,7 @@ class ChromaVectorIndex:
         ssl: bool = False,
         headers: Mapping[str, str] | None = None,
         batch_size: int | None = None,
+        hnsw: Mapping[str, Any] | None = None,
     ) -> None:
         chosen = [name for name, v in (("path", path), ("client", client), ("host", host)) if v]
         if len(chosen) > 1:
@@ -575,6 +594,12 @@ class ChromaVectorIndex:
             client if client is not None else _make_client(path, host, port, ssl, headers)
         )
         self.collection_name = collection
+        hnsw_settings = dict(hnsw or {})
+        if "space" in hnsw_settings:
+            raise ValueError("hnsw['space'] cannot be set: the index always uses cosine")
+        options: dict[str, Any] = {}
+        if hnsw_settings:
+            options["configuration"] = {"hnsw": {"space": "cosine", **hnsw_settings}}
         self._collection = self.client.get_or_create_collection(
             name=collection,
             metadata={
@@ -584,8 +609,11 @@ class ChromaVectorIndex:
                 _FORMAT_KEY: 1,
             },
             embedding_function=None,
+            **options,
         )
         self._check_collection()
+        if hnsw_settings:
+            self._apply_hnsw(hnsw_settings)
         getter = getattr(self.client, "get_max_batch_size", None)
         max_batch = int(getter() if getter is not None else self.client.max_batch_size)
         if batch_size is not None and batch_size <= 0:
@@ -619,6 +647,28 @@ class ChromaVectorIndex:
             )
         except IndexMismatchError as exc:
             raise IndexMismatchError(f"{where}: {exc}") from exc
+
+    def _apply_hnsw(self, wanted: Mapping[str, Any]) -> None:
+        """Bring an existing collection's HNSW settings to ``wanted`` where Chroma allows."""
+        config = getattr(self._collection, "configuration_json", None) or {}
+        current = config.get("hnsw") or {}
+        differ = {k: v for k, v in wanted.items() if current.get(k) != v}
+        updatable = {k: v for k, v in differ.items() if k in _HNSW_UPDATABLE}
+        fixed = {k: v for k, v in differ.items() if k not in _HNSW_UPDATABLE}
+        if updatable:
+            logger.info(
+                "updating HNSW settings of chroma collection %r: %s",
+                self.collection_name,
+                updatable,
+            )
+            self._collection.modify(configuration={"hnsw": updatable})
+        if fixed:
+            logger.warning(
+                "chroma collection %r exists with HNSW %s; %s cannot be changed after creation",
+                self.collection_name,
+                {k: current.get(k) for k in fixed},
+                fixed,
+            )
 
     @property
     def collection(self) -> Any:
