@@ -247,3 +247,27 @@ def test_atomic_directory_with_manifest(tmp_path: Path) -> None:
     with atomic_directory(target) as tmp:
         write_manifest(tmp, _manifest())
     assert read_manifest(target).method == "dense"
+
+
+def test_atomic_directory_failed_swap_restores_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    real_replace = os.replace
+    calls: list[tuple[str, str]] = []
+
+    def flaky_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        calls.append((str(src), str(dst)))
+        if len(calls) == 2:  # the move of the new directory into place
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky_replace)
+    with pytest.raises(OSError, match="disk full"), atomic_directory(target) as tmp:
+        (tmp / "new.txt").write_text("new")
+    monkeypatch.undo()
+    assert len(calls) == 3  # aside, (failed) swap in, back
+    assert sorted(x.name for x in target.iterdir()) == ["old.txt"]
+    assert [x.name for x in tmp_path.iterdir()] == ["index"]

@@ -398,7 +398,8 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     ``with`` block ends normally its files are ``fsync``-ed and it replaces ``path`` (an
     existing directory is moved aside first and deleted after the swap; if the swap fails it
     is moved back). When the block raises, the temporary directory is deleted and ``path``
-    keeps its old contents.
+    keeps its old contents. Should the process die between the two renames of the swap, the
+    previous index survives in a ``.NAME.old-*`` sibling directory.
 
     Raises
     ------

@@ -699,8 +699,10 @@ class ChromaVectorIndex:
         for part in _batches(len(id_list), self.batch_size):
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
-            # delete first so an add always replaces the whole record
-            self._collection.delete(ids=batch_ids)
+            # delete existing records first so an add always replaces the whole record
+            existing = self._collection.get(ids=batch_ids, include=[])["ids"]
+            if existing:
+                self._collection.delete(ids=list(existing))
             batch_metas = metas[part]
             batch_docs = docs[part]
             self._collection.add(
