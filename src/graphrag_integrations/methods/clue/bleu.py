@@ -117,7 +117,7 @@ def _sentence_score(
         brevity = math.exp(1 - ref_len / hyp_len) if hyp_len > 0 else 0.0
     log_sum = 0.0
     order = 0
-    for matched, count in zip(correct, total):
+    for matched, count in zip(correct, total, strict=True):
         if count == 0:
             break
         order += 1
