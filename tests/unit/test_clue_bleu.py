@@ -105,8 +105,8 @@ def test_rejects_bad_parameters(kwargs: dict[str, float]) -> None:
 
 
 def test_ngram_counts() -> None:
-    counts = ngram_counts(["a", "b", "a", "b"], 2)
-    assert counts[("a",)] == 2
-    assert counts[("a", "b")] == 2
-    assert counts[("b", "a")] == 1
-    assert sum(counts.values()) == 4 + 3
+    unigrams, bigrams = ngram_counts(["a", "b", "a", "b"], 2)
+    assert unigrams[("a",)] == 2
+    assert bigrams[("a", "b")] == 2
+    assert bigrams[("b", "a")] == 1
+    assert sum(unigrams.values()) == 4 and sum(bigrams.values()) == 3
