@@ -60,8 +60,10 @@ def test_alpha_zero_selects_nothing_and_one_selects_everything() -> None:
     assert everything.selected_tokens == everything.total_tokens == sum(TOKENS)
 
 
-def test_zero_token_chunk_not_selected_at_alpha_zero() -> None:
+def test_zero_token_chunks_free_except_at_alpha_zero() -> None:
     assert select_chunks(["", "text here"], [0, 2], 0.0).selected == []
+    assert select_chunks(["", "text here"], [0, 2], 0.01).selected == [0]
+    assert select_chunks(["", ""], [0, 0], 1.0).selected == [0, 1]
 
 
 def test_most_corpus_similar_chunks_are_selected() -> None:

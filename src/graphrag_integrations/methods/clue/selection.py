@@ -16,7 +16,8 @@ Values:
 
 Decisions: a negative mean cosine is given knapsack value 0 (such a chunk is never in an
 optimal selection, so the optimum is unchanged, and the solver needs non-negative values);
-``alpha = 0`` selects nothing and ``alpha = 1`` everything; the budget product is snapped to
+``alpha = 0`` selects nothing and ``alpha = 1`` everything (zero-token chunks are free, so
+any ``alpha > 0`` selects them); the budget product is snapped to
 the nearest integer when within 1e-9 of it, so binary rounding (``0.1 * 30 =
 3.0000000000000004``) does not add a token.
 """
@@ -225,7 +226,7 @@ def select_chunks(
     else:
         raise ValueError(f'value must be "bleu" or "cosine", got {value!r}')
 
-    if budget == 0:
+    if alpha == 0:  # Clue-RAG-0.0: no LLM at all, not even for zero-token chunks
         result = SelectionResult([], 0, total_tokens, 0, values, value, 0.0, "empty")
     else:
         solution = solve_knapsack(
