@@ -350,7 +350,7 @@ def _next_token_table(encoded: list[str], eos: int) -> dict[str, list[int]]:
 
 
 def _common_prefix_length(a: str, b: str) -> int:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return min(len(a), len(b))
