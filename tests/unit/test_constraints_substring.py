@@ -10,13 +10,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphrag_integrations.core.constraints import SubstringIndex
+from graphrag_integrations.core.constraints import fm_index as fm_index_module
 from graphrag_integrations.core.constraints import substring as substring_module
-from graphrag_integrations.core.constraints.fm_index import FMIndex
+from graphrag_integrations.core.constraints.fm_index import (
+    FMIndex,
+    build_suffix_array,
+    suffix_array_doubling,
+)
 from graphrag_integrations.core.constraints.substring import brute_force_allowed
 
 TERM = 0
-BACKENDS = ("suffix", "fm")
+# "fm-divsufsort" = the FM-index with its suffix array from pydivsufsort even for tiny texts
+BACKENDS = ("suffix", "fm", "fm-divsufsort")
 entries_strategy = st.lists(st.lists(st.integers(1, 5), max_size=8), max_size=8)
+
+
+def make_index(entries: list[list[int]], backend: str, term: int = TERM) -> SubstringIndex:
+    if backend == "fm-divsufsort":
+        old = fm_index_module.DIVSUFSORT_MIN_LENGTH
+        fm_index_module.DIVSUFSORT_MIN_LENGTH = 0
+        try:
+            return SubstringIndex(entries, terminator_id=term, backend="fm")
+        finally:
+            fm_index_module.DIVSUFSORT_MIN_LENGTH = old
+    return SubstringIndex(entries, terminator_id=term, backend=backend)  # type: ignore[arg-type]
 
 
 def all_substrings(entries: list[list[int]]) -> set[tuple[int, ...]]:
@@ -24,12 +41,12 @@ def all_substrings(entries: list[list[int]]) -> set[tuple[int, ...]]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(entries=entries_strategy, probe=st.lists(st.integers(0, 6), max_size=6))
 def test_allowed_matches_brute_force(
     backend: str, entries: list[list[int]], probe: list[int]
 ) -> None:
-    index = SubstringIndex(entries, terminator_id=TERM, backend=backend)  # type: ignore[arg-type]
+    index = make_index(entries, backend)
     # a random probe (may hold the terminator or unseen ids) and every real substring
     for prefix in [probe, *sorted(all_substrings(entries))]:
         expected = brute_force_allowed(entries, prefix, TERM).tolist()
@@ -44,7 +61,7 @@ def test_allowed_matches_brute_force(
 )
 def test_large_sparse_alphabet(backend: str, entries: list[list[int]], term: int) -> None:
     entries = [[t for t in e if t != term] for e in entries]
-    index = SubstringIndex(entries, terminator_id=term, backend=backend)  # type: ignore[arg-type]
+    index = make_index(entries, backend, term)
     for prefix in sorted(all_substrings(entries)):
         expected = brute_force_allowed(entries, prefix, term).tolist()
         assert index.allowed(prefix).tolist() == expected
@@ -52,7 +69,7 @@ def test_large_sparse_alphabet(backend: str, entries: list[list[int]], term: int
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_terminator_and_separation(backend: str) -> None:
-    index = SubstringIndex([[4, 5, 6], [5, 4]], terminator_id=TERM, backend=backend)  # type: ignore[arg-type]
+    index = make_index([[4, 5, 6], [5, 4]], backend)
     assert index.allowed([]).tolist() == [0, 4, 5, 6]
     assert index.allowed([5]).tolist() == [4, 6]
     assert index.allowed([4]).tolist() == [0, 5]
@@ -68,10 +85,10 @@ def test_terminator_and_separation(backend: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_empty_and_degenerate_collections(backend: str) -> None:
-    empty = SubstringIndex([], terminator_id=TERM, backend=backend)  # type: ignore[arg-type]
+    empty = make_index([], backend)
     assert empty.allowed([]).size == 0 and empty.allowed([3]).size == 0
     assert [] not in empty
-    blank = SubstringIndex([[]], terminator_id=TERM, backend=backend)  # type: ignore[arg-type]
+    blank = make_index([[]], backend)
     assert blank.allowed([]).tolist() == [0]
     assert blank.allowed([1]).tolist() == []
 
@@ -126,3 +143,28 @@ def test_backends_agree_on_a_larger_random_collection() -> None:
             for j in range(i, min(len(entry), i + 6) + 1):
                 span = entry[i:j]
                 assert suffix.allowed(span).tolist() == fm.allowed(span).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.lists(st.integers(0, 4), max_size=40), big=st.booleans())
+def test_suffix_array_builders_match_sorting(text: list[int], big: bool) -> None:
+    arr = np.array([t * 70_000 if big else t for t in text], dtype=np.int32)
+    expected = sorted(range(len(arr)), key=lambda i: arr[i:].tolist())
+    assert suffix_array_doubling(arr).tolist() == expected
+    if len(arr):
+        import pydivsufsort
+
+        assert np.asarray(pydivsufsort.divsufsort(arr)).tolist() == expected
+
+
+def test_build_suffix_array_switches_at_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = np.array([3, 1, 2, 3, 1, 2, 0], dtype=np.int32)
+    expected = [6, 4, 1, 5, 2, 3, 0]
+    calls: list[int] = []
+    import pydivsufsort
+
+    real = pydivsufsort.divsufsort
+    monkeypatch.setattr(pydivsufsort, "divsufsort", lambda t: calls.append(len(t)) or real(t))
+    assert build_suffix_array(text).tolist() == expected and calls == []
+    monkeypatch.setattr(fm_index_module, "DIVSUFSORT_MIN_LENGTH", 7)
+    assert build_suffix_array(text).tolist() == expected and calls == [7]
