@@ -102,17 +102,16 @@ def test_bad_input() -> None:
         SubstringIndex([[-2]], terminator_id=0)
 
 
-def test_auto_backend_by_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert SubstringIndex([[1, 2, 3]], terminator_id=0).backend == "suffix"
-    monkeypatch.setattr(substring_module, "AUTO_SUFFIX_MAX_TOKENS", 2)
-    assert SubstringIndex([[1, 2, 3]], terminator_id=0).backend == "fm"
-    assert SubstringIndex([[1, 2]], terminator_id=0).backend == "suffix"
+def test_auto_backend_is_the_fm_index(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger=substring_module.__name__):
+        index = SubstringIndex([[1, 2, 3]], terminator_id=0)
+    assert index.backend == "fm" and caplog.text == ""
+    assert SubstringIndex([[1, 2, 3]], terminator_id=0, backend="suffix").backend == "suffix"
 
 
 def test_auto_without_fm_extra_logs_and_uses_suffix(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(substring_module, "AUTO_SUFFIX_MAX_TOKENS", 2)
     monkeypatch.setattr(substring_module, "fm_index_available", lambda: False)
     with caplog.at_level(logging.WARNING, logger=substring_module.__name__):
         index = SubstringIndex([[1, 2, 3]], terminator_id=0)
