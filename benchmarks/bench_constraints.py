@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_constraints.py --tokens 1000000
     python benchmarks/bench_constraints.py --tokens 100000 --cases trie fm
+    python benchmarks/bench_constraints.py --tokens 1000000 --cases sa
 """
 
 from __future__ import annotations
@@ -183,6 +184,25 @@ def run_case(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def bench_suffix_arrays(sizes: list[int], vocab: int, seed: int) -> None:
+    """CPU ms of the two suffix-array builders on texts of the given lengths."""
+    import pydivsufsort
+
+    from graphrag_integrations.core.constraints.fm_index import suffix_array_doubling
+
+    print(f"{'symbols':>9} {'doubling ms':>12} {'divsufsort ms':>14}")
+    pydivsufsort.divsufsort(np.array([2, 1, 0], dtype=np.int32))  # load the library
+    for size in sizes:
+        entries = make_entries(size, 8, 40, vocab, seed)
+        text = np.array([*[t for e in entries for t in e][:size], 0], dtype=np.int32)
+        row = []
+        for build in (suffix_array_doubling, pydivsufsort.divsufsort):
+            start = time.process_time()
+            build(text)
+            row.append((time.process_time() - start) * 1e3)
+        print(f"{len(text):>9} {row[0]:>12.2f} {row[1]:>14.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="large-scale size")
@@ -198,7 +218,13 @@ def main(argv: list[str] | None = None) -> None:
         help="cap the suffix trie's large case (its size is quadratic in entry length: "
         "100k tokens already peak at ~700 MiB)",
     )
-    parser.add_argument("--cases", nargs="+", default=["trie", "suffix", "fm"])
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        default=["trie", "suffix", "fm"],
+        choices=["trie", "suffix", "fm", "sa"],
+        help="'sa' times the two suffix-array builders instead",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON lines only")
     # internal: run one case in this process
     parser.add_argument("--case", help=argparse.SUPPRESS)
@@ -207,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.case:
         print(json.dumps(run_case(args)))
+        return
+    if "sa" in args.cases:
+        bench_suffix_arrays([200, 2_000, 8_192, 20_000, args.tokens], args.vocab, args.seed)
         return
     plan: list[tuple[str, int, int]] = []
     for case in args.cases:

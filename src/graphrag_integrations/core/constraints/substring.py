@@ -17,7 +17,7 @@ Two backends give the same answers (property-tested against brute force):
     second for a million tokens (needs the ``fm-index`` extra).
 ``"suffix"``
     A :class:`~graphrag_integrations.core.constraints.trie.TokenTrie` over every suffix of
-    every entry (a suffix trie on marisa-trie). About 1.5-2.5x faster cold lookups, equal on
+    every entry (a suffix trie on marisa-trie). About 1.3-2.6x faster cold lookups, equal on
     decoding walks, but its build time and size grow with the sum of squared entry lengths
     (already 25x slower to build than the FM-index for 100 hyperrelations).
 ``"auto"`` (default)
