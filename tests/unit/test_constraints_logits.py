@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,22 @@ def test_dead_beam_forces_eos_with_lowest_score_and_is_recorded() -> None:
     assert proc.dead_beams == [] and not proc.is_dead([5])
 
 
+def test_verdict_replays_allowed_fn() -> None:
+    trie = TokenTrie([[3, 4], [3], [5, 6]], eos_token_id=EOS)
+    proc = ConstrainedLogitsProcessor(trie, prompt_length=0, eos_token_id=EOS)
+    assert proc.verdict([3, 4, EOS, EOS, 7]) == "complete"  # padding after eos is ignored
+    assert proc.verdict([3, EOS]) == "complete"
+    assert proc.verdict([3, 4]) == "complete"  # beam search may drop the final eos
+    assert proc.verdict([5]) == "truncated"
+    assert proc.verdict([3, 5]) == "invalid" and proc.verdict([EOS]) == "invalid"
+    assert proc.verdict([5, EOS]) == "invalid"
+    dead_after_7 = ConstrainedLogitsProcessor(
+        lambda p: [7] if p == () else [], prompt_length=0, eos_token_id=EOS
+    )
+    assert dead_after_7.verdict([7, EOS]) == "dead" and dead_after_7.verdict([7]) == "dead"
+    assert dead_after_7.verdict([7, 7]) == "dead"
+
+
 def test_finished_rows_keep_only_eos_and_are_not_dead() -> None:
     calls: list[tuple[int, ...]] = []
 
@@ -98,7 +116,7 @@ def test_accepts_numpy_arrays_and_keeps_dtype() -> None:
     assert torch.isfinite(out).nonzero().tolist() == [[0, 2], [0, 3]]
 
 
-def _tiny_gpt2(vocab: int, seed: int) -> object:
+def _tiny_gpt2(vocab: int, seed: int) -> Any:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
@@ -106,10 +124,11 @@ def _tiny_gpt2(vocab: int, seed: int) -> object:
         vocab_size=vocab, n_positions=64, n_embd=32, n_layer=2, n_head=2,
         bos_token_id=1, eos_token_id=EOS, pad_token_id=EOS,
     )  # fmt: skip
-    return GPT2LMHeadModel(config).eval()
+    model: Any = GPT2LMHeadModel(config)
+    return model.eval()
 
 
-def _generated(sequences: torch.Tensor, prompt_length: int) -> list[tuple[int, ...]]:
+def _generated(sequences: Any, prompt_length: int) -> list[tuple[int, ...]]:
     out = []
     for row in sequences[:, prompt_length:].tolist():
         out.append(tuple(row[: row.index(EOS)] if EOS in row else row))
@@ -126,7 +145,7 @@ def test_beam_search_on_a_random_gpt2_only_produces_trie_entries(seed: int) -> N
     model = _tiny_gpt2(vocab, seed)
     prompt = torch.tensor([rng.integers(2, vocab, size=7).tolist()] * 2)  # batch of 2
     proc = ConstrainedLogitsProcessor(trie, prompt.shape[1], eos_token_id=EOS)
-    result = model.generate(  # type: ignore[attr-defined]
+    result = model.generate(
         prompt,
         attention_mask=torch.ones_like(prompt),
         logits_processor=[proc],
@@ -139,12 +158,11 @@ def test_beam_search_on_a_random_gpt2_only_produces_trie_entries(seed: int) -> N
     )
     outputs = _generated(result.sequences, prompt.shape[1])
     assert len(outputs) == 8
-    assert torch.isfinite(result.sequences_scores).all()
-    for output in outputs:
+    for output, row in zip(outputs, result.sequences[:, prompt.shape[1] :].tolist(), strict=True):
         assert output in trie, output
-        assert not proc.is_dead(output)
+        assert not proc.is_dead(output) and proc.verdict(row) == "complete"
     # unconstrained, the same model does not stay inside the trie
-    free = model.generate(  # type: ignore[attr-defined]
+    free = model.generate(
         prompt[:1], attention_mask=torch.ones_like(prompt[:1]), num_beams=4,
         num_return_sequences=4, max_new_tokens=6, do_sample=False,
     )  # fmt: skip
@@ -162,9 +180,37 @@ def test_greedy_and_sampling_follow_a_substring_index() -> None:
     for kwargs in ({"do_sample": False}, {"do_sample": True, "top_k": 0, "temperature": 1.0}):
         proc = ConstrainedLogitsProcessor(index, prompt.shape[1], eos_token_id=EOS)
         torch.manual_seed(0)
-        seqs = model.generate(  # type: ignore[attr-defined]
+        seqs = model.generate(
             prompt, attention_mask=torch.ones_like(prompt), logits_processor=[proc],
             max_new_tokens=8, **kwargs,
         )  # fmt: skip
         (span,) = _generated(seqs, prompt.shape[1])
         assert len(span) > 0 and list(span) in index and proc.dead_beams == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_dead_beam_in_generate_ends_with_eos_and_is_reported(num_beams: int) -> None:
+    model = _tiny_gpt2(20, 3)
+    prompt = torch.tensor([[4, 5, 6]])
+
+    def allowed(prefix: tuple[int, ...]) -> list[int]:
+        return {(): [7, 8], (7,): [9]}.get(prefix, [])  # (8,) and (7, 9) lead nowhere
+
+    proc = ConstrainedLogitsProcessor(allowed, prompt.shape[1], eos_token_id=EOS)
+    result = model.generate(
+        prompt, attention_mask=torch.ones_like(prompt), logits_processor=[proc],
+        num_beams=num_beams, num_return_sequences=num_beams, max_new_tokens=6, do_sample=False,
+        output_scores=True, return_dict_in_generate=True,
+    )  # fmt: skip
+    rows = result.sequences[:, prompt.shape[1] :].tolist()
+    verdicts = [proc.verdict(row) for row in rows]
+    # nothing complete exists; every hypothesis that followed the constraint died
+    assert "dead" in verdicts and set(verdicts) <= {"dead", "invalid"}
+    dead = [
+        out for out, v in zip(_generated(result.sequences, 3), verdicts, strict=True) if v == "dead"
+    ]
+    assert all(out in {(8,), (7, 9)} and proc.is_dead(out) for out in dead)
+    if num_beams == 1:
+        # greedy: the forced eos ends the sequence right after the dead prefix
+        assert rows in ([[7, 9, EOS]], [[8, EOS]])

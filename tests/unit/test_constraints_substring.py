@@ -163,7 +163,12 @@ def test_build_suffix_array_switches_at_the_threshold(monkeypatch: pytest.Monkey
     import pydivsufsort
 
     real = pydivsufsort.divsufsort
-    monkeypatch.setattr(pydivsufsort, "divsufsort", lambda t: calls.append(len(t)) or real(t))
+
+    def counting(text: np.ndarray) -> np.ndarray:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(pydivsufsort, "divsufsort", counting)
     assert build_suffix_array(text).tolist() == expected and calls == []
     monkeypatch.setattr(fm_index_module, "DIVSUFSORT_MIN_LENGTH", 7)
     assert build_suffix_array(text).tolist() == expected and calls == [7]

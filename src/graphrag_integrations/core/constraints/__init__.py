@@ -26,12 +26,14 @@ if TYPE_CHECKING:
         AllowedFn,
         ConstrainedLogitsProcessor,
         DeadBeam,
+        Verdict,
     )
 
 _LAZY = {
     "AllowedFn": "graphrag_integrations.core.constraints.logits",
     "ConstrainedLogitsProcessor": "graphrag_integrations.core.constraints.logits",
     "DeadBeam": "graphrag_integrations.core.constraints.logits",
+    "Verdict": "graphrag_integrations.core.constraints.logits",
 }
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "TokenIds",
     "TokenTrie",
     "TrieStats",
+    "Verdict",
 ]
 
 

@@ -18,6 +18,13 @@ Per row (beam) of ``input_ids`` the processor:
    :attr:`ConstrainedLogitsProcessor.dead_beams`; :meth:`ConstrainedLogitsProcessor.is_dead`
    tells the caller whether a returned sequence ended that way (KG-Translator then runs
    reverse translation).
+
+Beam search caveat: when the constraint leaves fewer than ``2 * num_beams`` finite candidates,
+transformers completes its top-k with masked (``-inf``) tokens, and such hypotheses can be
+returned (transformers 5 reports them with the same clamped score as dead hypotheses, so the
+score cannot tell them apart). They violate the constraint by construction;
+:meth:`ConstrainedLogitsProcessor.verdict` replays ``allowed_fn`` along a returned sequence and
+says ``"complete"``, ``"dead"``, ``"invalid"`` or ``"truncated"``.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +43,10 @@ logger = logging.getLogger(__name__)
 
 AllowedFn = Callable[[tuple[int, ...]], "Sequence[int] | npt.NDArray[np.integer[Any]]"]
 """``allowed_fn(generated_ids) -> ids`` allowed next; empty means the beam is dead."""
+
+
+Verdict = Literal["complete", "dead", "invalid", "truncated"]
+"""Classification of a returned sequence by :meth:`ConstrainedLogitsProcessor.verdict`."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,34 @@ class ConstrainedLogitsProcessor(LogitsProcessor):
         if self.eos_token_id in ids:
             ids = ids[: ids.index(self.eos_token_id)]
         return tuple(ids) in self._dead
+
+    def verdict(self, generated_ids: Sequence[int]) -> Verdict:
+        """Replay ``allowed_fn`` along a returned sequence (prompt sliced off) and classify it.
+
+        Returns
+        -------
+        {"complete", "dead", "invalid", "truncated"}
+            ``"invalid"``: some token (the closing ``eos`` included) was not allowed - beam
+            search filler, see the module notes; ``"dead"``: it reached a prefix with no
+            allowed continuation (the processor then forced ``eos``); ``"complete"``: it ends
+            with an allowed ``eos``, or has no ``eos`` but ``eos`` is allowed after it (beam
+            search drops the final ``eos`` of its longest hypothesis); ``"truncated"``: cut by
+            ``max_new_tokens`` inside an entry. Anything after the first ``eos`` is padding.
+        """
+        ids = [int(t) for t in generated_ids]
+        if self.eos_token_id in ids:
+            ids = ids[: ids.index(self.eos_token_id) + 1]
+        for step in range(len(ids) + 1):
+            if step and ids[step - 1] == self.eos_token_id:
+                return "complete"
+            allowed = np.asarray(self.allowed_fn(tuple(ids[:step])), dtype=np.int64)
+            if allowed.size == 0:
+                return "dead"
+            if step == len(ids):
+                return "complete" if np.any(allowed == self.eos_token_id) else "truncated"
+            if not np.any(allowed == ids[step]):
+                return "invalid"
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if self.prompt_length > input_ids.shape[1]:
