@@ -127,7 +127,7 @@ class CrossEncoderReranker:
                             max_length=self.max_length,
                             device=self._device or "cpu",
                         )
-                    except OSError as exc:
+                    except (OSError, ValueError) as exc:
                         raise ModelUnavailableError(
                             f"cannot load cross-encoder {self.model_name!r}: {exc}"
                         ) from exc

@@ -251,7 +251,7 @@ class TransformersLLM:
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             model = AutoModelForCausalLM.from_pretrained(source)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise ModelUnavailableError(f"cannot load causal LM {source!r}: {exc}") from exc
         return model, tokenizer
 
