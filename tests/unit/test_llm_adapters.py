@@ -39,12 +39,16 @@ class RecordingHandler(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.starts: list[str] = []
+        self.llm_prompts: list[str] = []
         self.ends = 0
 
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
     ) -> None:
         self.starts.append(str(messages[0][0].content))
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:
+        self.llm_prompts.extend(prompts)
 
     def on_llm_end(self, response: Any, **kwargs: Any) -> None:
         self.ends += 1
@@ -115,6 +119,17 @@ def test_langchain_runnable_gets_a_human_message_and_may_return_str() -> None:
     assert llm.complete("hello").text == "done"
     assert isinstance(received[0][0], HumanMessage)
     assert received[0][0].content == "hello"
+
+
+def test_langchain_text_llm_gets_the_plain_prompt() -> None:
+    from langchain_core.language_models import FakeListLLM
+
+    handler = RecordingHandler()
+    llm = as_llm(FakeListLLM(responses=["Rome"]))
+    assert isinstance(llm, LangChainLLM)
+    with callbacks_scope([handler]):
+        assert llm.complete("Capital of Italy?").text == "Rome"
+    assert handler.llm_prompts == ["Capital of Italy?"]
 
 
 def test_langchain_runnable_returning_other_types_is_an_error() -> None:

@@ -115,7 +115,8 @@ class _FrameworkLLM:
 class LangChainLLM(_FrameworkLLM):
     """:class:`LLM` over a LangChain chat model, LLM or any ``Runnable``.
 
-    The prompt is sent as one ``HumanMessage``; the reply may be a message or a string. The
+    The prompt is sent as one ``HumanMessage`` (to a text-completion ``BaseLLM``: as the plain
+    string, so no role prefix is added); the reply may be a message or a string. The
     callbacks of the LangChain run that is calling us (see
     :func:`graphrag_integrations.core.context.current_callbacks`) are passed in ``config``, so
     the model call appears as a child run of the retriever in tracing tools.
@@ -147,12 +148,18 @@ class LangChainLLM(_FrameworkLLM):
         super().__init__(forward_generation_params)
         self.runnable = runnable
         self.model_name = model_name or _name_of(runnable)
+        self._text_llm = any(
+            cls.__name__ == "BaseLLM" and cls.__module__.startswith("langchain_core")
+            for cls in type(runnable).__mro__
+        )
 
-    def _input(self, prompt: str) -> tuple[list[Any], dict[str, Any] | None]:
-        from langchain_core.messages import HumanMessage
-
+    def _input(self, prompt: str) -> tuple[Any, dict[str, Any] | None]:
         callbacks = current_callbacks()
         config = {"callbacks": callbacks} if callbacks is not None else None
+        if self._text_llm:
+            return prompt, config
+        from langchain_core.messages import HumanMessage
+
         return [HumanMessage(content=prompt)], config
 
     def complete(
