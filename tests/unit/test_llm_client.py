@@ -17,6 +17,7 @@ from graphrag_integrations.core.llm import (
     TokenUsage,
     cache_key,
 )
+from graphrag_integrations.errors import LLMOutputError
 
 
 class ScriptedLLM:
@@ -126,6 +127,20 @@ def test_retries_exhausted_reraises_the_model_error() -> None:
         client.complete("q")
     assert len(llm.calls) == 3
     assert client.usage.calls == 0
+
+
+def test_package_errors_are_not_retried() -> None:
+    calls: list[str] = []
+
+    def wrong_type(prompt: str) -> str:
+        calls.append(prompt)
+        return 42  # type: ignore[return-value]
+
+    client = LLMClient(wrong_type, max_retries=3, retry_backoff=0.0)
+    with pytest.raises(LLMOutputError):
+        client.complete("q")
+    assert calls == ["q"]
+    assert client.usage.retries == 0
 
 
 def test_retry_backoff_doubles() -> None:

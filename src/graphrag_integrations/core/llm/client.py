@@ -16,7 +16,7 @@ from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
 from graphrag_integrations.core.llm.json_output import extract_json
 from graphrag_integrations.core.llm.protocol import LLM, LLMResult
 from graphrag_integrations.core.llm.usage import TokenUsage
-from graphrag_integrations.errors import LLMOutputError
+from graphrag_integrations.errors import GraphRAGError, LLMOutputError
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,8 @@ class LLMClient:
 
     - **retries**: an exception from the model is retried ``max_retries`` times, waiting
       ``retry_backoff * 2**attempt`` seconds before each retry (logged as a warning), then
-      re-raised;
+      re-raised; this package's own errors (:class:`~graphrag_integrations.errors.GraphRAGError`,
+      e.g. a model returning the wrong type or failing to load) are raised at once;
     - **concurrency**: :meth:`complete_many` runs at most ``max_concurrency`` calls at once and
       returns replies in prompt order;
     - **cache**: with ``cache_dir``, replies are stored on disk keyed by
@@ -129,6 +130,8 @@ class LLMClient:
 
     def _on_failure(self, attempt: int, exc: Exception) -> float:
         """Log a failed attempt; return the wait before the retry, or re-raise if none is left."""
+        if isinstance(exc, GraphRAGError):  # our own errors are deterministic: never retried
+            raise exc
         if attempt >= self.max_retries:
             logger.error("%s failed after %d attempt(s): %r", self.llm.model_name, attempt + 1, exc)
             raise exc
