@@ -304,3 +304,17 @@ def test_documents_to_passages_with_chunker() -> None:
 def test_documents_to_passages_accepts_raw_inputs() -> None:
     passages = documents_to_passages(["Raw text one.", "Raw text one.", "  "])
     assert [p.text for p in passages] == ["Raw text one."]
+
+
+def test_document_without_tokens_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    class NoTokens:
+        name = "none"
+
+        def token_offsets(self, text: str) -> list[tuple[int, int]]:
+            return []
+
+    chunker = TokenChunker(4, 1, tokenizer=NoTokens())
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.chunking"):
+        passages = documents_to_passages([SourceDocument("\x00\x01", id="ctl")], chunker)
+    assert passages == []
+    assert "document ctl has no tokens" in caplog.text

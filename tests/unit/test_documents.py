@@ -206,7 +206,7 @@ def test_folder_without_matches_warns_and_returns_empty(
 @pytest.mark.parametrize("how", ["inputs", "path"])
 def test_missing_path_raises(tmp_path: Path, how: str) -> None:
     missing = tmp_path / "nope.txt"
-    with pytest.raises(DocumentLoadError, match="nope.txt"):
+    with pytest.raises(DocumentLoadError, match=r"nope\.txt"):
         if how == "inputs":
             load_documents([missing])
         else:
@@ -258,7 +258,7 @@ def test_json_and_jsonl_records() -> None:
     assert all(d.metadata["file_name"] == "records.json" for d in docs)
 
     lines = load_documents(FIXTURES / "records" / "records.jsonl")
-    assert [(d.id, d.text) for d in lines][0] == ("l1", "First line record.")
+    assert (lines[0].id, lines[0].text) == ("l1", "First line record.")
     assert lines[0].metadata["lang"] == "en"
     assert len(lines) == 2
 

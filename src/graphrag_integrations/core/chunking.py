@@ -402,6 +402,12 @@ def documents_to_passages(
             spans = [(doc.text, 0, len(doc.text))]
         else:
             spans = [(c.text, c.start_char, c.end_char) for c in chunker.split(doc.text)]
+            if not spans:
+                logger.warning(
+                    "document %s has no tokens for %s; it gives no passage",
+                    doc.id,
+                    chunker.tokenizer.name,
+                )
         for index, (text, start, end) in enumerate(spans):
             meta = {**doc.metadata, "chunk_index": index, "start_char": start, "end_char": end}
             passages.append(

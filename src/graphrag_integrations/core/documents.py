@@ -487,13 +487,11 @@ def require_nonempty(docs: Sequence[SourceDocument]) -> Sequence[SourceDocument]
     --------
     >>> len(require_nonempty(load_documents(["text"])))
     1
-    >>> require_nonempty(load_documents(["   "]))
+    >>> require_nonempty(load_documents(["   "]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    graphrag_integrations.errors.EmptyCorpusError: no documents to index (all inputs were empty or none were given)
+    graphrag_integrations.errors.EmptyCorpusError: no documents to index ...
     """
     if len(docs) == 0:
-        raise EmptyCorpusError(
-            "no documents to index (all inputs were empty or none were given)"
-        )
+        raise EmptyCorpusError("no documents to index (all inputs were empty or none were given)")
     return docs
