@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex, check_query
 from graphrag_integrations.core.persistence import (
@@ -27,20 +28,10 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
-
-
-def top_k_indices(scores: FloatMatrix, k: int) -> list[int]:
-    """Indices of the ``k`` largest ``scores``, best first (ties: lower index first)."""
-    n = scores.shape[0]
-    if k <= 0 or n == 0:
-        return []
-    k = min(k, n)
-    part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-    order = sorted(part.tolist(), key=lambda i: (-float(scores[i]), i))
-    return order
 
 
 class DenseRetriever(FrameworkSurface, BaseIndex):
@@ -86,15 +77,25 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> DenseRetriever:
-        docs = load_documents(documents)
-        passages = [
-            Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-            for d in docs
-            if d.text.strip()
-        ]
+    def from_documents(
+        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
+    ) -> DenseRetriever:
+        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
+        accepts; ``chunker=None`` keeps one passage per document.
+
+        Raises
+        ------
+        EmptyCorpusError
+            If no document has any text.
+        """
+        docs = require_nonempty(load_documents(documents))
+        return cls(documents_to_passages(docs, chunker), **kwargs)
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
+        """Build from already chunked passages."""
         if not passages:
-            raise EmptyCorpusError("no non-empty documents to index")
+            raise EmptyCorpusError("no passages to index")
         return cls(passages, **kwargs)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
@@ -103,14 +104,9 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
         self.passages.extend(passages)
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
-        docs = [d for d in load_documents(documents) if d.text.strip()]
-        self.add_passages(
-            [
-                Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-                for d in docs
-            ]
-        )
+    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+        docs = load_documents(documents)
+        self.add_passages(documents_to_passages(docs, chunker))
         return [d.id for d in docs]
 
     def delete(self, doc_id: str) -> None:
@@ -131,7 +127,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in top_k_indices(scores, k)
+            for i in top_k(scores, k)
         ]
 
     # -- persistence ----------------------------------------------------------------------
