@@ -110,10 +110,10 @@ def test_kgqa_answer_metrics() -> None:
 
 
 def test_answer_set_f1_and_macro() -> None:
-    # pred {a, b, x}, gold {a, b, c, d}: P = 2/3, R = 1/2 -> F1 = 4/7
-    assert answer_set_f1(["a", "b", "x"], ["a", "b", "c", "d"]) == pytest.approx(4 / 7)
-    assert answer_set_f1([], ["a"]) == 0.0
-    assert macro_f1([(["a"], ["a"]), (["a", "b", "x"], ["a", "b", "c", "d"])]) == pytest.approx(
+    # pred {p, q, x}, gold {p, q, r, s}: P = 2/3, R = 1/2 -> F1 = 4/7
+    assert answer_set_f1(["p", "q", "x"], ["p", "q", "r", "s"]) == pytest.approx(4 / 7)
+    assert answer_set_f1([], ["p"]) == 0.0
+    assert macro_f1([(["p"], ["p"]), (["p", "q", "x"], ["p", "q", "r", "s"])]) == pytest.approx(
         100 * (1 + 4 / 7) / 2
     )
     assert math.isnan(macro_f1([]))
