@@ -281,3 +281,21 @@ def test_eval_with_real_minilm(tmp_path: Path) -> None:
     # 5 passages, 2 gold per question: MiniLM ranks both gold passages of both questions in top 5
     assert dense["R@5"] == 100.0
     assert dense["R@2"] >= 50.0
+
+
+def test_eval_limit_queries_distractors(fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+    items = json.loads((FIX / "musique" / "questions.json").read_text())
+    qfile = tmp_path / "q.json"
+    qfile.write_text(json.dumps(items[::-1]))
+    out = tmp_path / "r.json"
+    code = cli.main(
+        ["eval", "--method", "bm25", "--dataset", str(FIX / "musique"), "--queries", str(qfile),
+         "--distractors", str(FIX / "distractors"), "--limit", "1", "--k", "1",
+         "--json", str(out), "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out.read_text())
+    # 4 corpus passages + Warsaw and Berlin (London and Babbage repeat corpus paragraphs)
+    assert (data["passages"], data["questions"]) == (6, 1)
+    assert set(data["results"]["bm25"]) >= {"R@1"}
+    assert "R@5" not in data["results"]["bm25"]
