@@ -239,6 +239,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quiet_third_party(record: logging.LogRecord) -> bool:
+    """Drop sub-WARNING records of ``bm25s``, which forces its logger to DEBUG on import."""
+    return record.levelno >= logging.WARNING or not record.name.startswith("bm25s")
+
+
 _COMMANDS = {"eval": cmd_eval, "index": cmd_index, "query": cmd_query}
 
 
@@ -260,8 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    # bm25s sets its own logger to DEBUG; keep its per-index messages out of normal output
-    logging.getLogger("bm25s").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    if not args.verbose:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_quiet_third_party)
     try:
         return _COMMANDS[args.command](args)
     except (GraphRAGError, FileNotFoundError, ValueError) as exc:

@@ -299,3 +299,13 @@ def test_eval_limit_queries_distractors(fake_embedder: FakeEmbedder, tmp_path: P
     assert (data["passages"], data["questions"]) == (6, 1)
     assert set(data["results"]["bm25"]) >= {"R@1"}
     assert "R@5" not in data["results"]["bm25"]
+
+
+def test_bm25s_debug_logging_is_filtered() -> None:
+    import logging
+
+    debug = logging.LogRecord("bm25s", logging.DEBUG, __file__, 1, "Building index", None, None)
+    warn = logging.LogRecord("bm25s", logging.WARNING, __file__, 1, "careful", None, None)
+    ours = logging.LogRecord("graphrag_integrations", logging.INFO, __file__, 1, "x", None, None)
+    assert not cli._quiet_third_party(debug)
+    assert cli._quiet_third_party(warn) and cli._quiet_third_party(ours)
