@@ -1,0 +1,244 @@
+"""Hybrid retrieval: dense and BM25 scores fused per query.
+
+Candidates are the union of the dense top-``k * candidate_factor`` and the BM25
+top-``k * candidate_factor`` (default factor 4). Two fusions are offered:
+
+``"minmax"`` (default)
+    Each retriever's scores are min-max normalised over the candidate set (the dense scores
+    of all candidates, then the BM25 scores of all candidates, each mapped to ``[0, 1]``; a
+    constant list maps to 0), and the fused score is
+    ``weight * dense_norm + (1 - weight) * bm25_norm``.
+``"rrf"``
+    Reciprocal rank fusion: ``weight / (rrf_k + rank_dense) + (1 - weight) / (rrf_k + rank_bm25)``
+    with 1-based ranks in each retriever's full ranking and ``rrf_k = 60``.
+
+Ties are broken by corpus order, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.baselines.bm25 import BM25Retriever, documents_to_passages
+from graphrag_integrations.baselines.dense import DenseRetriever, top_k_indices
+from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
+
+logger = logging.getLogger(__name__)
+
+Fusion = Literal["minmax", "rrf"]
+_FUSIONS = ("minmax", "rrf")
+_MANIFEST = "manifest.json"
+
+
+def minmax(values: FloatMatrix) -> FloatMatrix:
+    """Map ``values`` linearly onto ``[0, 1]``; a constant (or empty) array maps to zeros.
+
+    Examples
+    --------
+    >>> minmax(np.array([2.0, 4.0, 3.0], dtype=np.float32)).tolist()
+    [0.0, 1.0, 0.5]
+    """
+    if values.size == 0:
+        return values.astype(np.float32)
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo <= 0.0:
+        return np.zeros_like(values, dtype=np.float32)
+    return ((values - lo) / (hi - lo)).astype(np.float32)
+
+
+def ranks(scores: FloatMatrix) -> FloatMatrix:
+    """1-based rank of every entry in descending score order (ties: lower index first)."""
+    order = sorted(range(scores.shape[0]), key=lambda i: (-float(scores[i]), i))
+    out = np.empty(scores.shape[0], dtype=np.float32)
+    out[order] = np.arange(1, scores.shape[0] + 1, dtype=np.float32)
+    return out
+
+
+class HybridRetriever(FrameworkSurface, BaseIndex):
+    """Dense + BM25 score fusion over one shared corpus.
+
+    Parameters
+    ----------
+    dense : DenseRetriever
+        Dense side (its ``scores(query)`` gives every cosine score).
+    bm25 : BM25Retriever
+        Sparse side, over the same passages in the same order.
+    weight : float
+        Weight of the dense side in ``[0, 1]`` (BM25 gets ``1 - weight``).
+    fusion : {"minmax", "rrf"}
+        How scores are fused (see the module docstring).
+    candidate_factor : int
+        Each side contributes its top ``k * candidate_factor`` candidates.
+    rrf_k : int
+        Rank offset of reciprocal rank fusion.
+    k : int
+        Default number of results.
+
+    Raises
+    ------
+    IndexMismatchError
+        If the two retrievers do not hold the same passages in the same order.
+    ValueError
+        On a weight outside ``[0, 1]``, an unknown fusion or a non-positive factor.
+
+    Examples
+    --------
+    >>> hybrid = HybridRetriever.from_documents(["Paris is in France."])  # doctest: +SKIP
+    >>> hybrid.retrieve("Where is Paris?", k=1)[0].explanation["fusion"]  # doctest: +SKIP
+    'minmax'
+    """
+
+    method = "hybrid"
+
+    def __init__(
+        self,
+        dense: DenseRetriever,
+        bm25: BM25Retriever,
+        weight: float = 0.5,
+        *,
+        fusion: Fusion = "minmax",
+        candidate_factor: int = 4,
+        rrf_k: int = 60,
+        k: int = 5,
+    ) -> None:
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"weight must be in [0, 1], got {weight}")
+        if fusion not in _FUSIONS:
+            raise ValueError(f"fusion must be one of {_FUSIONS}, got {fusion!r}")
+        if candidate_factor < 1:
+            raise ValueError(f"candidate_factor must be >= 1, got {candidate_factor}")
+        self.dense = dense
+        self.bm25 = bm25
+        self.weight = float(weight)
+        self.fusion: Fusion = fusion
+        self.candidate_factor = candidate_factor
+        self.rrf_k = rrf_k
+        self.default_k = k
+        self._check_aligned()
+
+    def _check_aligned(self) -> None:
+        dense_ids = [p.id for p in self.dense.passages]
+        bm25_ids = [p.id for p in self.bm25.passages]
+        if dense_ids != bm25_ids:
+            raise IndexMismatchError(
+                "dense and BM25 retrievers hold different passages "
+                f"({len(dense_ids)} vs {len(bm25_ids)}); build both from the same corpus"
+            )
+
+    @property
+    def passages(self) -> list[Passage]:
+        """The shared corpus."""
+        return self.dense.passages
+
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_passages(
+        cls,
+        passages: Sequence[Passage],
+        embedding: Any = None,
+        *,
+        show_progress: bool = False,
+        **kwargs: Any,
+    ) -> HybridRetriever:
+        """Build both sides over ``passages`` (``embedding`` as in :class:`DenseRetriever`)."""
+        if not passages:
+            raise EmptyCorpusError("no passages to index")
+        k = int(kwargs.get("k", 5))
+        dense = DenseRetriever(passages, embedding, k=k, show_progress=show_progress)
+        bm25 = BM25Retriever(passages, k=k)
+        return cls(dense, bm25, **kwargs)
+
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> HybridRetriever:
+        passages = documents_to_passages(documents)
+        if not passages:
+            raise EmptyCorpusError("no non-empty documents to index")
+        return cls.from_passages(passages, **kwargs)
+
+    def insert(self, documents: Iterable[Any]) -> list[str]:
+        passages = documents_to_passages(documents)
+        self.dense.add_passages(passages)
+        self.bm25.add_passages(passages)
+        return list(dict.fromkeys(p.doc_id for p in passages))
+
+    def delete(self, doc_id: str) -> None:
+        self.dense.delete(doc_id)
+        self.bm25.delete(doc_id)
+
+    # -- retrieval ------------------------------------------------------------------------
+    def fused_scores(self, query: str, k: int) -> tuple[list[int], FloatMatrix]:
+        """Candidate indices (corpus order) and their fused scores for a top-``k`` query."""
+        query = check_query(query)
+        dense = self.dense.scores(query)
+        sparse = self.bm25.scores(query)
+        if dense.size == 0:
+            return [], np.zeros((0,), dtype=np.float32)
+        n_cand = k * self.candidate_factor
+        cands = sorted(set(top_k_indices(dense, n_cand)) | set(top_k_indices(sparse, n_cand)))
+        idx = np.asarray(cands, dtype=np.int64)
+        if self.fusion == "minmax":
+            fused = self.weight * minmax(dense[idx]) + (1.0 - self.weight) * minmax(sparse[idx])
+        else:
+            fused = self.weight / (self.rrf_k + ranks(dense)[idx]) + (1.0 - self.weight) / (
+                self.rrf_k + ranks(sparse)[idx]
+            )
+        return cands, np.asarray(fused, dtype=np.float32)
+
+    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        k = self.default_k if k is None else k
+        if k <= 0:
+            return []
+        cands, fused = self.fused_scores(query, k)
+        # top_k_indices breaks ties by position, and candidates are in corpus order
+        best = top_k_indices(fused, k)
+        return [
+            RetrievedPassage(
+                self.passages[cands[j]],
+                float(fused[j]),
+                {"method": self.method, "fusion": self.fusion, "weight": self.weight},
+            )
+            for j in best
+        ]
+
+    # -- persistence ----------------------------------------------------------------------
+    def persist(self, path: str | Path) -> None:
+        """Write both sides (``dense/``, ``bm25/``) and the fusion settings to ``path``."""
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        self.dense.persist(out / "dense")
+        self.bm25.persist(out / "bm25")
+        manifest = {
+            "method": self.method,
+            "weight": self.weight,
+            "fusion": self.fusion,
+            "candidate_factor": self.candidate_factor,
+            "rrf_k": self.rrf_k,
+        }
+        (out / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> HybridRetriever:
+        """Load an index written by :meth:`persist` (``embedding=`` goes to the dense side)."""
+        src = Path(path)
+        if not (src / _MANIFEST).is_file():
+            raise IndexNotFoundError(f"no index manifest in {src}")
+        manifest = json.loads((src / _MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("method") != cls.method:
+            raise IndexMismatchError(
+                f"{src} holds a {manifest.get('method')!r} index, not {cls.method!r}"
+            )
+        dense = DenseRetriever.load(src / "dense", embedding=kwargs.pop("embedding", None))
+        bm25 = BM25Retriever.load(src / "bm25")
+        settings = {key: manifest[key] for key in ("weight", "fusion", "candidate_factor", "rrf_k")}
+        settings.update(kwargs)
+        return cls(dense, bm25, **settings)

@@ -1,0 +1,279 @@
+"""The ``graphrag-integrations`` command: ``eval``, ``index`` and ``query``.
+
+Examples
+--------
+Evaluate two baselines on MuSiQue-100 and write the JSON summary::
+
+    graphrag-integrations eval --method dense,bm25 --dataset /work/shared/data/musique-100 \\
+        --json results.json
+
+Build a BM25 index over a folder, then query it::
+
+    graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
+    graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
+
+Every error caused by bad input (unknown method, missing dataset, no index) prints one line
+``error: ...`` on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.errors import GraphRAGError
+
+logger = logging.getLogger(__name__)
+
+EXIT_USAGE = 2
+
+
+# -- argument parsing -------------------------------------------------------------------
+def _int_list(value: str) -> list[int]:
+    try:
+        ks = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {value!r}"
+        ) from exc
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {value!r}")
+    return ks
+
+
+def _methods(value: str) -> list[str]:
+    names = [x.strip() for x in value.split(",") if x.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no method given")
+    return list(dict.fromkeys(names))
+
+
+def parse_options(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Parse ``METHOD.KEY=VALUE`` items into per-method builder options.
+
+    Values are read as JSON when they parse (numbers, booleans, lists), else as strings.
+
+    Examples
+    --------
+    >>> parse_options(["hybrid.weight=0.7", "hybrid.fusion=rrf"])
+    {'hybrid': {'weight': 0.7, 'fusion': 'rrf'}}
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        method, dot, name = key.partition(".")
+        if not sep or not dot or not method or not name:
+            raise GraphRAGError(f"option {item!r} is not METHOD.KEY=VALUE")
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(method, {})[name] = value
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``graphrag-integrations`` command."""
+    parser = argparse.ArgumentParser(
+        prog="graphrag-integrations",
+        description="Graph-RAG retrievers: build indexes, query them, evaluate methods.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("eval", help="evaluate methods on a benchmark dataset")
+    ev.add_argument("--method", required=True, type=_methods, help="comma-separated methods")
+    ev.add_argument("--dataset", required=True, type=Path, help="dataset folder or questions file")
+    ev.add_argument("--queries", type=Path, help="questions file replacing the dataset's")
+    ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
+    ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    ev.add_argument("--json", type=Path, help="write the JSON summary here")
+    ev.add_argument("--k", type=_int_list, default=[2, 5], help="recall depths (default 2,5)")
+    ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
+    ev.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METHOD.KEY=VALUE",
+        help="builder option, e.g. hybrid.fusion=rrf (repeatable)",
+    )
+    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    ix = sub.add_parser("index", help="build and persist a method's index")
+    ix.add_argument("--method", required=True)
+    ix.add_argument(
+        "--input", required=True, nargs="+", type=Path, help="files, folders or dataset folders"
+    )
+    ix.add_argument("--out", required=True, type=Path, help="index directory to write")
+    ix.add_argument("--embedding", help="embedding model name or path")
+    ix.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    qu = sub.add_parser("query", help="query a persisted index")
+    qu.add_argument("--index", required=True, type=Path, help="index directory")
+    qu.add_argument("question", help="the query text")
+    qu.add_argument("-k", type=int, default=5, help="number of passages (default 5)")
+    qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    qu.add_argument("--json", action="store_true", help="print results as JSON")
+    return parser
+
+
+# -- commands ---------------------------------------------------------------------------
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run :func:`~graphrag_integrations.evaluation.harness.run_eval` and print the table."""
+    from graphrag_integrations.evaluation.datasets import load_dataset
+    from graphrag_integrations.evaluation.harness import run_eval
+    from graphrag_integrations.evaluation.registry import resolve_method
+    from graphrag_integrations.evaluation.report import format_report
+
+    for name in args.method:  # fail fast, before loading anything
+        resolve_method(name)
+    options = parse_options(args.option)
+    dataset = load_dataset(
+        args.dataset, queries=args.queries, distractors=args.distractors, limit=args.limit
+    )
+    report = run_eval(
+        dataset,
+        args.method,
+        embedder=args.embedding,
+        ks=args.k,
+        options=options,
+        show_progress=not args.no_progress,
+    )
+    print(format_report(report))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _accepts(cls: type[Any], param: str) -> bool:
+    for fn in (cls.__init__, getattr(cls, "from_passages", None)):
+        if fn is not None and param in inspect.signature(fn).parameters:
+            return True
+    return False
+
+
+def _input_documents(paths: Sequence[Path]) -> list[Any]:
+    """Dataset folders/corpus files become one document per passage; the rest stay paths."""
+    from graphrag_integrations.core.documents import SourceDocument
+    from graphrag_integrations.evaluation.datasets import load_corpus, load_dataset
+
+    docs: list[Any] = []
+    for path in paths:
+        if not path.exists():
+            raise GraphRAGError(f"input {path} does not exist")
+        passages = None
+        if path.is_dir() and (path / "corpus.json").is_file():
+            passages = load_corpus(path)
+        elif path.is_dir() and any(
+            (path / f).is_file() for f in ("questions.json", "LiHuaWorld.zip")
+        ):
+            passages = load_dataset(path).passages
+        if passages is None:
+            docs.append(path)
+        else:
+            docs.extend(SourceDocument(p.text, p.id, dict(p.metadata)) for p in passages)
+    return docs
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build ``--method``'s index from ``--input`` and persist it to ``--out``."""
+    from graphrag_integrations.evaluation.registry import resolve_index_class
+
+    cls = resolve_index_class(args.method)
+    docs = _input_documents(args.input)
+    kwargs: dict[str, Any] = {}
+    if _accepts(cls, "embedding"):
+        kwargs["embedding"] = args.embedding
+    if _accepts(cls, "show_progress"):
+        kwargs["show_progress"] = not args.no_progress
+    index = cls.from_documents(docs, **kwargs)
+    index.persist(args.out)
+    print(
+        f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
+    )
+    return 0
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    from graphrag_integrations.errors import IndexNotFoundError
+
+    file = path / "manifest.json"
+    if not file.is_file():
+        raise IndexNotFoundError(f"{path} holds no index (no manifest.json)")
+    manifest: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
+    return manifest
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    from graphrag_integrations.evaluation.registry import resolve_index_class
+
+    manifest = _read_manifest(args.index)
+    method = str(manifest.get("method", ""))
+    cls = resolve_index_class(method)
+    kwargs: dict[str, Any] = {}
+    if _accepts(cls, "embedding"):
+        kwargs["embedding"] = args.embedding or manifest.get("embedding_model")
+    index = cls.load(args.index, **kwargs)
+    results = index.retrieve(args.question, k=args.k)
+    if args.json:
+        rows = [
+            {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
+            for i, r in enumerate(results, 1)
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    for i, r in enumerate(results, 1):
+        title = r.passage.metadata.get("title") or r.passage.doc_id
+        print(f"[{i}] score={r.score:.4f}  {title}  (passage {r.passage.id})")
+        print("    " + " ".join(r.text.split())[:300])
+        print(f"    explanation: {json.dumps(dict(r.explanation), default=str)}")
+    return 0
+
+
+def _quiet_third_party(record: logging.LogRecord) -> bool:
+    """Drop sub-WARNING records of ``bm25s``, which forces its logger to DEBUG on import."""
+    return record.levelno >= logging.WARNING or not record.name.startswith("bm25s")
+
+
+_COMMANDS = {"eval": cmd_eval, "index": cmd_index, "query": cmd_query}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``graphrag-integrations`` console script.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on bad input (the message is printed on stderr).
+
+    Examples
+    --------
+    >>> main(["eval", "--method", "nope", "--dataset", "x"])  # doctest: +SKIP
+    2
+    """
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not args.verbose:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_quiet_third_party)
+    try:
+        return _COMMANDS[args.command](args)
+    except (GraphRAGError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
