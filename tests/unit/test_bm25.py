@@ -10,6 +10,7 @@ import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever, tokenize
 from graphrag_integrations.core.documents import SourceDocument
+from graphrag_integrations.core.persistence import Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import (
     EmptyCorpusError,
@@ -99,8 +100,11 @@ def test_persist_and_load_roundtrip(tmp_path: Path) -> None:
 def test_load_errors(tmp_path: Path) -> None:
     with pytest.raises(IndexNotFoundError):
         BM25Retriever.load(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"method": "dense"}))
-    with pytest.raises(IndexMismatchError, match="'dense'"):
+    write_manifest(tmp_path, Manifest(method="dense"))
+    with pytest.raises(IndexMismatchError, match="dense"):
+        BM25Retriever.load(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"method": "bm25"}))
+    with pytest.raises(IndexMismatchError, match="format_version"):
         BM25Retriever.load(tmp_path)
 
 

@@ -137,7 +137,7 @@ def test_inconsistent_or_incomplete_files(tmp_path: Path, retriever: DenseRetrie
     with pytest.raises(IndexMismatchError, match=r"shape \(3, 64\), expected \(4, 64\)"):
         DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
     (tmp_path / "ix" / "passages.json").unlink()
-    with pytest.raises(IndexMismatchError, match="incomplete or unreadable"):
+    with pytest.raises(IndexMismatchError, match="missing or unreadable passages"):
         DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
 
 

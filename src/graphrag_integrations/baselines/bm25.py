@@ -11,7 +11,6 @@ about a second per 10k short passages on one CPU core).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -20,12 +19,22 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.baselines.dense import top_k_indices
-from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    check_manifest,
+    read_manifest,
+    read_passages,
+    write_manifest,
+    write_passages,
+)
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.core.vector_store import top_k
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -50,15 +59,6 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
         list(texts), stopwords=STOPWORDS, stemmer=None, return_ids=False, show_progress=False
     )
     return [list(t) for t in tokens]
-
-
-def documents_to_passages(documents: Iterable[Any]) -> list[Passage]:
-    """One :class:`Passage` per non-empty document (same ids as the dense baseline)."""
-    return [
-        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-        for d in load_documents(documents)
-        if d.text.strip()
-    ]
 
 
 class BM25Retriever(FrameworkSurface, BaseIndex):
@@ -94,11 +94,13 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> BM25Retriever:
-        passages = documents_to_passages(documents)
-        if not passages:
-            raise EmptyCorpusError("no non-empty documents to index")
-        return cls(passages, **kwargs)
+    def from_documents(
+        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
+    ) -> BM25Retriever:
+        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
+        accepts; ``chunker=None`` keeps one passage per document."""
+        docs = require_nonempty(load_documents(documents))
+        return cls(documents_to_passages(docs, chunker), **kwargs)
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> BM25Retriever:
@@ -123,9 +125,9 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         self.passages.extend(passages)
         self._reindex()
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
+    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
         """Add documents; rebuilds the whole BM25 matrix (see the module notes)."""
-        passages = documents_to_passages(documents)
+        passages = documents_to_passages(load_documents(documents), chunker)
         self.add_passages(passages)
         return list(dict.fromkeys(p.doc_id for p in passages))
 
@@ -154,23 +156,28 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in top_k_indices(scores, k)
+            for i in top_k(scores, k)
         ]
 
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path) -> None:
-        """Write passages, the BM25 matrix (``bm25s`` format) and a manifest to ``path``."""
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        if self._bm25 is not None:
-            self._bm25.save(str(out / _MATRIX_DIR), show_progress=False)
-        rows = [
-            {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
-            for p in self.passages
-        ]
-        (out / _PASSAGES).write_text(json.dumps(rows), encoding="utf-8")
-        manifest = {"method": self.method, "passages": len(self.passages), "stopwords": STOPWORDS}
-        (out / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        """Write passages, the BM25 matrix (``bm25s`` format) and a manifest to ``path``
+        atomically (an existing index there is replaced only once the new one is complete)."""
+        with atomic_directory(path) as tmp:
+            write_passages(tmp, self.passages)
+            if self._bm25 is not None:
+                self._bm25.save(str(tmp / _MATRIX_DIR), show_progress=False)
+            write_manifest(
+                tmp,
+                Manifest(
+                    method=self.method,
+                    parameters={
+                        "k": self.default_k,
+                        "passages": len(self.passages),
+                        "stopwords": STOPWORDS,
+                    },
+                ),
+            )
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> BM25Retriever:
@@ -184,19 +191,16 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
             If the manifest is another method's, or the passage count does not match.
         """
         src = Path(path)
-        if not (src / _MANIFEST).is_file():
-            raise IndexNotFoundError(f"no index manifest in {src}")
-        manifest = json.loads((src / _MANIFEST).read_text(encoding="utf-8"))
-        if manifest.get("method") != cls.method:
-            raise IndexMismatchError(
-                f"{src} holds a {manifest.get('method')!r} index, not {cls.method!r}"
-            )
-        rows = json.loads((src / _PASSAGES).read_text(encoding="utf-8"))
+        manifest = check_manifest(read_manifest(src), method=cls.method)
+        recorded_k = manifest.parameters.get("k")
+        if isinstance(recorded_k, int):
+            kwargs.setdefault("k", recorded_k)
         obj = cls(**kwargs)
-        obj.passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
-        if len(obj.passages) != manifest.get("passages"):
+        obj.passages = read_passages(src)
+        if len(obj.passages) != manifest.parameters.get("passages"):
             raise IndexMismatchError(
-                f"{src}: manifest lists {manifest.get('passages')} passages, found {len(rows)}"
+                f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
+                f"found {len(obj.passages)}"
             )
         if obj.passages:
             import bm25s

@@ -6,7 +6,6 @@ its figures are reproducible.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,10 +21,11 @@ from graphrag_integrations.core.index_base import BaseIndex, check_query
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
-    atomic_write_json,
     check_manifest,
     read_manifest,
+    read_passages,
     write_manifest,
+    write_passages,
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.vector_store import top_k
@@ -144,18 +144,9 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             If passage metadata is not JSON-serialisable (nothing is written).
         """
         dimension = int(self._matrix.shape[1]) if self._matrix.size else None
-        rows = [
-            {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
-            for p in self.passages
-        ]
         with atomic_directory(path) as tmp:
+            write_passages(tmp, self.passages)
             np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
-            try:
-                atomic_write_json(tmp / "passages.json", rows, indent=None)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(
-                    f"cannot persist: passage metadata must be JSON-serialisable ({exc})"
-                ) from exc
             write_manifest(
                 tmp,
                 Manifest(
@@ -201,11 +192,10 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             kwargs.setdefault("k", recorded_k)
         obj = cls(**kwargs)
         check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+        passages = read_passages(src)
         try:
             matrix = np.load(src / "vectors.npy", allow_pickle=False)
-            rows = json.loads((src / "passages.json").read_text(encoding="utf-8"))
-            passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError) as exc:
             raise IndexMismatchError(f"{src}: incomplete or unreadable dense index: {exc}") from exc
         expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
         if matrix.shape != expected:

@@ -17,7 +17,6 @@ Ties are broken by corpus order, so results are deterministic.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,12 +25,22 @@ from typing import Any, Literal
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.baselines.bm25 import BM25Retriever, documents_to_passages
-from graphrag_integrations.baselines.dense import DenseRetriever, top_k_indices
+from graphrag_integrations.baselines.bm25 import BM25Retriever
+from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    check_manifest,
+    read_manifest,
+    write_manifest,
+)
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.core.vector_store import top_k
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -155,18 +164,23 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
             raise EmptyCorpusError("no passages to index")
         k = int(kwargs.get("k", 5))
         dense = DenseRetriever(passages, embedding, k=k, show_progress=show_progress)
-        bm25 = BM25Retriever(passages, k=k)
+        return cls.from_dense(dense, **kwargs)
+
+    @classmethod
+    def from_dense(cls, dense: DenseRetriever, **kwargs: Any) -> HybridRetriever:
+        """Add a BM25 side to an existing dense retriever (its passages are not re-embedded)."""
+        bm25 = BM25Retriever(dense.passages, k=int(kwargs.get("k", dense.default_k)))
         return cls(dense, bm25, **kwargs)
 
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> HybridRetriever:
-        passages = documents_to_passages(documents)
-        if not passages:
-            raise EmptyCorpusError("no non-empty documents to index")
-        return cls.from_passages(passages, **kwargs)
+    def from_documents(
+        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
+    ) -> HybridRetriever:
+        docs = require_nonempty(load_documents(documents))
+        return cls.from_passages(documents_to_passages(docs, chunker), **kwargs)
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = documents_to_passages(documents)
+    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+        passages = documents_to_passages(load_documents(documents), chunker)
         self.dense.add_passages(passages)
         self.bm25.add_passages(passages)
         return list(dict.fromkeys(p.doc_id for p in passages))
@@ -184,7 +198,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         if dense.size == 0:
             return [], np.zeros((0,), dtype=np.float32)
         n_cand = k * self.candidate_factor
-        cands = sorted(set(top_k_indices(dense, n_cand)) | set(top_k_indices(sparse, n_cand)))
+        cands = sorted(set(top_k(dense, n_cand)) | set(top_k(sparse, n_cand)))
         idx = np.asarray(cands, dtype=np.int64)
         if self.fusion == "minmax":
             fused = self.weight * minmax(dense[idx]) + (1.0 - self.weight) * minmax(sparse[idx])
@@ -200,7 +214,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
             return []
         cands, fused = self.fused_scores(query, k)
         # top_k_indices breaks ties by position, and candidates are in corpus order
-        best = top_k_indices(fused, k)
+        best = top_k(fused, k)
         return [
             RetrievedPassage(
                 self.passages[cands[j]],
@@ -213,32 +227,31 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path) -> None:
         """Write both sides (``dense/``, ``bm25/``) and the fusion settings to ``path``."""
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        self.dense.persist(out / "dense")
-        self.bm25.persist(out / "bm25")
-        manifest = {
-            "method": self.method,
-            "weight": self.weight,
-            "fusion": self.fusion,
-            "candidate_factor": self.candidate_factor,
-            "rrf_k": self.rrf_k,
-        }
-        (out / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        with atomic_directory(path) as tmp:
+            self.dense.persist(tmp / "dense")
+            self.bm25.persist(tmp / "bm25")
+            write_manifest(
+                tmp,
+                Manifest(
+                    method=self.method,
+                    parameters={
+                        "k": self.default_k,
+                        "weight": self.weight,
+                        "fusion": self.fusion,
+                        "candidate_factor": self.candidate_factor,
+                        "rrf_k": self.rrf_k,
+                    },
+                    models={"embedding": self.dense.embedder.model_name},
+                ),
+            )
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> HybridRetriever:
         """Load an index written by :meth:`persist` (``embedding=`` goes to the dense side)."""
         src = Path(path)
-        if not (src / _MANIFEST).is_file():
-            raise IndexNotFoundError(f"no index manifest in {src}")
-        manifest = json.loads((src / _MANIFEST).read_text(encoding="utf-8"))
-        if manifest.get("method") != cls.method:
-            raise IndexMismatchError(
-                f"{src} holds a {manifest.get('method')!r} index, not {cls.method!r}"
-            )
+        manifest = check_manifest(read_manifest(src), method=cls.method)
         dense = DenseRetriever.load(src / "dense", embedding=kwargs.pop("embedding", None))
         bm25 = BM25Retriever.load(src / "bm25")
-        settings = {key: manifest[key] for key in ("weight", "fusion", "candidate_factor", "rrf_k")}
+        settings = dict(manifest.parameters)
         settings.update(kwargs)
         return cls(dense, bm25, **settings)

@@ -22,12 +22,13 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 
 logger = logging.getLogger(__name__)
@@ -444,3 +445,53 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     if backup is not None:
         shutil.rmtree(backup, ignore_errors=True)
     logger.debug("wrote index directory %s", target)
+
+
+#: File name under which :func:`write_passages` stores passages.
+PASSAGES_NAME = "passages.json"
+
+
+def write_passages(directory: str | Path, passages: Iterable[Passage]) -> Path:
+    """Write ``passages`` to ``directory/passages.json`` atomically.
+
+    Raises
+    ------
+    TypeError
+        If some passage metadata is not JSON-serialisable (nothing is written).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = write_passages(d, [Passage("p1", "text", "d1", {"title": "T"})])
+    >>> read_passages(d)[0].metadata["title"]
+    'T'
+    """
+    rows = [
+        {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
+        for p in passages
+    ]
+    target = Path(directory) / PASSAGES_NAME
+    try:
+        atomic_write_json(target, rows, indent=None)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"cannot persist: passage metadata must be JSON-serialisable ({exc})"
+        ) from exc
+    return target
+
+
+def read_passages(directory: str | Path) -> list[Passage]:
+    """Read what :func:`write_passages` wrote.
+
+    Raises
+    ------
+    IndexMismatchError
+        If the file is missing, unreadable or malformed.
+    """
+    source = Path(directory) / PASSAGES_NAME
+    try:
+        rows = json.loads(source.read_text(encoding="utf-8"))
+        return [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexMismatchError(f"{source}: missing or unreadable passages file: {exc}") from exc

@@ -37,7 +37,7 @@ _TERM = 1
 _FIRST = 2
 _MISSING = (
     "the FM-index backend needs pydivsufsort and wavelet-matrix: "
-    "pip install 'graphrag-integrations[fm-index]'"
+    "pip install pydivsufsort wavelet-matrix"
 )
 
 DIVSUFSORT_MIN_LENGTH = 8192
