@@ -32,11 +32,11 @@ _WORD = re.compile(r"\w+")
 class FakeEmbedder:
     """Hashing bag-of-words embedder (deterministic, model-free, L2-normalised)."""
 
-    def __init__(self, dimension: int = 64) -> None:
+    def __init__(self, dimension: int = 64, *, model_name: str | None = None) -> None:
         if dimension < 1:
             raise ValueError("dimension must be >= 1")
         self._dimension = dimension
-        self.model_name = f"fake-hashing-bow-{dimension}"
+        self.model_name = model_name or f"fake-hashing-bow-{dimension}"
         self.calls: list[list[str]] = []
 
     @property

@@ -15,7 +15,7 @@ from graphrag_integrations.evaluation import registry
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.harness import run_eval
 from graphrag_integrations.evaluation.metrics import recall_at_k
-from tests.unit._fake_embedder import FakeEmbedder
+from tests.conftest import FakeEmbedder
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 

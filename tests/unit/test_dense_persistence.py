@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import re
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
 from graphrag_integrations.core.persistence import MANIFEST_NAME, Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from tests.conftest import FakeEmbedder
 
 DOCS = [
     "Paris is the capital of France.",
@@ -26,37 +23,14 @@ DOCS = [
 ]
 
 
-class HashingEmbedder:
-    """Feature-hashing bag of words: a real (if weak) embedder that needs no model weights."""
-
-    def __init__(self, model_name: str = "hashing-bow", dimension: int = 64) -> None:
-        self.model_name = model_name
-        self._dimension = dimension
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in re.findall(r"\w+", text.lower()):
-                h = int(hashlib.md5(token.encode()).hexdigest(), 16)
-                out[row, h % self._dimension] += 1.0 if (h >> 64) % 2 else -1.0
-        return normalize_rows(out)
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        return self.embed([text])[0]
-
-
 @pytest.fixture
 def retriever() -> DenseRetriever:
-    return DenseRetriever.from_documents(DOCS, embedding=HashingEmbedder(), k=2)
+    return DenseRetriever.from_documents(DOCS, embedding=FakeEmbedder(), k=2)
 
 
 def test_round_trip(tmp_path: Path, retriever: DenseRetriever) -> None:
     retriever.persist(tmp_path / "ix")
-    loaded = DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+    loaded = DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
     assert loaded.passages == retriever.passages
     np.testing.assert_array_equal(loaded._matrix, retriever._matrix)
     assert loaded.default_k == 2
@@ -75,7 +49,7 @@ def test_directory_layout_and_manifest(tmp_path: Path, retriever: DenseRetriever
     ]
     manifest = json.loads((tmp_path / "ix" / MANIFEST_NAME).read_text(encoding="utf-8"))
     assert manifest["method"] == "dense"
-    assert manifest["models"] == {"embedding": "hashing-bow"}
+    assert manifest["models"] == {"embedding": "fake-hashing-bow-64"}
     assert manifest["embedding_dimension"] == 64
     assert manifest["parameters"] == {"k": 2, "passages": 4}
     assert manifest["format_version"] == 1
@@ -84,10 +58,10 @@ def test_directory_layout_and_manifest(tmp_path: Path, retriever: DenseRetriever
 
 def test_k_override_and_metadata(tmp_path: Path) -> None:
     r = DenseRetriever(
-        [Passage("p1", "alpha beta", "d1", {"title": "A", "n": 1})], embedding=HashingEmbedder()
+        [Passage("p1", "alpha beta", "d1", {"title": "A", "n": 1})], embedding=FakeEmbedder()
     )
     r.persist(tmp_path / "ix")
-    loaded = DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder(), k=7)
+    loaded = DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder(), k=7)
     assert loaded.default_k == 7
     assert loaded.passages[0].metadata == {"title": "A", "n": 1}
 
@@ -99,21 +73,23 @@ def test_load_uses_recorded_model_when_none_given(
     with caplog.at_level(logging.INFO, logger="graphrag_integrations.baselines.dense"):
         loaded = DenseRetriever.load(tmp_path / "ix")
     # the recorded name becomes a (lazily loaded) sentence-transformers embedder
-    assert loaded.embedder.model_name == "hashing-bow"
-    assert "recorded embedding model 'hashing-bow'" in caplog.text
+    assert loaded.embedder.model_name == "fake-hashing-bow-64"
+    assert "recorded embedding model 'fake-hashing-bow-64'" in caplog.text
     assert len(loaded.passages) == 4
 
 
 def test_embedding_model_mismatch(tmp_path: Path, retriever: DenseRetriever) -> None:
     retriever.persist(tmp_path / "ix")
-    with pytest.raises(IndexMismatchError, match="expected 'other-model', found 'hashing-bow'"):
-        DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder("other-model"))
+    with pytest.raises(
+        IndexMismatchError, match="expected 'other-model', found 'fake-hashing-bow-64'"
+    ):
+        DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder(model_name="other-model"))
 
 
 def test_method_mismatch(tmp_path: Path) -> None:
     write_manifest(tmp_path, Manifest(method="bm25"))
     with pytest.raises(IndexMismatchError, match="expected 'dense', found 'bm25'"):
-        DenseRetriever.load(tmp_path, embedding=HashingEmbedder())
+        DenseRetriever.load(tmp_path, embedding=FakeEmbedder())
 
 
 def test_newer_format(tmp_path: Path, retriever: DenseRetriever) -> None:
@@ -123,22 +99,22 @@ def test_newer_format(tmp_path: Path, retriever: DenseRetriever) -> None:
     data["format_version"] = 99
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(IndexMismatchError, match="newer than supported"):
-        DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+        DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
 
 
 def test_missing_index(tmp_path: Path) -> None:
     with pytest.raises(IndexNotFoundError, match="no index at"):
-        DenseRetriever.load(tmp_path / "nothing", embedding=HashingEmbedder())
+        DenseRetriever.load(tmp_path / "nothing", embedding=FakeEmbedder())
 
 
 def test_inconsistent_or_incomplete_files(tmp_path: Path, retriever: DenseRetriever) -> None:
     retriever.persist(tmp_path / "ix")
     np.save(tmp_path / "ix" / "vectors.npy", np.zeros((3, 64), dtype=np.float32))
     with pytest.raises(IndexMismatchError, match=r"shape \(3, 64\), expected \(4, 64\)"):
-        DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+        DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
     (tmp_path / "ix" / "passages.json").unlink()
     with pytest.raises(IndexMismatchError, match="missing or unreadable passages"):
-        DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+        DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
 
 
 def test_failed_persist_keeps_previous_index(tmp_path: Path, retriever: DenseRetriever) -> None:
@@ -146,7 +122,7 @@ def test_failed_persist_keeps_previous_index(tmp_path: Path, retriever: DenseRet
     retriever.add_passages([Passage("bad", "gamma delta", "d9", {"obj": object()})])
     with pytest.raises(TypeError, match="JSON-serialisable"):
         retriever.persist(tmp_path / "ix")
-    loaded = DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+    loaded = DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
     assert len(loaded.passages) == 4
     assert [p.name for p in tmp_path.iterdir()] == ["ix"]
 
@@ -155,16 +131,16 @@ def test_persist_replaces_previous_index(tmp_path: Path, retriever: DenseRetriev
     retriever.persist(tmp_path / "ix")
     retriever.delete(retriever.passages[0].doc_id)
     retriever.persist(tmp_path / "ix")
-    loaded = DenseRetriever.load(tmp_path / "ix", embedding=HashingEmbedder())
+    loaded = DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
     assert loaded.passages == retriever.passages
     assert len(loaded.passages) == 3
 
 
 def test_empty_index_round_trip(tmp_path: Path) -> None:
-    DenseRetriever(embedding=HashingEmbedder()).persist(tmp_path / "e")
+    DenseRetriever(embedding=FakeEmbedder()).persist(tmp_path / "e")
     manifest = json.loads((tmp_path / "e" / MANIFEST_NAME).read_text(encoding="utf-8"))
     assert manifest["embedding_dimension"] is None
-    loaded = DenseRetriever.load(tmp_path / "e", embedding=HashingEmbedder())
+    loaded = DenseRetriever.load(tmp_path / "e", embedding=FakeEmbedder())
     assert loaded.passages == []
     assert loaded.retrieve("anything") == []
 

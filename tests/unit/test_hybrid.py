@@ -12,7 +12,7 @@ from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever, minmax, ranks
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
-from tests.unit._fake_embedder import FakeEmbedder
+from tests.conftest import FakeEmbedder
 
 PASSAGES = [
     Passage("p0", "Paris is the capital of France", "d0"),
