@@ -1,0 +1,321 @@
+"""Clue-Index (Algorithm 1 at alpha = 0): chunks, sentence knowledge units, spaCy entities.
+
+Each chunk is parsed ONCE by spaCy; that single ``Doc`` gives the sentences (the knowledge
+units) and the entities each sentence mentions (the unit-entity edges). Design decisions
+(measured in ``docs/clue.md``):
+
+* a chunk's title (``metadata["title"]``) prefixes each of its units (``"Title: sentence"``)
+  and is linked to each of them as an entity (label ``TITLE``), so the sentence "He was born
+  in 1950." still reaches its subject;
+* entity names are keyed by ``normalize_entity`` at index and at query time, and each entity
+  node is embedded from that key once;
+* numeric entity types (``CARDINAL``, ``ORDINAL``, ``QUANTITY``, ``PERCENT``, ``MONEY``,
+  ``TIME``) are not linked: they are traversal hubs without meaning ("two", "first"). ``DATE``
+  is configurable through ``excluded_labels``;
+* every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
+  serve the final re-ranking without re-encoding at query time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.errors import (
+    EmptyCorpusError,
+    IndexMismatchError,
+    IndexNotFoundError,
+)
+from graphrag_integrations.methods.clue._interim import SpacyParser, atomic_directory, write_json
+from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
+TITLE_LABEL = "TITLE"
+FORMAT_VERSION = 1
+
+
+def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
+    """One :class:`Passage` per non-empty document (no chunking)."""
+    return [
+        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
+        for d in load_documents(documents)
+        if d.text.strip()
+    ]
+
+
+def split_title(passage: Passage) -> tuple[str, str]:
+    """``(title, body)``: the title from ``metadata["title"]`` and the text without it.
+
+    A text starting with ``title + "\\n"`` has that line removed from the body, so the title
+    is not parsed into the first sentence.
+
+    Examples
+    --------
+    >>> split_title(Passage("1", "Paris\\nParis is big.", "d", {"title": "Paris"}))
+    ('Paris', 'Paris is big.')
+    """
+    title = str(passage.metadata.get("title") or "").strip()
+    body = passage.text
+    if title and body.startswith(title + "\n"):
+        body = body[len(title) + 1 :]
+    return title, body
+
+
+class ClueIndex(FrameworkSurface, BaseIndex):
+    """The Clue-RAG multi-partite graph index (alpha = 0: spaCy sentence units).
+
+    Parameters
+    ----------
+    embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
+        ``None``: offline all-MiniLM-L6-v2.
+    spacy_model : str, optional
+        spaCy pipeline; ``None``: offline ``en_core_web_sm``.
+    title_prefix : bool
+        Prefix units with their chunk title.
+    link_title : bool
+        Link every unit to its chunk-title entity.
+    excluded_labels : iterable of str
+        spaCy entity labels that get no entity node.
+    show_progress : bool
+        Progress bars while embedding.
+    k : int
+        Default number of chunks of :meth:`retrieve`.
+
+    Examples
+    --------
+    >>> index = ClueIndex.from_documents(["Paris is the capital of France."])  # doctest: +SKIP
+    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text  # doctest: +SKIP
+    'Paris is the capital of France.'
+    """
+
+    method = "clue"
+
+    def __init__(
+        self,
+        embedding: Any = None,
+        *,
+        spacy_model: str | None = None,
+        title_prefix: bool = True,
+        link_title: bool = True,
+        excluded_labels: Iterable[str] = DEFAULT_EXCLUDED_LABELS,
+        show_progress: bool = False,
+        k: int = 5,
+    ) -> None:
+        self.embedder: Embedder = as_embedder(embedding)
+        self.parser = SpacyParser(spacy_model)
+        self.title_prefix = title_prefix
+        self.link_title = link_title
+        self.excluded_labels = frozenset(excluded_labels)
+        self.show_progress = show_progress
+        self.default_k = k
+        self.graph = ClueGraph()
+        self.timings: dict[str, float] = {"nlp": 0.0, "embedding": 0.0, "graph": 0.0}
+        self._retriever: Any = None
+
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ClueIndex:
+        return cls.from_passages(passages_from_documents(documents), **kwargs)
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
+        """Build from already chunked passages (what the evaluation harness uses)."""
+        if not passages:
+            raise EmptyCorpusError("no non-empty passages to index")
+        index = cls(**kwargs)
+        index.add_passages(passages)
+        return index
+
+    def insert(self, documents: Iterable[Any]) -> list[str]:
+        passages = passages_from_documents(documents)
+        self.add_passages(passages)
+        return list(dict.fromkeys(p.doc_id for p in passages))
+
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
+        new = [p for p in dict((p.id, p) for p in passages).values() if p.id not in self.graph.passages]
+        if len(new) < len(passages):
+            logger.info("skipping %d passages already indexed", len(passages) - len(new))
+        if not new:
+            return
+        t0 = time.perf_counter()
+        titled = [split_title(p) for p in new]
+        parsed = self.parser.parse_many([body for _, body in titled])
+        t1 = time.perf_counter()
+        units, labels = self._units(new, titled, parsed)
+        unit_vecs = self._embed_unique([u.text for u in units])
+        new_names = [n for n in labels if n not in self.graph.entity_vectors]
+        entity_vecs = self._embed_unique(new_names)
+        passage_vecs = self._embed_unique([p.text for p in new])
+        t2 = time.perf_counter()
+        self.graph.add(
+            new,
+            units,
+            passage_vectors={p.id: passage_vecs[p.text] for p in new},
+            unit_vectors={u.id: unit_vecs[u.text] for u in units},
+            entity_vectors={n: entity_vecs[n] for n in new_names},
+            entity_labels=labels,
+        )
+        t3 = time.perf_counter()
+        self.timings["nlp"] += t1 - t0
+        self.timings["embedding"] += t2 - t1
+        self.timings["graph"] += t3 - t2
+        logger.info(
+            "indexed %d passages -> %d units, %d entities (nlp %.1fs, embedding %.1fs, graph %.1fs)",
+            len(new),
+            len(units),
+            self.graph.n_entities,
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+        )
+
+    def _units(
+        self, passages: Sequence[Passage], titled: Sequence[tuple[str, str]], parsed: Any
+    ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
+        from graphrag_integrations.methods.clue._interim import normalize_entity
+
+        units: list[KnowledgeUnit] = []
+        labels: dict[str, str] = {}
+        for p, (title, _), sentences in zip(passages, titled, parsed, strict=True):
+            title_key = normalize_entity(title) if (title and self.link_title) else ""
+            if title_key:
+                labels.setdefault(title_key, TITLE_LABEL)
+            for pos, sent in enumerate(sentences):
+                names = [title_key] if title_key else []
+                for ent in sent.entities:
+                    if ent.label not in self.excluded_labels:
+                        names.append(ent.norm)
+                        labels.setdefault(ent.norm, ent.label)
+                text = f"{title}: {sent.text}" if (title and self.title_prefix) else sent.text
+                units.append(
+                    KnowledgeUnit(
+                        id=content_id(p.id, str(pos)),
+                        text=text,
+                        passage_id=p.id,
+                        doc_id=p.doc_id,
+                        entities=tuple(dict.fromkeys(names)),
+                    )
+                )
+        return units, labels
+
+    def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
+        unique = list(dict.fromkeys(texts))
+        vecs = self.embedder.embed(unique, show_progress=self.show_progress)
+        return {t: vecs[i] for i, t in enumerate(unique)}
+
+    def delete(self, doc_id: str) -> None:
+        removed = self.graph.remove_doc(doc_id)
+        if not removed:
+            logger.warning("delete(%r): no such document in the index", doc_id)
+
+    # -- retrieval ------------------------------------------------------------------------
+    def as_retriever(self, **qiter_params: Any) -> Any:
+        """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index."""
+        from graphrag_integrations.methods.clue.qiter import QIter
+
+        return QIter(self, **qiter_params)
+
+    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
+        if self._retriever is None:
+            self._retriever = self.as_retriever(N=self.default_k)
+        result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
+        return result
+
+    # -- persistence ----------------------------------------------------------------------
+    def _manifest(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "format_version": FORMAT_VERSION,
+            "embedding_model": self.embedder.model_name,
+            "dimension": self.graph.dimension,
+            "spacy_model": self.parser.model_name,
+            "title_prefix": self.title_prefix,
+            "link_title": self.link_title,
+            "excluded_labels": sorted(self.excluded_labels),
+            "counts": {
+                "passages": len(self.graph.passages),
+                "units": self.graph.n_units,
+                "entities": self.graph.n_entities,
+            },
+        }
+
+    def persist(self, path: str | Path) -> None:
+        g = self.graph
+        with atomic_directory(Path(path)) as out:
+            write_json(
+                out / "passages.json",
+                [
+                    {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
+                    for p in g.passages.values()
+                ],
+            )
+            write_json(
+                out / "units.json",
+                [
+                    [u.id, u.text, u.passage_id, u.doc_id, list(u.entities), u.source]
+                    for u in g.units
+                ],
+            )
+            write_json(out / "entities.json", {n: g.entity_labels[n] for n in g.entity_names})
+            np.save(out / "passage_vectors.npy", g.passage_matrix)
+            np.save(out / "unit_vectors.npy", g.unit_matrix)
+            np.save(out / "entity_vectors.npy", g.entity_matrix)
+            write_json(out / "manifest.json", self._manifest())
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
+        src = Path(path)
+        if not (src / "manifest.json").is_file():
+            raise IndexNotFoundError(f"no Clue index in {src}")
+        manifest = json.loads((src / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("method") != cls.method:
+            raise IndexMismatchError(f"{src} holds a {manifest.get('method')!r} index, not clue")
+        for key in ("title_prefix", "link_title"):
+            kwargs.setdefault(key, manifest[key])
+        kwargs.setdefault("excluded_labels", manifest["excluded_labels"])
+        kwargs.setdefault("spacy_model", manifest["spacy_model"])
+        index = cls(**kwargs)
+        if index.embedder.model_name != manifest["embedding_model"]:
+            raise IndexMismatchError(
+                f"index was built with {manifest['embedding_model']!r}, "
+                f"loaded with {index.embedder.model_name!r}"
+            )
+        rows = json.loads((src / "passages.json").read_text(encoding="utf-8"))
+        passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
+        units = [
+            KnowledgeUnit(i, t, pid, did, tuple(ents), source)
+            for i, t, pid, did, ents, source in json.loads(
+                (src / "units.json").read_text(encoding="utf-8")
+            )
+        ]
+        labels: dict[str, str] = json.loads((src / "entities.json").read_text(encoding="utf-8"))
+        pm = np.load(src / "passage_vectors.npy")
+        um = np.load(src / "unit_vectors.npy")
+        em = np.load(src / "entity_vectors.npy")
+        if pm.shape[1:] != (manifest["dimension"],) and len(passages):
+            raise IndexMismatchError(f"vector dimension {pm.shape} != {manifest['dimension']}")
+        index.graph.dimension = int(manifest["dimension"])
+        index.graph.add(
+            passages,
+            units,
+            passage_vectors={p.id: pm[i] for i, p in enumerate(passages)},
+            unit_vectors={u.id: um[i] for i, u in enumerate(units)},
+            entity_vectors={n: em[i] for i, n in enumerate(labels)},
+            entity_labels=labels,
+        )
+        return index
