@@ -1,7 +1,250 @@
-"""The framework surface every method shares (TODO(adapters helper): implement)."""
+"""The framework surface every method shares.
+
+:class:`FrameworkSurface` is mixed into every core retriever (baselines and methods) and turns
+``self`` into a LangChain retriever, a LlamaIndex retriever or query engine, or an agent tool.
+The mixin is imported by the methods at import time, so this module imports neither LangChain
+nor LlamaIndex: the adapter modules are imported inside each method, on first use.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from graphrag_integrations.adapters.tools import (
+    DEFAULT_TOOL_DESCRIPTION,
+    DEFAULT_TOOL_NAME,
+    ToolKind,
+)
+from graphrag_integrations.core.types import Retriever
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from llama_index.core.query_engine import RetrieverQueryEngine
+    from llama_index.core.tools import QueryEngineTool, RetrieverTool
+
+    from graphrag_integrations.adapters.langchain import LangChainRetriever
+    from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever
+
+
+def check_k(k: int | None, name: str = "k") -> int | None:
+    """Validate a result count: ``None`` (the retriever's default) or an integer >= 1.
+
+    Parameters
+    ----------
+    k : int or None
+        The number of results asked for.
+    name : str
+        Parameter name used in the error message (``k``, ``similarity_top_k``).
+
+    Returns
+    -------
+    int or None
+        ``k`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``k`` is not an integer (``bool`` is refused too).
+    ValueError
+        If ``k`` is smaller than 1.
+
+    Examples
+    --------
+    >>> check_k(3)
+    3
+    >>> check_k(None) is None
+    True
+    >>> check_k(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: k must be >= 1, got 0
+    """
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"{name} must be an int or None, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"{name} must be >= 1, got {k}")
+    return k
+
+
+def as_core_retriever(obj: object) -> Retriever:
+    """Return ``obj`` typed as a core :class:`~graphrag_integrations.core.types.Retriever`.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` lacks ``retrieve`` / ``aretrieve``.
+
+    Examples
+    --------
+    >>> as_core_retriever(object())
+    Traceback (most recent call last):
+    ...
+    TypeError: expected a core Retriever (retrieve(query, k) and aretrieve(query, k)), got object
+    """
+    if not isinstance(obj, Retriever):
+        raise TypeError(
+            "expected a core Retriever (retrieve(query, k) and aretrieve(query, k)), "
+            f"got {type(obj).__name__}"
+        )
+    return obj
+
 
 class FrameworkSurface:
-    """Mixin giving a core retriever ``as_langchain_retriever`` and friends."""
+    """Mixin giving a core retriever ``as_langchain_retriever`` and friends.
+
+    The class it is mixed into must satisfy the core
+    :class:`~graphrag_integrations.core.types.Retriever` protocol and define ``default_k``
+    (every :class:`~graphrag_integrations.core.index_base.BaseIndex` does); a ``k`` of
+    ``None`` in the methods below means ``self.default_k`` at the time of the call.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.baselines.dense import DenseRetriever
+    >>> index = DenseRetriever.from_documents(["Paris is in France."])  # doctest: +SKIP
+    >>> index.as_langchain_retriever(k=2).invoke("Where is Paris?")  # doctest: +SKIP
+    [Document(id='...', metadata={...}, page_content='Paris is in France.')]
+    >>> index.as_query_engine(llm=my_llamaindex_llm).query("Where is Paris?")  # doctest: +SKIP
+    """
+
+    default_k: int
+
+    def as_langchain_retriever(self, k: int | None = None, **kwargs: Any) -> LangChainRetriever:
+        """Wrap ``self`` as a LangChain ``BaseRetriever``.
+
+        Parameters
+        ----------
+        k : int, optional
+            Number of documents per call (``None``: ``self.default_k``); a call can still
+            override it with ``retriever.invoke(query, k=...)``.
+        **kwargs
+            Other :class:`~graphrag_integrations.adapters.langchain.LangChainRetriever`
+            fields (``tags``, ``metadata``).
+
+        Returns
+        -------
+        LangChainRetriever
+        """
+        from graphrag_integrations.adapters.langchain import LangChainRetriever
+
+        return LangChainRetriever(retriever=as_core_retriever(self), k=self._k(k), **kwargs)
+
+    def as_llama_index_retriever(
+        self, similarity_top_k: int | None = None, **kwargs: Any
+    ) -> LlamaIndexRetriever:
+        """Wrap ``self`` as a LlamaIndex ``BaseRetriever``.
+
+        Parameters
+        ----------
+        similarity_top_k : int, optional
+            Number of nodes per call (``None``: ``self.default_k``).
+        **kwargs
+            Passed to :class:`~graphrag_integrations.adapters.llama_index.LlamaIndexRetriever`
+            (``callback_manager``, ``verbose``).
+
+        Returns
+        -------
+        LlamaIndexRetriever
+        """
+        from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever
+
+        return LlamaIndexRetriever(
+            as_core_retriever(self), self._k(similarity_top_k, "similarity_top_k"), **kwargs
+        )
+
+    def as_query_engine(
+        self, llm: Any = None, *, similarity_top_k: int | None = None, **kwargs: Any
+    ) -> RetrieverQueryEngine:
+        """A LlamaIndex ``RetrieverQueryEngine`` answering from this retriever's passages.
+
+        Parameters
+        ----------
+        llm : llama_index.core.llms.LLM, optional
+            The answering LLM. ``None`` uses ``llama_index.core.Settings.llm`` (LlamaIndex's
+            default is OpenAI, which needs a key and the network); for fully offline answers
+            pass a local LlamaIndex LLM.
+        similarity_top_k : int, optional
+            Passages given to the LLM (``None``: ``self.default_k``).
+        **kwargs
+            Passed to ``RetrieverQueryEngine.from_args`` (``response_mode``,
+            ``node_postprocessors``, ``streaming``...).
+
+        Returns
+        -------
+        RetrieverQueryEngine
+        """
+        return self.as_llama_index_retriever(similarity_top_k).as_query_engine(llm=llm, **kwargs)
+
+    def as_langchain_tool(
+        self,
+        name: str = DEFAULT_TOOL_NAME,
+        description: str = DEFAULT_TOOL_DESCRIPTION,
+        *,
+        k: int | None = None,
+        **kwargs: Any,
+    ) -> BaseTool:
+        """A LangChain agent tool returning the retrieved passages as text.
+
+        Parameters
+        ----------
+        name, description : str
+            What the agent's LLM sees.
+        k : int, optional
+            Passages per call (``None``: ``self.default_k``).
+        **kwargs
+            Passed to ``langchain_core.tools.create_retriever_tool`` (``document_prompt``,
+            ``document_separator``, ``response_format``).
+
+        Returns
+        -------
+        langchain_core.tools.BaseTool
+        """
+        from graphrag_integrations.adapters.tools import langchain_tool
+
+        return langchain_tool(self.as_langchain_retriever(k), name, description, **kwargs)
+
+    def as_llama_index_tool(
+        self,
+        name: str = DEFAULT_TOOL_NAME,
+        description: str = DEFAULT_TOOL_DESCRIPTION,
+        *,
+        kind: ToolKind = "retriever",
+        llm: Any = None,
+        similarity_top_k: int | None = None,
+        **kwargs: Any,
+    ) -> RetrieverTool | QueryEngineTool:
+        """A LlamaIndex agent tool: raw passages (``kind="retriever"``) or an LLM answer.
+
+        Parameters
+        ----------
+        name, description : str
+            What the agent's LLM sees.
+        kind : {"retriever", "query_engine"}
+            ``"retriever"`` gives a ``RetrieverTool`` (passage texts); ``"query_engine"``
+            gives a ``QueryEngineTool`` answering with ``llm``.
+        llm : llama_index.core.llms.LLM, optional
+            Only for ``kind="query_engine"``; ``None`` uses ``Settings.llm``.
+        similarity_top_k : int, optional
+            Passages per call (``None``: ``self.default_k``).
+        **kwargs
+            Passed to ``RetrieverTool.from_defaults`` or ``RetrieverQueryEngine.from_args``.
+
+        Returns
+        -------
+        RetrieverTool or QueryEngineTool
+        """
+        from graphrag_integrations.adapters.tools import llama_index_tool
+
+        return llama_index_tool(
+            self.as_llama_index_retriever(similarity_top_k),
+            name,
+            description,
+            kind=kind,
+            llm=llm,
+            **kwargs,
+        )
+
+    def _k(self, k: int | None, name: str = "k") -> int:
+        checked = check_k(k, name)
+        return self.default_k if checked is None else checked
