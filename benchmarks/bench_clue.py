@@ -97,7 +97,11 @@ def load(name: str) -> tuple[list[Passage], list[tuple[str, set[str]]]]:
         gold = [
             (
                 q["question"],
-                {key(p["title"], p["paragraph_text"]) for p in q["paragraphs"] if p["is_supporting"]},
+                {
+                    key(p["title"], p["paragraph_text"])
+                    for p in q["paragraphs"]
+                    if p["is_supporting"]
+                },
             )
             for q in qs
         ]
@@ -169,7 +173,7 @@ def main() -> None:
             flush=True,
         )
 
-        def dense(question: str) -> list[str]:
+        def dense(question: str, g: Any = g) -> list[str]:
             scores = g.passage_matrix @ emb.embed_query(question)
             return [g.passage_ids[i] for i in np.argsort(-scores)[:5]]
 

@@ -33,19 +33,25 @@ class HashingEmbedder:
 
 
 CORPUS = [
-    ("Nottingham Forest", "Nottingham Forest won the European Cup in 1979. The club is based in "
-     "Nottingham, England. Forest won the FA Cup in 1898 and 1959."),
-    ("European Cup", "The European Cup was a football competition organised by UEFA. Real Madrid "
-     "won the first five editions."),
+    (
+        "Nottingham Forest",
+        "Nottingham Forest won the European Cup in 1979. The club is based in "
+        "Nottingham, England. Forest won the FA Cup in 1898 and 1959.",
+    ),
+    (
+        "European Cup",
+        "The European Cup was a football competition organised by UEFA. Real Madrid "
+        "won the first five editions.",
+    ),
     ("Chelsea F.C.", "Chelsea F.C. won the FA Cup in 1970. Chelsea is based in London."),
-    ("Brian Clough", "Brian Clough managed Nottingham Forest from 1975 to 1993. He was born in "
-     "Middlesbrough."),
+    (
+        "Brian Clough",
+        "Brian Clough managed Nottingham Forest from 1975 to 1993. He was born in Middlesbrough.",
+    ),
     ("Middlesbrough", "Middlesbrough is a town in North Yorkshire, England. It has two rivers."),
     ("Paris", "Paris is the capital of France. The Eiffel Tower stands in Paris."),
 ]
 
 
 def documents(items: Sequence[tuple[str, str]] = CORPUS) -> list[SourceDocument]:
-    return [
-        SourceDocument(text=f"{t}\n{body}", id=t, metadata={"title": t}) for t, body in items
-    ]
+    return [SourceDocument(text=f"{t}\n{body}", id=t, metadata={"title": t}) for t, body in items]

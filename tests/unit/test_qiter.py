@@ -67,7 +67,9 @@ def test_multihop_path_reaches_second_hop(index: ClueIndex) -> None:
     clough = hits[ids.index("Brian Clough")]
     units = [u for p in clough.explanation["paths"] for u in p["units"]]
     assert any("born in Middlesbrough" in u for u in units)
-    assert all(len(p["units"]) == len(p["entities"]) == p["depth"] for p in clough.explanation["paths"])
+    assert all(
+        len(p["units"]) == len(p["entities"]) == p["depth"] for p in clough.explanation["paths"]
+    )
 
 
 def test_results_sorted_and_k_respected(index: ClueIndex) -> None:
@@ -100,9 +102,10 @@ def test_anchoring_switches(index: ClueIndex) -> None:
     ka = set(QIter(index, spreading_activation=False).anchor(q, ents, Trace()))
     assert both == sa | ka
     assert index.graph.entity_row[normalize_entity("Nottingham Forest")] in sa
-    assert QIter(index, spreading_activation=False, knowledge_anchoring=False).anchor(
-        q, ents, Trace()
-    ) == []
+    assert (
+        QIter(index, spreading_activation=False, knowledge_anchoring=False).anchor(q, ents, Trace())
+        == []
+    )
 
 
 def test_no_anchors_falls_back_to_scored_fill(index: ClueIndex) -> None:
@@ -181,7 +184,9 @@ def test_llm_entities_are_used(index: ClueIndex) -> None:
     assert MULTIHOP in llm.prompts[0]
 
 
-def test_bad_llm_reply_falls_back_to_spacy(index: ClueIndex, caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_llm_reply_falls_back_to_spacy(
+    index: ClueIndex, caplog: pytest.LogCaptureFixture
+) -> None:
     qiter = QIter(index, llm=FakeLLM("I cannot help with that."))
     hits = qiter.retrieve("When did Chelsea F.C. win the FA Cup?")
     assert qiter.llm_fallbacks == 1

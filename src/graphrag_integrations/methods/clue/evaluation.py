@@ -8,9 +8,7 @@ from typing import Any
 from graphrag_integrations.core.embeddings import Embedder
 from graphrag_integrations.core.types import Passage, Retriever
 
-INDEX_OPTIONS = frozenset(
-    {"spacy_model", "title_prefix", "link_title", "excluded_labels", "k"}
-)
+INDEX_OPTIONS = frozenset({"spacy_model", "title_prefix", "link_title", "excluded_labels", "k"})
 
 
 def build(

@@ -146,7 +146,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
-        new = [p for p in dict((p.id, p) for p in passages).values() if p.id not in self.graph.passages]
+        new = [
+            p for p in dict((p.id, p) for p in passages).values() if p.id not in self.graph.passages
+        ]
         if len(new) < len(passages):
             logger.info("skipping %d passages already indexed", len(passages) - len(new))
         if not new:
@@ -174,7 +176,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.timings["embedding"] += t2 - t1
         self.timings["graph"] += t3 - t2
         logger.info(
-            "indexed %d passages -> %d units, %d entities (nlp %.1fs, embedding %.1fs, graph %.1fs)",
+            "indexed %d passages -> %d units, %d entities "
+            "(nlp %.1fs, embedding %.1fs, graph %.1fs)",
             len(new),
             len(units),
             self.graph.n_entities,

@@ -177,9 +177,7 @@ class FusedScorer:
             for r in p:
                 counts.update(stats.counts[r])
             length = float(stats.lengths[list(p)].sum())
-            lex[i] = bm25_normalised(
-                query.tokens, counts, length, stats, stats.avg_length * len(p)
-            )
+            lex[i] = bm25_normalised(query.tokens, counts, length, stats, stats.avg_length * len(p))
         return self._fuse(cos, lex)
 
     def score_passages(self, query: Query, rows: Sequence[int]) -> np.ndarray:
@@ -217,7 +215,8 @@ class RerankerScorer:
 
     Examples
     --------
-    >>> scorer = RerankerScorer(graph, CrossEncoderReranker("BAAI/bge-reranker-base"))  # doctest: +SKIP
+    >>> cross = CrossEncoderReranker("BAAI/bge-reranker-base")  # doctest: +SKIP
+    >>> scorer = RerankerScorer(graph, cross)  # doctest: +SKIP
     """
 
     def __init__(self, graph: ClueGraph, reranker: Any) -> None:
