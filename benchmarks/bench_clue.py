@@ -33,16 +33,18 @@ DATA = Path("/work/shared/data")
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "paper": {"preset": "paper"},
-    "paper-mean": {"renormalize_query": False, "lexical_weight": 0.0},
-    "no-lexical": {"lexical_weight": 0.0},
-    "lex0.5": {"lexical_weight": 0.5},
+    "paper-mean": {"renormalize_query": False, "lexical_weight": 0.0, "path_weight": 0.0},
+    "no-lexical": {"lexical_weight": 0.0, "path_weight": 0.0},
+    "lex0.3-pw0": {"lexical_weight": 0.3, "path_weight": 0.0},
+    "lex0.5-pw0": {"path_weight": 0.0},
     "encode": {"path_vector": "encode"},
     "raw-phi": {"renormalize_query": False},
     "no-SA": {"spreading_activation": False},
     "no-KA": {"knowledge_anchoring": False},
     "no-QU": {"query_updating": False},
-    "pathw0.5": {"path_weight": 0.5},
-    "pathw1": {"path_weight": 1.0},
+    "lex0.3-pw0.5": {"lexical_weight": 0.3},
+    "pw1": {"path_weight": 1.0},
+    "lex0.7": {"lexical_weight": 0.7},
 }
 
 

@@ -68,6 +68,10 @@ class Sentence:
     entities: tuple[Entity, ...]
 
 
+_PIPELINES: dict[str, Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
 class SpacyParser:
     """Lazily loaded spaCy pipeline giving sentences and entities from ONE parse.
 
@@ -83,18 +87,19 @@ class SpacyParser:
         self.model_name = resolve_spacy_model(model)
         self.batch_size = batch_size
         self._nlp: Any = None
-        self._lock = threading.Lock()
 
     @property
     def nlp(self) -> Any:
+        """The pipeline, loaded once per process and model name (shared by instances)."""
         if self._nlp is None:
-            with self._lock:
-                if self._nlp is None:
+            with _LOAD_LOCK:
+                if self.model_name not in _PIPELINES:
                     import spacy
 
-                    self._nlp = spacy.load(
+                    _PIPELINES[self.model_name] = spacy.load(
                         self.model_name, disable=["lemmatizer", "attribute_ruler"]
                     )
+                self._nlp = _PIPELINES[self.model_name]
         return self._nlp
 
     def parse_many(self, texts: Sequence[str]) -> list[list[Sentence]]:

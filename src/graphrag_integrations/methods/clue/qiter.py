@@ -160,9 +160,9 @@ class QIter(FrameworkSurface):
         knowledge_anchoring: bool = True,
         query_updating: bool = True,
         renormalize_query: bool = True,
-        lexical_weight: float = 0.3,
+        lexical_weight: float = 0.5,
         path_vector: Literal["mean", "encode"] = "mean",
-        path_weight: float = 0.0,
+        path_weight: float = 0.5,
     ) -> None:
         for name, value in (("K", K), ("D", D), ("M", M), ("N", N)):
             if not isinstance(value, int) or value < 1:

@@ -129,7 +129,7 @@ class FusedScorer:
         graph: ClueGraph,
         embedder: Embedder,
         *,
-        lexical_weight: float = 0.3,
+        lexical_weight: float = 0.5,
         path_vector: Literal["mean", "encode"] = "mean",
     ) -> None:
         if not 0.0 <= lexical_weight <= 1.0:
