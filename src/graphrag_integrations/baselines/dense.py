@@ -7,6 +7,7 @@ its figures are reproducible.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,22 +15,23 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    atomic_write_json,
+    check_manifest,
+    read_manifest,
+    write_manifest,
+)
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.errors import EmptyCorpusError
+from graphrag_integrations.core.vector_store import top_k
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
-
-def top_k_indices(scores: FloatMatrix, k: int) -> list[int]:
-    """Indices of the ``k`` largest ``scores``, best first (ties: lower index first)."""
-    n = scores.shape[0]
-    if k <= 0 or n == 0:
-        return []
-    k = min(k, n)
-    part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-    order = sorted(part.tolist(), key=lambda i: (-float(scores[i]), i))
-    return order
+logger = logging.getLogger(__name__)
 
 
 class DenseRetriever(FrameworkSurface, BaseIndex):
@@ -75,15 +77,25 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> DenseRetriever:
-        docs = load_documents(documents)
-        passages = [
-            Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-            for d in docs
-            if d.text.strip()
-        ]
+    def from_documents(
+        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
+    ) -> DenseRetriever:
+        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
+        accepts; ``chunker=None`` keeps one passage per document.
+
+        Raises
+        ------
+        EmptyCorpusError
+            If no document has any text.
+        """
+        docs = require_nonempty(load_documents(documents))
+        return cls(documents_to_passages(docs, chunker), **kwargs)
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
+        """Build from already chunked passages."""
         if not passages:
-            raise EmptyCorpusError("no non-empty documents to index")
+            raise EmptyCorpusError("no passages to index")
         return cls(passages, **kwargs)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
@@ -92,14 +104,9 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
         self.passages.extend(passages)
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
-        docs = [d for d in load_documents(documents) if d.text.strip()]
-        self.add_passages(
-            [
-                Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-                for d in docs
-            ]
-        )
+    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+        docs = load_documents(documents)
+        self.add_passages(documents_to_passages(docs, chunker))
         return [d.id for d in docs]
 
     def delete(self, doc_id: str) -> None:
@@ -120,35 +127,92 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in top_k_indices(scores, k)
+            for i in top_k(scores, k)
         ]
 
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path) -> None:
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        np.save(out / "vectors.npy", self._matrix)
+        """Write the index to directory ``path`` atomically.
+
+        The directory holds ``manifest.json`` (method, ``k``, embedding model and dimension),
+        ``vectors.npy`` and ``passages.json``; an existing index there is replaced only once
+        the new one is complete.
+
+        Raises
+        ------
+        TypeError
+            If passage metadata is not JSON-serialisable (nothing is written).
+        """
+        dimension = int(self._matrix.shape[1]) if self._matrix.size else None
         rows = [
             {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
             for p in self.passages
         ]
-        (out / "passages.json").write_text(json.dumps(rows), encoding="utf-8")
-        (out / "manifest.json").write_text(
-            json.dumps(
-                {
-                    "method": self.method,
-                    "embedding_model": self.embedder.model_name,
-                    "dimension": int(self._matrix.shape[1]) if self._matrix.size else 0,
-                }
-            ),
-            encoding="utf-8",
-        )
+        with atomic_directory(path) as tmp:
+            np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
+            try:
+                atomic_write_json(tmp / "passages.json", rows, indent=None)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(
+                    f"cannot persist: passage metadata must be JSON-serialisable ({exc})"
+                ) from exc
+            write_manifest(
+                tmp,
+                Manifest(
+                    method=self.method,
+                    parameters={"k": self.default_k, "passages": len(self.passages)},
+                    models={"embedding": self.embedder.model_name},
+                    embedding_dimension=dimension,
+                ),
+            )
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> DenseRetriever:
+        """Load an index written by :meth:`persist`.
+
+        Parameters
+        ----------
+        path : str or Path
+            The index directory.
+        **kwargs
+            Constructor arguments. ``embedding`` defaults to the model name recorded in the
+            manifest (loaded with sentence-transformers; pass the same embedding object for
+            other providers); ``k`` defaults to the recorded one.
+
+        Raises
+        ------
+        IndexNotFoundError
+            If ``path`` holds no index.
+        IndexMismatchError
+            If the index was written by another method, with another embedding model, in a
+            newer format, or its files are incomplete or inconsistent.
+        """
         src = Path(path)
+        manifest = check_manifest(read_manifest(src), method=cls.method)
+        if kwargs.get("embedding") is None:
+            if manifest.embedding_model is None:
+                raise IndexMismatchError(f"{src}: manifest records no embedding model")
+            logger.info(
+                "loading %s with the recorded embedding model %r", src, manifest.embedding_model
+            )
+            kwargs["embedding"] = manifest.embedding_model
+        recorded_k = manifest.parameters.get("k")
+        if isinstance(recorded_k, int):
+            kwargs.setdefault("k", recorded_k)
         obj = cls(**kwargs)
-        rows = json.loads((src / "passages.json").read_text(encoding="utf-8"))
-        obj.passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
-        obj._matrix = np.load(src / "vectors.npy")
+        check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+        try:
+            matrix = np.load(src / "vectors.npy", allow_pickle=False)
+            rows = json.loads((src / "passages.json").read_text(encoding="utf-8"))
+            passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise IndexMismatchError(f"{src}: incomplete or unreadable dense index: {exc}") from exc
+        expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
+        if matrix.shape != expected:
+            raise IndexMismatchError(
+                f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
+                f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
+            )
+        obj.passages = passages
+        obj._matrix = np.asarray(matrix, dtype=np.float32)
         return obj

@@ -1,0 +1,329 @@
+"""The one object methods use to call an LLM: retries, concurrency, caching, JSON, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.core.llm.adapters import as_llm
+from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
+from graphrag_integrations.core.llm.json_output import extract_json
+from graphrag_integrations.core.llm.protocol import LLM, LLMResult
+from graphrag_integrations.core.llm.usage import TokenUsage
+from graphrag_integrations.errors import GraphRAGError, LLMOutputError
+
+logger = logging.getLogger(__name__)
+
+#: Exceptions a ``complete_json`` validator may raise to reject a value.
+VALIDATION_ERRORS = (ValueError, TypeError, KeyError, IndexError, LLMOutputError)
+
+
+class LLMClient:
+    """Calls an :class:`~graphrag_integrations.core.llm.protocol.LLM` the way indexing needs.
+
+    - **retries**: an exception from the model is retried ``max_retries`` times, waiting
+      ``retry_backoff * 2**attempt`` seconds before each retry (logged as a warning), then
+      re-raised; this package's own errors (:class:`~graphrag_integrations.errors.GraphRAGError`,
+      e.g. a model returning the wrong type or failing to load) are raised at once;
+    - **concurrency**: :meth:`complete_many` runs at most ``max_concurrency`` calls at once and
+      returns replies in prompt order;
+    - **cache**: with ``cache_dir``, replies are stored on disk keyed by
+      ``sha256(model name, prompt, max_tokens, temperature)``; a cached reply costs no call and
+      no tokens (it counts in ``usage.cache_hits``). Sampled replies (``temperature > 0``) are
+      cached too, so a re-run reproduces them;
+    - **JSON**: :meth:`complete_json` parses the reply with
+      :func:`~graphrag_integrations.core.llm.json_output.extract_json`;
+    - **accounting**: :attr:`usage` (:class:`~graphrag_integrations.core.llm.usage.TokenUsage`).
+
+    Parameters
+    ----------
+    llm : any
+        Normalised with :func:`~graphrag_integrations.core.llm.adapters.as_llm` (``None``: the
+        offline SmolLM2 default).
+    cache_dir : str or Path, optional
+        Folder of the response cache; ``None`` disables caching.
+    max_concurrency : int
+        Calls in flight at once in :meth:`complete_many` / :meth:`acomplete_many`.
+    max_retries : int
+        Retries after the first failed attempt (``0``: fail at once).
+    retry_backoff : float
+        Base wait in seconds before a retry; doubles with each retry.
+    max_tokens : int, optional
+        Default generation limit passed to the model.
+    temperature : float
+        Default sampling temperature (``0.0``: greedy / deterministic).
+
+    Examples
+    --------
+    >>> client = LLMClient(lambda p: '{"answer": "Paris"}')
+    >>> client.complete_json("Capital of France? Reply in JSON.")
+    {'answer': 'Paris'}
+    >>> client.usage.calls
+    1
+    """
+
+    def __init__(
+        self,
+        llm: Any = None,
+        *,
+        cache_dir: str | Path | None = None,
+        max_concurrency: int = 4,
+        max_retries: int = 3,
+        retry_backoff: float = 0.5,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if retry_backoff < 0:
+            raise ValueError(f"retry_backoff must be >= 0, got {retry_backoff}")
+        self.llm: LLM = as_llm(llm)
+        self.max_concurrency = max_concurrency
+        self.max_retries = max_retries
+        self.retry_backoff = retry_backoff
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.cache: ResponseCache | None = (
+            ResponseCache(cache_dir) if cache_dir is not None else None
+        )
+        self.usage = TokenUsage()
+
+    @property
+    def model_name(self) -> str:
+        return self.llm.model_name
+
+    # -- single calls ------------------------------------------------------------------------
+    def _params(self, max_tokens: int | None, temperature: float | None) -> dict[str, Any]:
+        return {
+            "max_tokens": self.max_tokens if max_tokens is None else max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+
+    def _cached(self, prompt: str, params: dict[str, Any]) -> tuple[str | None, str | None]:
+        """``(cache key, cached text)``; both ``None`` without a cache."""
+        if self.cache is None:
+            return None, None
+        key = cache_key(self.llm.model_name, prompt, params)
+        hit = self.cache.get(key)
+        if hit is None:
+            return key, None
+        self.usage.record_cache_hit()
+        return key, hit.text
+
+    def _store(self, key: str | None, result: LLMResult) -> str:
+        self.usage.record_call(
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            estimated=result.estimated,
+        )
+        if self.cache is not None and key is not None:
+            self.cache.put(key, self.llm.model_name, result)
+        return result.text
+
+    def _on_failure(self, attempt: int, exc: Exception) -> float:
+        """Log a failed attempt; return the wait before the retry, or re-raise if none is left."""
+        if isinstance(exc, GraphRAGError):  # our own errors are deterministic: never retried
+            raise exc
+        if attempt >= self.max_retries:
+            logger.error("%s failed after %d attempt(s): %r", self.llm.model_name, attempt + 1, exc)
+            raise exc
+        delay = self.retry_backoff * (2**attempt)
+        self.usage.record_retry()
+        logger.warning(
+            "%s call failed (%r); retry %d/%d in %.2fs",
+            self.llm.model_name,
+            exc,
+            attempt + 1,
+            self.max_retries,
+            delay,
+        )
+        return delay
+
+    def complete(
+        self, prompt: str, *, max_tokens: int | None = None, temperature: float | None = None
+    ) -> str:
+        """Reply text for ``prompt`` (from the cache when present).
+
+        Raises
+        ------
+        Exception
+            Whatever the model raised on its last attempt, once retries are exhausted.
+        """
+        params = self._params(max_tokens, temperature)
+        key, text = self._cached(prompt, params)
+        if text is not None:
+            return text
+        attempt = 0
+        while True:
+            try:
+                result = self.llm.complete(prompt, **params)
+            except Exception as exc:
+                time.sleep(self._on_failure(attempt, exc))
+                attempt += 1
+                continue
+            return self._store(key, result)
+
+    async def acomplete(
+        self, prompt: str, *, max_tokens: int | None = None, temperature: float | None = None
+    ) -> str:
+        """Async :meth:`complete` (uses the model's ``acomplete``)."""
+        params = self._params(max_tokens, temperature)
+        key, text = self._cached(prompt, params)
+        if text is not None:
+            return text
+        attempt = 0
+        while True:
+            try:
+                result = await self.llm.acomplete(prompt, **params)
+            except Exception as exc:
+                await asyncio.sleep(self._on_failure(attempt, exc))
+                attempt += 1
+                continue
+            return self._store(key, result)
+
+    # -- batches -----------------------------------------------------------------------------
+    def complete_many(
+        self,
+        prompts: Sequence[str],
+        *,
+        show_progress: bool = True,
+        desc: str = "LLM calls",
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> list[str]:
+        """Replies for ``prompts``, in order, with at most ``max_concurrency`` calls in flight.
+
+        Runs in a thread pool (safe to call from inside a running event loop); each call sees
+        the caller's context variables (so LangChain callbacks still reach the model). The
+        exception of the first prompt (in order) whose call fails after its retries is raised
+        once the pool has finished.
+        """
+        prompts = list(prompts)
+        if not prompts:
+            return []
+        from tqdm.auto import tqdm
+
+        def one(prompt: str) -> str:
+            return self.complete(prompt, max_tokens=max_tokens, temperature=temperature)
+
+        workers = min(self.max_concurrency, len(prompts))
+        with (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool,
+            tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar,
+        ):
+            futures = [pool.submit(contextvars.copy_context().run, one, p) for p in prompts]
+            for future in futures:
+                future.add_done_callback(lambda _f: bar.update(1))
+            return [future.result() for future in futures]
+
+    async def acomplete_many(
+        self,
+        prompts: Sequence[str],
+        *,
+        show_progress: bool = False,
+        desc: str = "LLM calls",
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> list[str]:
+        """Async :meth:`complete_many` (an ``asyncio.Semaphore`` bounds the calls in flight)."""
+        prompts = list(prompts)
+        if not prompts:
+            return []
+        from tqdm.auto import tqdm
+
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+        with tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar:
+
+            async def one(prompt: str) -> str:
+                async with semaphore:
+                    text = await self.acomplete(
+                        prompt, max_tokens=max_tokens, temperature=temperature
+                    )
+                bar.update(1)
+                return text
+
+            return list(await asyncio.gather(*(one(p) for p in prompts)))
+
+    # -- JSON --------------------------------------------------------------------------------
+    def _parse_json(
+        self, prompt: str, text: str, validate: Callable[[Any], Any] | None
+    ) -> Any | None:
+        try:
+            value = extract_json(text)
+            if validate is not None and validate(value) is False:
+                raise LLMOutputError("rejected by the validator")
+        except VALIDATION_ERRORS as exc:
+            self.usage.record_parse_failure()
+            logger.warning(
+                "%s: unusable JSON reply (%s); prompt %r..., reply %r...",
+                self.llm.model_name,
+                exc,
+                prompt[:80],
+                text[:200],
+            )
+            return None
+        return value
+
+    def complete_json(
+        self,
+        prompt: str,
+        validate: Callable[[Any], Any] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Any | None:
+        """Complete ``prompt`` and parse one JSON value from the reply.
+
+        Parameters
+        ----------
+        prompt : str
+            Should ask for JSON.
+        validate : callable, optional
+            Called with the parsed value; returning ``False`` or raising ``ValueError``,
+            ``TypeError``, ``KeyError``, ``IndexError`` or ``LLMOutputError`` rejects it.
+
+        Returns
+        -------
+        Any or None
+            The parsed value; ``None`` when the reply holds no JSON or the validator rejects
+            it. That fallback is logged (warning) and counted in ``usage.parse_failures``.
+        """
+        text = self.complete(prompt, max_tokens=max_tokens, temperature=temperature)
+        return self._parse_json(prompt, text, validate)
+
+    async def acomplete_json(
+        self,
+        prompt: str,
+        validate: Callable[[Any], Any] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Any | None:
+        """Async :meth:`complete_json`."""
+        text = await self.acomplete(prompt, max_tokens=max_tokens, temperature=temperature)
+        return self._parse_json(prompt, text, validate)
+
+    def close(self) -> None:
+        """Close the response cache; the client must not be used afterwards."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"LLMClient({self.llm.model_name!r}, max_concurrency={self.max_concurrency}, "
+            f"cache={'on' if self.cache is not None else 'off'})"
+        )

