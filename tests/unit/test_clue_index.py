@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphrag_integrations.core.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
-from graphrag_integrations.methods.clue._interim import normalize_entity
 from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex, split_title
 from tests.unit.clue_fixtures import CORPUS, HashingEmbedder, documents
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from graphrag_integrations.core.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyQueryError, LLMOutputError
-from graphrag_integrations.methods.clue._interim import normalize_entity
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter, Trace, parse_entity_list

@@ -18,7 +18,6 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -31,13 +30,17 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.errors import (
-    EmptyCorpusError,
-    IndexMismatchError,
-    IndexNotFoundError,
+from graphrag_integrations.core.nlp import ParsedText, SpacyNLP, normalize_entity
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_write_json,
+    check_manifest,
+    read_manifest,
+    write_manifest,
 )
-from graphrag_integrations.methods.clue._interim import SpacyParser, atomic_directory, write_json
+from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
 
 logger = logging.getLogger(__name__)
@@ -115,7 +118,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         k: int = 5,
     ) -> None:
         self.embedder: Embedder = as_embedder(embedding)
-        self.parser = SpacyParser(spacy_model)
+        self.parser = SpacyNLP(spacy_model)
         self.title_prefix = title_prefix
         self.link_title = link_title
         self.excluded_labels = frozenset(excluded_labels)
@@ -155,7 +158,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             return
         t0 = time.perf_counter()
         titled = [split_title(p) for p in new]
-        parsed = self.parser.parse_many([body for _, body in titled])
+        parsed = self.parser.parse_many(
+            [body for _, body in titled], show_progress=self.show_progress
+        )
         t1 = time.perf_counter()
         units, labels = self._units(new, titled, parsed)
         unit_vecs = self._embed_unique([u.text for u in units])
@@ -187,17 +192,18 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         )
 
     def _units(
-        self, passages: Sequence[Passage], titled: Sequence[tuple[str, str]], parsed: Any
+        self,
+        passages: Sequence[Passage],
+        titled: Sequence[tuple[str, str]],
+        parsed: Sequence[ParsedText],
     ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
-        from graphrag_integrations.methods.clue._interim import normalize_entity
-
         units: list[KnowledgeUnit] = []
         labels: dict[str, str] = {}
-        for p, (title, _), sentences in zip(passages, titled, parsed, strict=True):
+        for p, (title, _), doc in zip(passages, titled, parsed, strict=True):
             title_key = normalize_entity(title) if (title and self.link_title) else ""
             if title_key:
                 labels.setdefault(title_key, TITLE_LABEL)
-            for pos, sent in enumerate(sentences):
+            for pos, sent in enumerate(doc.sentences):
                 names = [title_key] if title_key else []
                 for ent in sent.entities:
                     if ent.label not in self.excluded_labels:
@@ -240,79 +246,99 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return result
 
     # -- persistence ----------------------------------------------------------------------
-    def _manifest(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "format_version": FORMAT_VERSION,
-            "embedding_model": self.embedder.model_name,
-            "dimension": self.graph.dimension,
-            "spacy_model": self.parser.model_name,
-            "title_prefix": self.title_prefix,
-            "link_title": self.link_title,
-            "excluded_labels": sorted(self.excluded_labels),
-            "counts": {
+    def manifest(self) -> Manifest:
+        """The manifest :meth:`persist` writes (build options, models, counts)."""
+        return Manifest(
+            method=self.method,
+            parameters={
+                "title_prefix": self.title_prefix,
+                "link_title": self.link_title,
+                "excluded_labels": sorted(self.excluded_labels),
                 "passages": len(self.graph.passages),
                 "units": self.graph.n_units,
                 "entities": self.graph.n_entities,
             },
-        }
+            models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
+            embedding_dimension=self.graph.dimension,
+            format_version=FORMAT_VERSION,
+        )
 
     def persist(self, path: str | Path) -> None:
         g = self.graph
-        with atomic_directory(Path(path)) as out:
-            write_json(
+        with _atomic_directory(path) as out:
+            atomic_write_json(
                 out / "passages.json",
                 [
                     {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
                     for p in g.passages.values()
                 ],
+                indent=None,
             )
-            write_json(
+            atomic_write_json(
                 out / "units.json",
                 [
                     [u.id, u.text, u.passage_id, u.doc_id, list(u.entities), u.source]
                     for u in g.units
                 ],
+                indent=None,
             )
-            write_json(out / "entities.json", {n: g.entity_labels[n] for n in g.entity_names})
+            atomic_write_json(
+                out / "entities.json", {n: g.entity_labels[n] for n in g.entity_names}
+            )
             np.save(out / "passage_vectors.npy", g.passage_matrix)
             np.save(out / "unit_vectors.npy", g.unit_matrix)
             np.save(out / "entity_vectors.npy", g.entity_matrix)
-            write_json(out / "manifest.json", self._manifest())
+            write_manifest(out, self.manifest())
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
+        """Load a persisted index; the build options come from the manifest unless given.
+
+        Raises
+        ------
+        IndexNotFoundError
+            No index in ``path``.
+        IndexMismatchError
+            Another method, a newer format, another embedding model or dimension.
+        """
+        import json
+
         src = Path(path)
-        if not (src / "manifest.json").is_file():
-            raise IndexNotFoundError(f"no Clue index in {src}")
-        manifest = json.loads((src / "manifest.json").read_text(encoding="utf-8"))
-        if manifest.get("method") != cls.method:
-            raise IndexMismatchError(f"{src} holds a {manifest.get('method')!r} index, not clue")
-        for key in ("title_prefix", "link_title"):
-            kwargs.setdefault(key, manifest[key])
-        kwargs.setdefault("excluded_labels", manifest["excluded_labels"])
-        kwargs.setdefault("spacy_model", manifest["spacy_model"])
+        manifest = check_manifest(
+            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+        )
+        params = manifest.parameters
+        for key in ("title_prefix", "link_title", "excluded_labels"):
+            kwargs.setdefault(key, params[key])
+        kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
         index = cls(**kwargs)
-        if index.embedder.model_name != manifest["embedding_model"]:
-            raise IndexMismatchError(
-                f"index was built with {manifest['embedding_model']!r}, "
-                f"loaded with {index.embedder.model_name!r}"
-            )
-        rows = json.loads((src / "passages.json").read_text(encoding="utf-8"))
-        passages = [Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in rows]
+        check_manifest(manifest, method=cls.method, embedding_model=index.embedder.model_name)
+
+        def read(name: str) -> Any:
+            return json.loads((src / name).read_text(encoding="utf-8"))
+
+        passages = [
+            Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in read("passages.json")
+        ]
         units = [
             KnowledgeUnit(i, t, pid, did, tuple(ents), source)
-            for i, t, pid, did, ents, source in json.loads(
-                (src / "units.json").read_text(encoding="utf-8")
-            )
+            for i, t, pid, did, ents, source in read("units.json")
         ]
-        labels: dict[str, str] = json.loads((src / "entities.json").read_text(encoding="utf-8"))
+        labels: dict[str, str] = read("entities.json")
         pm = np.load(src / "passage_vectors.npy")
         um = np.load(src / "unit_vectors.npy")
         em = np.load(src / "entity_vectors.npy")
-        if pm.shape[1:] != (manifest["dimension"],) and len(passages):
-            raise IndexMismatchError(f"vector dimension {pm.shape} != {manifest['dimension']}")
-        index.graph.dimension = int(manifest["dimension"])
+        dim = manifest.embedding_dimension
+        for name, m, n in (
+            ("passage", pm, len(passages)),
+            ("unit", um, len(units)),
+            ("entity", em, len(labels)),
+        ):
+            if m.shape != (n, dim):
+                raise IndexMismatchError(
+                    f"{name} vectors have shape {m.shape}, expected {(n, dim)} (corrupt index)"
+                )
+        index.graph.dimension = int(dim or 0)
         index.graph.add(
             passages,
             units,

@@ -31,12 +31,13 @@ from typing import Any, Literal
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.baselines.dense import top_k_indices
 from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
 from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.core.vector_store import top_k as top_k_indices
 from graphrag_integrations.errors import LLMOutputError
-from graphrag_integrations.methods.clue._interim import normalize_entity
 from graphrag_integrations.methods.clue.graph import tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.scoring import (
@@ -118,8 +119,9 @@ class QIter(FrameworkSurface):
         Beam size (paths kept per depth).
     N : int
         Chunks returned (default ``k`` of :meth:`retrieve`).
-    reranker : core Reranker, optional
-        Scores paths and chunks (e.g. a cross-encoder); ``None``: :class:`FusedScorer`.
+    reranker : core Reranker or str, optional
+        Scores paths and chunks (a cross-encoder name/path or any ``Reranker``);
+        ``None``: :class:`FusedScorer`.
     llm : object with ``complete(prompt)``, optional
         Extracts query entities; ``None``: spaCy NER on the question. An unparsable reply
         falls back to spaCy (logged, counted in :attr:`llm_fallbacks`).
@@ -186,7 +188,7 @@ class QIter(FrameworkSurface):
                 path_vector=path_vector,
             )
             if reranker is None
-            else RerankerScorer(index.graph, reranker)
+            else RerankerScorer(index.graph, as_reranker(reranker))
         )
         self.llm_fallbacks = 0
 

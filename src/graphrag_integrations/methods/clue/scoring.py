@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol
 
 import numpy as np
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
+from graphrag_integrations.core.rerank import Reranker
 from graphrag_integrations.methods.clue.graph import ClueGraph, TermStats, tokenize
 
 Path = tuple[int, ...]
@@ -39,15 +40,6 @@ class Query:
     text: str
     vector: FloatMatrix
     tokens: tuple[str, ...]
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """The core re-ranker protocol (``core.rerank.Reranker``): higher score, more relevant."""
-
-    model_name: str
-
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class PathScorer(Protocol):
@@ -219,12 +211,10 @@ class RerankerScorer:
     >>> scorer = RerankerScorer(graph, cross)  # doctest: +SKIP
     """
 
-    def __init__(self, graph: ClueGraph, reranker: Any) -> None:
-        if not callable(getattr(reranker, "score", None)):
-            raise TypeError(f"reranker must have score(query, texts); got {type(reranker)!r}")
+    def __init__(self, graph: ClueGraph, reranker: Reranker) -> None:
         self.graph = graph
         self.reranker = reranker
-        self.name = str(getattr(reranker, "model_name", type(reranker).__name__))
+        self.name = reranker.model_name
 
     def score_paths(self, query: Query, paths: Sequence[Path]) -> np.ndarray:
         if not paths:
