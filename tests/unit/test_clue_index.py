@@ -146,3 +146,43 @@ def test_index_retrieve_uses_qiter(index: ClueIndex) -> None:
     hits = index.retrieve("What is the capital of France?", k=2)
     assert hits[0].doc_id == "Paris"
     assert hits[0].explanation["method"] == "clue"
+
+
+class FakeClient:
+    """Canned LLM replies (the only fake the project rules allow)."""
+
+    usage = None
+
+    def __init__(self, replies: dict[str, str]) -> None:
+        self.replies = replies
+        self.prompts: list[str] = []
+
+    def complete_many(self, prompts: list[str], *, show_progress: bool = False) -> list[str]:
+        self.prompts.extend(prompts)
+        out = []
+        for prompt in prompts:
+            reply = next((r for key, r in self.replies.items() if key in prompt), "no json here")
+            out.append(reply)
+        return out
+
+
+def test_alpha_needs_llm_and_range() -> None:
+    with pytest.raises(ValueError):
+        ClueIndex(embedding=HashingEmbedder(), alpha=0.5)
+    with pytest.raises(ValueError):
+        ClueIndex(embedding=HashingEmbedder(), alpha=1.5, llm=FakeClient({}))
+
+
+def test_alpha_one_uses_llm_units_with_sentence_fallback() -> None:
+    client = FakeClient(
+        {"Brian Clough managed": '{"knowledge units": ["Brian Clough was born in Middlesbrough."]}'}
+    )
+    idx = build(CORPUS[:4], alpha=1.0, llm=client)
+    assert len(client.prompts) == 4  # alpha = 1: every chunk goes to the LLM
+    clough = [u for u in idx.graph.units if u.doc_id == "Brian Clough"]
+    assert [u.text for u in clough] == ["Brian Clough: Brian Clough was born in Middlesbrough."]
+    assert clough[0].source == "llm"
+    assert normalize_entity("Middlesbrough") in clough[0].entities
+    others = [u for u in idx.graph.units if u.doc_id != "Brian Clough"]
+    assert others and all(u.source == "sentence" for u in others)  # bad replies fell back
+    assert idx.manifest().parameters["alpha"] == 1.0

@@ -14,6 +14,13 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
   is configurable through ``excluded_labels``;
 * every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
   serve the final re-ranking without re-encoding at query time.
+
+With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
+given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
+under ``alpha`` times the batch's tokens (token counts: ``core.llm.estimate_tokens``), the
+``KnowledgeUnitExtractor`` turns them into knowledge units (falling back to sentences on a bad
+reply, logged and counted), and one spaCy parse per LLM unit gives its entities. The other
+chunks keep their sentence units from the single chunk parse.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.nlp import ParsedText, SpacyNLP, normalize_entity
+from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_write_json,
@@ -48,6 +55,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
 TITLE_LABEL = "TITLE"
 FORMAT_VERSION = 1
+
+
+def _as_unit(parsed: ParsedText) -> Sentence:
+    """One knowledge unit (an LLM-extracted statement) as a single sentence with its entities."""
+    return Sentence(parsed.text.strip(), 0, len(parsed.text), parsed.entities)
 
 
 def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
@@ -92,6 +104,13 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Link every unit to its chunk-title entity.
     excluded_labels : iterable of str
         spaCy entity labels that get no entity node.
+    alpha : float
+        Token share of each added batch given to the LLM extractor (0: spaCy sentences only).
+    llm : LLM, LLMClient or framework model, optional
+        Needed when ``alpha > 0``; wrapped in ``core.llm.LLMClient`` unless it already has
+        ``complete_many``.
+    selection_value : {"bleu", "cosine"}
+        Chunk value of the selection knapsack.
     show_progress : bool
         Progress bars while embedding.
     k : int
@@ -114,9 +133,20 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         title_prefix: bool = True,
         link_title: bool = True,
         excluded_labels: Iterable[str] = DEFAULT_EXCLUDED_LABELS,
+        alpha: float = 0.0,
+        llm: Any = None,
+        selection_value: str = "bleu",
         show_progress: bool = False,
         k: int = 5,
     ) -> None:
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        if alpha > 0 and llm is None:
+            raise ValueError("alpha > 0 needs an llm for knowledge-unit extraction")
+        self.alpha = alpha
+        self.llm = llm
+        self.selection_value = selection_value
+        self._extractor: Any = None
         self.embedder: Embedder = as_embedder(embedding)
         self.parser = SpacyNLP(spacy_model)
         self.title_prefix = title_prefix
@@ -162,7 +192,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             [body for _, body in titled], show_progress=self.show_progress
         )
         t1 = time.perf_counter()
-        units, labels = self._units(new, titled, parsed)
+        llm_units = self._llm_units([body for _, body in titled])
+        units, labels = self._units(new, titled, parsed, llm_units)
         unit_vecs = self._embed_unique([u.text for u in units])
         new_names = [n for n in labels if n not in self.graph.entity_vectors]
         entity_vecs = self._embed_unique(new_names)
@@ -196,14 +227,22 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         passages: Sequence[Passage],
         titled: Sequence[tuple[str, str]],
         parsed: Sequence[ParsedText],
+        llm_units: dict[int, tuple[str, list[ParsedText]]] | None = None,
     ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
         units: list[KnowledgeUnit] = []
         labels: dict[str, str] = {}
-        for p, (title, _), doc in zip(passages, titled, parsed, strict=True):
+        llm_units = llm_units or {}
+        for i, (p, (title, _), doc) in enumerate(zip(passages, titled, parsed, strict=True)):
             title_key = normalize_entity(title) if (title and self.link_title) else ""
             if title_key:
                 labels.setdefault(title_key, TITLE_LABEL)
-            for pos, sent in enumerate(doc.sentences):
+            source, unit_docs = llm_units.get(i, ("sentence", [doc]))
+            sentences = (
+                [s for d in unit_docs for s in d.sentences]
+                if i not in llm_units
+                else [_as_unit(d) for d in unit_docs]
+            )
+            for pos, sent in enumerate(sentences):
                 names = [title_key] if title_key else []
                 for ent in sent.entities:
                     if ent.label not in self.excluded_labels:
@@ -217,9 +256,49 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                         passage_id=p.id,
                         doc_id=p.doc_id,
                         entities=tuple(dict.fromkeys(names)),
+                        source=source,
                     )
                 )
         return units, labels
+
+    def _llm_units(self, bodies: Sequence[str]) -> dict[int, tuple[str, list[ParsedText]]]:
+        """Hybrid extraction (alpha > 0): chunk position -> (source, one parse per unit)."""
+        if self.alpha <= 0:
+            return {}
+        from graphrag_integrations.core.llm import LLMClient, estimate_tokens
+        from graphrag_integrations.methods.clue.extraction import KnowledgeUnitExtractor
+        from graphrag_integrations.methods.clue.selection import select_chunks
+
+        if self._extractor is None:
+            has_batch = callable(getattr(self.llm, "complete_many", None))
+            client = self.llm if has_batch else LLMClient(self.llm)
+            self._extractor = KnowledgeUnitExtractor(
+                client,
+                lambda text: [s.text for s in self.parser.parse(text).sentences],
+                show_progress=self.show_progress,
+            )
+        selection = select_chunks(
+            bodies,
+            [estimate_tokens(b) for b in bodies],
+            self.alpha,
+            value=self.selection_value,  # type: ignore[arg-type]
+            embeddings=self.embedder if self.selection_value == "cosine" else None,
+        )
+        outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
+        flat = [u for o in outcomes for u in o.units]
+        parses = iter(self.parser.parse_many(flat))
+        out: dict[int, tuple[str, list[ParsedText]]] = {}
+        for i, outcome in zip(selection.selected, outcomes, strict=True):
+            source = "llm" if outcome.source == "llm" else "sentence"
+            out[i] = (source, [next(parses) for _ in outcome.units])
+        logger.info(
+            "alpha=%.2f: %d/%d chunks to the LLM (%d fell back to sentences)",
+            self.alpha,
+            len(selection.selected),
+            len(bodies),
+            sum(o.source != "llm" for o in outcomes),
+        )
+        return out
 
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
         unique = list(dict.fromkeys(texts))
@@ -254,6 +333,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "title_prefix": self.title_prefix,
                 "link_title": self.link_title,
                 "excluded_labels": sorted(self.excluded_labels),
+                "alpha": self.alpha,
                 "passages": len(self.graph.passages),
                 "units": self.graph.n_units,
                 "entities": self.graph.n_entities,
