@@ -1,0 +1,430 @@
+"""Clue-Index (Algorithm 1 at alpha = 0): chunks, sentence knowledge units, spaCy entities.
+
+Each chunk is parsed ONCE by spaCy; that single ``Doc`` gives the sentences (the knowledge
+units) and the entities each sentence mentions (the unit-entity edges). Design decisions
+(measured in ``docs/clue.md``):
+
+* a chunk's title (``metadata["title"]``) prefixes each of its units (``"Title: sentence"``)
+  and is linked to each of them as an entity (label ``TITLE``), so the sentence "He was born
+  in 1950." still reaches its subject;
+* entity names are keyed by ``normalize_entity`` at index and at query time, and each entity
+  node is embedded from that key once;
+* numeric entity types (``CARDINAL``, ``ORDINAL``, ``QUANTITY``, ``PERCENT``, ``MONEY``,
+  ``TIME``) are not linked: they are traversal hubs without meaning ("two", "first"). ``DATE``
+  is configurable through ``excluded_labels``;
+* every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
+  serve the final re-ranking without re-encoding at query time.
+
+With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
+given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
+under ``alpha`` times the batch's tokens (token counts: ``core.llm.estimate_tokens``), the
+``KnowledgeUnitExtractor`` turns them into knowledge units (falling back to sentences on a bad
+reply, logged and counted), and one spaCy parse per LLM unit gives its entities. The other
+chunks keep their sentence units from the single chunk parse.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_write_json,
+    check_manifest,
+    read_manifest,
+    write_manifest,
+)
+from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
+TITLE_LABEL = "TITLE"
+FORMAT_VERSION = 1
+
+
+def _as_unit(parsed: ParsedText) -> Sentence:
+    """One knowledge unit (an LLM-extracted statement) as a single sentence with its entities."""
+    return Sentence(parsed.text.strip(), 0, len(parsed.text), parsed.entities)
+
+
+def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
+    """One :class:`Passage` per non-empty document (no chunking)."""
+    return [
+        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
+        for d in load_documents(documents)
+        if d.text.strip()
+    ]
+
+
+def split_title(passage: Passage) -> tuple[str, str]:
+    """``(title, body)``: the title from ``metadata["title"]`` and the text without it.
+
+    A text starting with ``title + "\\n"`` has that line removed from the body, so the title
+    is not parsed into the first sentence.
+
+    Examples
+    --------
+    >>> split_title(Passage("1", "Paris\\nParis is big.", "d", {"title": "Paris"}))
+    ('Paris', 'Paris is big.')
+    """
+    title = str(passage.metadata.get("title") or "").strip()
+    body = passage.text
+    if title and body.startswith(title + "\n"):
+        body = body[len(title) + 1 :]
+    return title, body
+
+
+class ClueIndex(FrameworkSurface, BaseIndex):
+    """The Clue-RAG multi-partite graph index (alpha = 0: spaCy sentence units).
+
+    Parameters
+    ----------
+    embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
+        ``None``: offline all-MiniLM-L6-v2.
+    spacy_model : str, optional
+        spaCy pipeline; ``None``: offline ``en_core_web_sm``.
+    title_prefix : bool
+        Prefix units with their chunk title.
+    link_title : bool
+        Link every unit to its chunk-title entity.
+    excluded_labels : iterable of str
+        spaCy entity labels that get no entity node.
+    alpha : float
+        Token share of each added batch given to the LLM extractor (0: spaCy sentences only).
+    llm : LLM, LLMClient or framework model, optional
+        Needed when ``alpha > 0``; wrapped in ``core.llm.LLMClient`` unless it already has
+        ``complete_many``.
+    selection_value : {"bleu", "cosine"}
+        Chunk value of the selection knapsack.
+    show_progress : bool
+        Progress bars while embedding.
+    k : int
+        Default number of chunks of :meth:`retrieve`.
+
+    Examples
+    --------
+    >>> index = ClueIndex.from_documents(["Paris is the capital of France."])  # doctest: +SKIP
+    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text  # doctest: +SKIP
+    'Paris is the capital of France.'
+    """
+
+    method = "clue"
+
+    def __init__(
+        self,
+        embedding: Any = None,
+        *,
+        spacy_model: str | None = None,
+        title_prefix: bool = True,
+        link_title: bool = True,
+        excluded_labels: Iterable[str] = DEFAULT_EXCLUDED_LABELS,
+        alpha: float = 0.0,
+        llm: Any = None,
+        selection_value: str = "bleu",
+        show_progress: bool = False,
+        k: int = 5,
+    ) -> None:
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        if alpha > 0 and llm is None:
+            raise ValueError("alpha > 0 needs an llm for knowledge-unit extraction")
+        self.alpha = alpha
+        self.llm = llm
+        self.selection_value = selection_value
+        self._extractor: Any = None
+        self.embedder: Embedder = as_embedder(embedding)
+        self.parser = SpacyNLP(spacy_model)
+        self.title_prefix = title_prefix
+        self.link_title = link_title
+        self.excluded_labels = frozenset(excluded_labels)
+        self.show_progress = show_progress
+        self.default_k = k
+        self.graph = ClueGraph()
+        self.timings: dict[str, float] = {"nlp": 0.0, "embedding": 0.0, "graph": 0.0}
+        self._retriever: Any = None
+
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ClueIndex:
+        return cls.from_passages(passages_from_documents(documents), **kwargs)
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
+        """Build from already chunked passages (what the evaluation harness uses)."""
+        if not passages:
+            raise EmptyCorpusError("no non-empty passages to index")
+        index = cls(**kwargs)
+        index.add_passages(passages)
+        return index
+
+    def insert(self, documents: Iterable[Any]) -> list[str]:
+        passages = passages_from_documents(documents)
+        self.add_passages(passages)
+        return list(dict.fromkeys(p.doc_id for p in passages))
+
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
+        new = [
+            p for p in dict((p.id, p) for p in passages).values() if p.id not in self.graph.passages
+        ]
+        if len(new) < len(passages):
+            logger.info("skipping %d passages already indexed", len(passages) - len(new))
+        if not new:
+            return
+        t0 = time.perf_counter()
+        titled = [split_title(p) for p in new]
+        parsed = self.parser.parse_many(
+            [body for _, body in titled], show_progress=self.show_progress
+        )
+        t1 = time.perf_counter()
+        llm_units = self._llm_units([body for _, body in titled])
+        units, labels = self._units(new, titled, parsed, llm_units)
+        unit_vecs = self._embed_unique([u.text for u in units])
+        new_names = [n for n in labels if n not in self.graph.entity_vectors]
+        entity_vecs = self._embed_unique(new_names)
+        passage_vecs = self._embed_unique([p.text for p in new])
+        t2 = time.perf_counter()
+        self.graph.add(
+            new,
+            units,
+            passage_vectors={p.id: passage_vecs[p.text] for p in new},
+            unit_vectors={u.id: unit_vecs[u.text] for u in units},
+            entity_vectors={n: entity_vecs[n] for n in new_names},
+            entity_labels=labels,
+        )
+        t3 = time.perf_counter()
+        self.timings["nlp"] += t1 - t0
+        self.timings["embedding"] += t2 - t1
+        self.timings["graph"] += t3 - t2
+        logger.info(
+            "indexed %d passages -> %d units, %d entities "
+            "(nlp %.1fs, embedding %.1fs, graph %.1fs)",
+            len(new),
+            len(units),
+            self.graph.n_entities,
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+        )
+
+    def _units(
+        self,
+        passages: Sequence[Passage],
+        titled: Sequence[tuple[str, str]],
+        parsed: Sequence[ParsedText],
+        llm_units: dict[int, tuple[str, list[ParsedText]]] | None = None,
+    ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
+        units: list[KnowledgeUnit] = []
+        labels: dict[str, str] = {}
+        llm_units = llm_units or {}
+        for i, (p, (title, _), doc) in enumerate(zip(passages, titled, parsed, strict=True)):
+            title_key = normalize_entity(title) if (title and self.link_title) else ""
+            if title_key:
+                labels.setdefault(title_key, TITLE_LABEL)
+            source, unit_docs = llm_units.get(i, ("sentence", [doc]))
+            sentences = (
+                [s for d in unit_docs for s in d.sentences]
+                if i not in llm_units
+                else [_as_unit(d) for d in unit_docs]
+            )
+            for pos, sent in enumerate(sentences):
+                names = [title_key] if title_key else []
+                for ent in sent.entities:
+                    if ent.label not in self.excluded_labels:
+                        names.append(ent.norm)
+                        labels.setdefault(ent.norm, ent.label)
+                text = f"{title}: {sent.text}" if (title and self.title_prefix) else sent.text
+                units.append(
+                    KnowledgeUnit(
+                        id=content_id(p.id, str(pos)),
+                        text=text,
+                        passage_id=p.id,
+                        doc_id=p.doc_id,
+                        entities=tuple(dict.fromkeys(names)),
+                        source=source,
+                    )
+                )
+        return units, labels
+
+    def _llm_units(self, bodies: Sequence[str]) -> dict[int, tuple[str, list[ParsedText]]]:
+        """Hybrid extraction (alpha > 0): chunk position -> (source, one parse per unit)."""
+        if self.alpha <= 0:
+            return {}
+        from graphrag_integrations.core.llm import LLMClient, estimate_tokens
+        from graphrag_integrations.methods.clue.extraction import KnowledgeUnitExtractor
+        from graphrag_integrations.methods.clue.selection import select_chunks
+
+        if self._extractor is None:
+            has_batch = callable(getattr(self.llm, "complete_many", None))
+            client = self.llm if has_batch else LLMClient(self.llm)
+            self._extractor = KnowledgeUnitExtractor(
+                client,
+                lambda text: [s.text for s in self.parser.parse(text).sentences],
+                show_progress=self.show_progress,
+            )
+        selection = select_chunks(
+            bodies,
+            [estimate_tokens(b) for b in bodies],
+            self.alpha,
+            value=self.selection_value,  # type: ignore[arg-type]
+            embeddings=self.embedder if self.selection_value == "cosine" else None,
+        )
+        outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
+        flat = [u for o in outcomes for u in o.units]
+        parses = iter(self.parser.parse_many(flat))
+        out: dict[int, tuple[str, list[ParsedText]]] = {}
+        for i, outcome in zip(selection.selected, outcomes, strict=True):
+            source = "llm" if outcome.source == "llm" else "sentence"
+            out[i] = (source, [next(parses) for _ in outcome.units])
+        logger.info(
+            "alpha=%.2f: %d/%d chunks to the LLM (%d fell back to sentences)",
+            self.alpha,
+            len(selection.selected),
+            len(bodies),
+            sum(o.source != "llm" for o in outcomes),
+        )
+        return out
+
+    def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
+        unique = list(dict.fromkeys(texts))
+        vecs = self.embedder.embed(unique, show_progress=self.show_progress)
+        return {t: vecs[i] for i, t in enumerate(unique)}
+
+    def delete(self, doc_id: str) -> None:
+        removed = self.graph.remove_doc(doc_id)
+        if not removed:
+            logger.warning("delete(%r): no such document in the index", doc_id)
+
+    # -- retrieval ------------------------------------------------------------------------
+    def as_retriever(self, **qiter_params: Any) -> Any:
+        """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index."""
+        from graphrag_integrations.methods.clue.qiter import QIter
+
+        return QIter(self, **qiter_params)
+
+    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
+        if self._retriever is None:
+            self._retriever = self.as_retriever(N=self.default_k)
+        result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
+        return result
+
+    # -- persistence ----------------------------------------------------------------------
+    def manifest(self) -> Manifest:
+        """The manifest :meth:`persist` writes (build options, models, counts)."""
+        return Manifest(
+            method=self.method,
+            parameters={
+                "title_prefix": self.title_prefix,
+                "link_title": self.link_title,
+                "excluded_labels": sorted(self.excluded_labels),
+                "alpha": self.alpha,
+                "passages": len(self.graph.passages),
+                "units": self.graph.n_units,
+                "entities": self.graph.n_entities,
+            },
+            models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
+            embedding_dimension=self.graph.dimension,
+            format_version=FORMAT_VERSION,
+        )
+
+    def persist(self, path: str | Path) -> None:
+        g = self.graph
+        with _atomic_directory(path) as out:
+            atomic_write_json(
+                out / "passages.json",
+                [
+                    {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
+                    for p in g.passages.values()
+                ],
+                indent=None,
+            )
+            atomic_write_json(
+                out / "units.json",
+                [
+                    [u.id, u.text, u.passage_id, u.doc_id, list(u.entities), u.source]
+                    for u in g.units
+                ],
+                indent=None,
+            )
+            atomic_write_json(
+                out / "entities.json", {n: g.entity_labels[n] for n in g.entity_names}
+            )
+            np.save(out / "passage_vectors.npy", g.passage_matrix)
+            np.save(out / "unit_vectors.npy", g.unit_matrix)
+            np.save(out / "entity_vectors.npy", g.entity_matrix)
+            write_manifest(out, self.manifest())
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
+        """Load a persisted index; the build options come from the manifest unless given.
+
+        Raises
+        ------
+        IndexNotFoundError
+            No index in ``path``.
+        IndexMismatchError
+            Another method, a newer format, another embedding model or dimension.
+        """
+        import json
+
+        src = Path(path)
+        manifest = check_manifest(
+            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+        )
+        params = manifest.parameters
+        for key in ("title_prefix", "link_title", "excluded_labels"):
+            kwargs.setdefault(key, params[key])
+        kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
+        index = cls(**kwargs)
+        check_manifest(manifest, method=cls.method, embedding_model=index.embedder.model_name)
+
+        def read(name: str) -> Any:
+            return json.loads((src / name).read_text(encoding="utf-8"))
+
+        passages = [
+            Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in read("passages.json")
+        ]
+        units = [
+            KnowledgeUnit(i, t, pid, did, tuple(ents), source)
+            for i, t, pid, did, ents, source in read("units.json")
+        ]
+        labels: dict[str, str] = read("entities.json")
+        pm = np.load(src / "passage_vectors.npy")
+        um = np.load(src / "unit_vectors.npy")
+        em = np.load(src / "entity_vectors.npy")
+        dim = manifest.embedding_dimension
+        for name, m, n in (
+            ("passage", pm, len(passages)),
+            ("unit", um, len(units)),
+            ("entity", em, len(labels)),
+        ):
+            if m.shape != (n, dim):
+                raise IndexMismatchError(
+                    f"{name} vectors have shape {m.shape}, expected {(n, dim)} (corrupt index)"
+                )
+        index.graph.dimension = int(dim or 0)
+        index.graph.add(
+            passages,
+            units,
+            passage_vectors={p.id: pm[i] for i, p in enumerate(passages)},
+            unit_vectors={u.id: um[i] for i, u in enumerate(units)},
+            entity_vectors={n: em[i] for i, n in enumerate(labels)},
+            entity_labels=labels,
+        )
+        return index
