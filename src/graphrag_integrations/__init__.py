@@ -19,10 +19,28 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
+    # core data and models
     "Passage": "graphrag_integrations.core.types",
     "RetrievedPassage": "graphrag_integrations.core.types",
     "SourceDocument": "graphrag_integrations.core.documents",
     "load_documents": "graphrag_integrations.core.documents",
+    "TokenChunker": "graphrag_integrations.core.chunking",
+    "SpacyNLP": "graphrag_integrations.core.nlp",
+    "as_embedder": "graphrag_integrations.core.embeddings",
+    "SentenceTransformerEmbedder": "graphrag_integrations.core.embeddings",
+    "as_llm": "graphrag_integrations.core.llm",
+    "LLMClient": "graphrag_integrations.core.llm",
+    "TransformersLLM": "graphrag_integrations.core.llm",
+    "as_reranker": "graphrag_integrations.core.rerank",
+    "BiEncoderReranker": "graphrag_integrations.core.rerank",
+    "CrossEncoderReranker": "graphrag_integrations.core.rerank",
+    "GraphStore": "graphrag_integrations.core.graph_store",
+    "ChromaVectorIndex": "graphrag_integrations.core.vector_store",
+    "InMemoryVectorIndex": "graphrag_integrations.core.vector_store",
+    # framework adapters
+    "LangChainRetriever": "graphrag_integrations.adapters.langchain",
+    "LlamaIndexRetriever": "graphrag_integrations.adapters.llama_index",
+    # retrievers
     "DenseRetriever": "graphrag_integrations.baselines.dense",
     "BM25Retriever": "graphrag_integrations.baselines.bm25",
     "HybridRetriever": "graphrag_integrations.baselines.hybrid",

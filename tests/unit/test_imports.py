@@ -30,3 +30,13 @@ def test_unknown_attribute() -> None:
 
     with pytest.raises(AttributeError):
         _ = gi.DoesNotExist  # type: ignore[attr-defined]
+
+
+def test_every_public_name_resolves() -> None:
+    import importlib.util
+
+    for name in gi.__all__:
+        module = gi._LAZY.get(name)
+        if module is not None and importlib.util.find_spec(module) is None:
+            raise AssertionError(f"{name}: module {module} is missing")
+        assert getattr(gi, name) is not None, name
