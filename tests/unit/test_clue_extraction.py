@@ -108,7 +108,7 @@ def test_lenient_parsing(reply: str) -> None:
         ("I cannot help with that.", "no JSON"),
         ('{"units": ["A is B."]}', "no 'knowledge units' key"),
         ('{"knowledge units": "A is B."}', "must be a list"),
-        ('{"knowledge units": ["A is B.", "C is', "no parseable JSON"),
+        ('{"knowledge units": ["A is B.", "C is', "no JSON object or list"),
     ],
 )
 def test_parse_failures_raise(reply: str, message: str) -> None:

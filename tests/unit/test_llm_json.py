@@ -106,3 +106,10 @@ def test_extract_json_round_trips_embedded_payload(
     body = json.dumps(payload, indent=1 if fenced else None)
     reply = f"{before}\n```json\n{body}\n```\n{after}" if fenced else f"{before} {body} {after}"
     assert extract_json(reply) == payload
+
+
+def test_python_literals_only_when_asked() -> None:
+    reply = "Here: {'knowledge units': ['A is B.', 'C is D.',]}"
+    with pytest.raises(LLMOutputError):
+        extract_json(reply)
+    assert extract_json(reply, python_literals=True) == {"knowledge units": ["A is B.", "C is D."]}

@@ -8,6 +8,7 @@ looser (no single quotes, no comments, no unquoted keys): anything else raises
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any
@@ -18,7 +19,7 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL
 _OPENERS = {"{": "}", "[": "]"}
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str, *, python_literals: bool = False) -> Any:
     """Parse the JSON object or list an LLM reply holds.
 
     Tried in order, the first success wins:
@@ -36,6 +37,9 @@ def extract_json(text: str) -> Any:
     ----------
     text : str
         The raw reply.
+    python_literals : bool
+        Also accept Python literal syntax (single-quoted strings) for a candidate that is not
+        JSON, via :func:`ast.literal_eval` (never ``eval``). Off by default.
 
     Returns
     -------
@@ -57,13 +61,13 @@ def extract_json(text: str) -> Any:
     if not isinstance(text, str):
         raise LLMOutputError(f"expected the reply text, got {type(text).__name__}")
     for match in _FENCE.finditer(text):
-        ok, value = _parse(match.group(2).strip())
+        ok, value = _parse(match.group(2).strip(), python_literals)
         if ok:
             return value
-    ok, value = _parse(text.strip())
+    ok, value = _parse(text.strip(), python_literals)
     if ok:
         return value
-    ok, value = _best_span(text)
+    ok, value = _best_span(text, python_literals)
     if ok:
         return value
     preview = text.strip().replace("\n", " ")[:200]
@@ -104,7 +108,7 @@ def strip_trailing_commas(text: str) -> str:
     return "".join(out)
 
 
-def _parse(candidate: str) -> tuple[bool, Any]:
+def _parse(candidate: str, python_literals: bool = False) -> tuple[bool, Any]:
     if not candidate:
         return False, None
     for attempt in (candidate, strip_trailing_commas(candidate)):
@@ -112,6 +116,11 @@ def _parse(candidate: str) -> tuple[bool, Any]:
             return True, json.loads(attempt)
         except ValueError:
             continue
+    if python_literals and candidate[0] in _OPENERS:
+        try:
+            return True, ast.literal_eval(candidate)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            pass
     return False, None
 
 
@@ -141,7 +150,7 @@ def _balanced_end(text: str, start: int) -> int:
     return -1
 
 
-def _best_span(text: str) -> tuple[bool, Any]:
+def _best_span(text: str, python_literals: bool = False) -> tuple[bool, Any]:
     best: tuple[int, Any] | None = None
     covered_until = -1
     for start, ch in enumerate(text):
@@ -150,7 +159,7 @@ def _best_span(text: str) -> tuple[bool, Any]:
         end = _balanced_end(text, start)
         if end < 0:
             continue
-        ok, value = _parse(text[start : end + 1])
+        ok, value = _parse(text[start : end + 1], python_literals)
         if not ok:
             continue
         covered_until = end

@@ -16,14 +16,13 @@ itself (after its own retries) propagates: an unreachable model is not a parse f
 
 from __future__ import annotations
 
-import ast
-import json
 import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from graphrag_integrations.core.llm.json_output import extract_json
 from graphrag_integrations.errors import LLMOutputError
 
 __all__ = [
@@ -116,8 +115,6 @@ Output:
 """
 
 _PLACEHOLDER = "{passage}"
-_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",\s*(?=[}\]])")
 _KEY_SEPARATORS = re.compile(r"[\s_\-]+")
 _UNIT_KEYS = {"knowledge units", "knowledgeunits"}
 
@@ -152,41 +149,6 @@ def clean_units(units: Sequence[str]) -> list[str]:
     return out
 
 
-def _decode(fragment: str) -> Any:
-    """Decode the first JSON value in ``fragment``; tolerate trailing commas and Python quoting."""
-    decoder = json.JSONDecoder()
-    try:
-        return decoder.raw_decode(fragment)[0]
-    except json.JSONDecodeError:
-        pass
-    relaxed = _TRAILING_COMMA.sub("", fragment)
-    try:
-        return decoder.raw_decode(relaxed)[0]
-    except json.JSONDecodeError:
-        pass
-    closing = "}" if relaxed[0] == "{" else "]"
-    end = relaxed.rfind(closing)
-    if end > 0:
-        try:
-            return ast.literal_eval(relaxed[: end + 1])
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
-    raise LLMOutputError("reply holds no parseable JSON object or list")
-
-
-def _first_json_value(text: str, max_attempts: int = 20) -> Any:
-    """Decode from the first ``{`` or ``[`` that starts a parseable value (prose may precede)."""
-    starts = [m.start() for m in re.finditer(r"[\[{]", text)][:max_attempts]
-    if not starts:
-        raise LLMOutputError("reply holds no JSON object or list")
-    for start in starts:
-        try:
-            return _decode(text[start:])
-        except LLMOutputError:
-            continue
-    raise LLMOutputError("reply holds no parseable JSON object or list")
-
-
 def parse_knowledge_units(reply: str) -> list[str]:
     """Parse an LLM reply to the knowledge-unit prompt into cleaned units.
 
@@ -211,11 +173,7 @@ def parse_knowledge_units(reply: str) -> list[str]:
     >>> parse_knowledge_units('```json\\n{"knowledge_units": ["A is B.", "A is B.",]}\\n```')
     ['A is B.']
     """
-    text = reply.strip()
-    fenced = _FENCE.search(text)
-    if fenced is not None:
-        text = fenced.group(1).strip()
-    value = _first_json_value(text)
+    value = extract_json(reply, python_literals=True)
     if isinstance(value, dict):
         matches = [
             v
