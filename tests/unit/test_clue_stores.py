@@ -220,3 +220,25 @@ def test_store_rejects_a_second_dimension() -> None:
     store._index(UNIT, 3)
     with pytest.raises(ValueError, match="dimension"):
         store._index(ENTITY, 4)
+
+
+def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
+    idx = build(CORPUS[:1])
+    idx.delete("Nottingham Forest")
+    assert len(idx.graph_store) == 0 and idx.graph.n_units == 0
+    assert all(len(v) == 0 for v in idx.vector_indexes.values())
+    idx.persist(tmp_path / "idx")
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    assert loaded.retrieve("Nottingham Forest") == []
+    loaded.insert(documents(CORPUS[-1:]))
+    assert loaded.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"
+
+
+def test_registry_build_accepts_a_vector_backend() -> None:
+    from graphrag_integrations.methods.clue.evaluation import build as registry_build
+    from graphrag_integrations.methods.clue.index import passages_from_documents
+
+    retriever = registry_build(
+        passages_from_documents(documents()), HashingEmbedder(), vector_index=recording
+    )
+    assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]

@@ -51,6 +51,7 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
 from graphrag_integrations.methods.clue.stores import (
@@ -193,7 +194,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return self.store.graph_store
 
     @property
-    def vector_indexes(self) -> dict[str, Any]:
+    def vector_indexes(self) -> dict[str, VectorIndex]:
         """The core vector index of each layer (``"chunks"``, ``"units"``, ``"entities"``)."""
         return dict(self.store.vectors)
 
