@@ -8,7 +8,9 @@ from typing import Any
 from graphrag_integrations.core.embeddings import Embedder
 from graphrag_integrations.core.types import Passage, Retriever
 
-INDEX_OPTIONS = frozenset({"spacy_model", "title_prefix", "link_title", "excluded_labels", "k"})
+INDEX_OPTIONS = frozenset(
+    {"spacy_model", "title_prefix", "link_title", "excluded_labels", "k", "vector_index"}
+)
 
 
 def build(

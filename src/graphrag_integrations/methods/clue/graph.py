@@ -1,12 +1,11 @@
-"""The Clue-Index multi-partite graph: chunks -> knowledge units -> entities.
+"""Q-Iter's flat, derived view of the Clue-Index: chunks -> knowledge units -> entities.
 
-Held as flat arrays tuned for Q-Iter: one row per chunk / unit / entity, the cached
-L2-normalised vectors stacked into matrices, the two edge sets (chunk-unit ``E_C`` and
-unit-entity ``E_E``) as index lists in both directions, and the term statistics the lexical
-half of the default path scorer needs. Vectors are kept per id, so a mutation rebuilds the
-matrices without re-embedding anything, and the layout after ``insert`` + ``delete`` is exactly
-the layout of a graph built without the deleted document (rows follow insertion order, entity
-rows follow their first mention among the remaining units).
+The source of truth is :class:`~graphrag_integrations.methods.clue.stores.ClueStore` (core
+``GraphStore`` + core vector indexes). :class:`ClueGraph` turns it into arrays tuned for the
+beam search: one row per chunk / unit / entity, the L2-normalised vectors stacked into
+matrices, the two edge sets (chunk-unit ``E_C`` and unit-entity ``E_E``) as index lists in
+both directions, and the term statistics the lexical half of the default path scorer needs.
+It is rebuilt after every mutation without re-embedding anything.
 """
 
 from __future__ import annotations
@@ -15,11 +14,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.methods.clue.stores import CHUNK, ENTITY, UNIT, node_id, node_key
+
+if TYPE_CHECKING:
+    from graphrag_integrations.methods.clue.stores import ClueStore
 
 _TOKEN = re.compile(r"\w+")
 
@@ -96,7 +100,13 @@ class TermStats:
 
 
 class ClueGraph:
-    """The three node layers, the two edge sets and the cached vectors.
+    """Q-Iter's flat view of a :class:`~graphrag_integrations.methods.clue.stores.ClueStore`.
+
+    A derived, rebuildable cache (:meth:`refresh`): rows of chunks / units / entities, the
+    two edge sets as index arrays in both directions, the vectors stacked into matrices and
+    the BM25 term statistics. Rows follow the graph's insertion order (chunks, units) and
+    entity rows follow their first mention among the units, so the layout after ``insert`` +
+    ``delete`` is exactly the layout of a graph built without the deleted document.
 
     Examples
     --------
@@ -108,12 +118,22 @@ class ClueGraph:
     def __init__(self) -> None:
         self.passages: dict[str, Passage] = {}
         self.units: list[KnowledgeUnit] = []
-        self.unit_vectors: dict[str, FloatMatrix] = {}
-        self.entity_vectors: dict[str, FloatMatrix] = {}
-        self.passage_vectors: dict[str, FloatMatrix] = {}
         self.entity_labels: dict[str, str] = {}
         self.dimension = 0
-        self._rebuild()
+        self.passage_ids: list[str] = []
+        self.unit_ids: list[str] = []
+        self.entity_names: list[str] = []
+        self.passage_row: dict[str, int] = {}
+        self.unit_row: dict[str, int] = {}
+        self.entity_row: dict[str, int] = {}
+        self.unit_passage = np.zeros(0, dtype=np.int64)
+        self.unit_entities: list[np.ndarray] = []
+        self.entity_units: list[np.ndarray] = []
+        self.passage_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
+        self.unit_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
+        self.entity_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
+        self.unit_terms = TermStats.build([])
+        self.passage_terms = TermStats.build([])
 
     # -- sizes ----------------------------------------------------------------------------
     @property
@@ -124,80 +144,87 @@ class ClueGraph:
     def n_entities(self) -> int:
         return len(self.entity_names)
 
-    # -- mutation -------------------------------------------------------------------------
-    def add(
-        self,
-        passages: Sequence[Passage],
-        units: Sequence[KnowledgeUnit],
-        *,
-        passage_vectors: dict[str, FloatMatrix],
-        unit_vectors: dict[str, FloatMatrix],
-        entity_vectors: dict[str, FloatMatrix],
-        entity_labels: dict[str, str],
-    ) -> None:
-        """Append chunks and their units; vectors for every new id must be supplied."""
-        for p in passages:
-            self.passages[p.id] = p
-        self.units.extend(units)
-        self.passage_vectors.update(passage_vectors)
-        self.unit_vectors.update(unit_vectors)
-        for name, vec in entity_vectors.items():
-            self.entity_vectors.setdefault(name, vec)
-        for name, label in entity_labels.items():
-            self.entity_labels.setdefault(name, label)
-        self._rebuild()
+    # -- rebuilding -----------------------------------------------------------------------
+    def refresh(self, store: ClueStore) -> None:
+        """Recompute every row, array and statistic from ``store``.
 
-    def remove_doc(self, doc_id: str) -> int:
-        """Drop every chunk, unit and orphaned entity of ``doc_id``; returns chunks removed."""
-        gone = [pid for pid, p in self.passages.items() if p.doc_id == doc_id]
-        for pid in gone:
-            del self.passages[pid]
-            self.passage_vectors.pop(pid, None)
-        kept = [u for u in self.units if u.doc_id != doc_id]
-        for u in self.units:
-            if u.doc_id == doc_id:
-                self.unit_vectors.pop(u.id, None)
-        self.units = kept
-        self._rebuild()
-        alive = set(self.entity_names)
-        for name in [n for n in self.entity_vectors if n not in alive]:
-            del self.entity_vectors[name]
-            self.entity_labels.pop(name, None)
-        return len(gone)
-
-    def _rebuild(self) -> None:
-        """Recompute rows, adjacency, matrices and term statistics from the id-keyed data."""
-        self.passage_ids: list[str] = list(self.passages)
+        Vectors already cached are reused; only those of new ids are read from the store's
+        vector indexes (a round trip per layer, cheap even for a remote backend).
+        """
+        nx_graph = store.graph_store.graph
+        nodes = nx_graph.nodes
+        previous = self.passages
+        passages: dict[str, Passage] = {}
+        units: list[KnowledgeUnit] = []
+        for node, kind in nodes(data="type"):
+            if kind == CHUNK:
+                key = node_key(node)
+                data = nodes[node]
+                passages[key] = previous.get(key) or Passage(
+                    key, data["text"], data["doc_id"], data["metadata"]
+                )
+            elif kind == UNIT:
+                data = nodes[node]
+                units.append(
+                    KnowledgeUnit(
+                        id=node_key(node),
+                        text=data["text"],
+                        passage_id=node_key(next(iter(nx_graph.pred[node]))),
+                        doc_id=data["doc_id"],
+                        entities=tuple(node_key(e) for e in nx_graph.succ[node]),
+                        source=data["source"],
+                    )
+                )
+        old_vectors = {
+            CHUNK: (self.passage_row, self.passage_matrix),
+            UNIT: (self.unit_row, self.unit_matrix),
+            ENTITY: (self.entity_row, self.entity_matrix),
+        }
+        self.dimension = store.dimension
+        self.passages = passages
+        self.units = units
+        self.passage_ids = list(passages)
         self.passage_row = {pid: i for i, pid in enumerate(self.passage_ids)}
-        self.unit_ids = [u.id for u in self.units]
+        self.unit_ids = [u.id for u in units]
         self.unit_row = {uid: i for i, uid in enumerate(self.unit_ids)}
         self.unit_passage = np.array(
-            [self.passage_row[u.passage_id] for u in self.units], dtype=np.int64
+            [self.passage_row[u.passage_id] for u in units], dtype=np.int64
         )
         names: dict[str, int] = {}
-        for u in self.units:
+        for u in units:
             for name in u.entities:
                 names.setdefault(name, len(names))
-        self.entity_names: list[str] = list(names)
+        self.entity_names = list(names)
         self.entity_row = names
+        self.entity_labels = {n: nodes[node_id(ENTITY, n)]["label"] for n in names}
         entity_units: list[list[int]] = [[] for _ in names]
-        self.unit_entities: list[np.ndarray] = []
-        for i, u in enumerate(self.units):
-            rows = [names[n] for n in dict.fromkeys(u.entities)]
+        self.unit_entities = []
+        for i, u in enumerate(units):
+            rows = [names[n] for n in u.entities]
             for r in rows:
                 entity_units[r].append(i)
             self.unit_entities.append(np.array(rows, dtype=np.int64))
         self.entity_units = [np.array(r, dtype=np.int64) for r in entity_units]
-        self.unit_matrix = self._stack([self.unit_vectors[u] for u in self.unit_ids])
-        self.entity_matrix = self._stack([self.entity_vectors[n] for n in self.entity_names])
-        self.passage_matrix = self._stack([self.passage_vectors[p] for p in self.passage_ids])
-        self.unit_terms = TermStats.build(tokenize(u.text) for u in self.units)
-        self.passage_terms = TermStats.build(
-            tokenize(self.passages[p].text) for p in self.passage_ids
-        )
+        self.passage_matrix = self._gather(store, CHUNK, self.passage_ids, *old_vectors[CHUNK])
+        self.unit_matrix = self._gather(store, UNIT, self.unit_ids, *old_vectors[UNIT])
+        self.entity_matrix = self._gather(store, ENTITY, self.entity_names, *old_vectors[ENTITY])
+        self.unit_terms = TermStats.build(tokenize(u.text) for u in units)
+        self.passage_terms = TermStats.build(tokenize(passages[p].text) for p in self.passage_ids)
 
-    def _stack(self, vecs: list[FloatMatrix]) -> FloatMatrix:
-        if vecs:
-            self.dimension = int(vecs[0].shape[0])
-            return np.vstack(vecs).astype(np.float32, copy=False)
-        return np.zeros((0, self.dimension), dtype=np.float32)
+    def _gather(
+        self,
+        store: ClueStore,
+        kind: str,
+        keys: list[str],
+        old_row: dict[str, int],
+        old_matrix: FloatMatrix,
+    ) -> FloatMatrix:
+        """Matrix of ``keys``: cached rows where known, the rest read from the store."""
+        out = np.zeros((len(keys), self.dimension), dtype=np.float32)
+        new = [i for i, k in enumerate(keys) if k not in old_row]
+        cached = [i for i, k in enumerate(keys) if k in old_row]
+        if cached:
+            out[cached] = old_matrix[[old_row[keys[i]] for i in cached]]
+        if new:
+            out[new] = store.embeddings(kind, [keys[i] for i in new])
+        return out

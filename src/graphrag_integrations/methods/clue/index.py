@@ -15,6 +15,12 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 * every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
   serve the final re-ranking without re-encoding at query time.
 
+Storage is the core's (:mod:`~graphrag_integrations.methods.clue.stores`): the chunk / unit /
+entity graph in a ``GraphStore`` (:attr:`ClueIndex.graph_store`, provenance = document id, so
+``delete`` is ``remove_provenance``) and the vectors in core vector indexes (in memory by
+default, Chroma through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is
+Q-Iter's derived array view of them, rebuilt after each mutation.
+
 With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
 given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
 under ``alpha`` times the batch's tokens (token counts: ``core.llm.estimate_tokens``), the
@@ -31,30 +37,37 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
-    atomic_write_json,
     check_manifest,
     read_manifest,
     write_manifest,
 )
 from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
+from graphrag_integrations.methods.clue.stores import (
+    CHUNK,
+    ENTITY,
+    UNIT,
+    ClueStore,
+    VectorIndexFactory,
+)
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
 TITLE_LABEL = "TITLE"
-FORMAT_VERSION = 1
+#: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``.
+FORMAT_VERSION = 2
 
 
 def _as_unit(parsed: ParsedText) -> Sentence:
@@ -115,6 +128,21 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Progress bars while embedding.
     k : int
         Default number of chunks of :meth:`retrieve`.
+    vector_index : callable, optional
+        ``factory(layer, dimension, model_name)`` making the vector index of each layer
+        (``"chunks"``, ``"units"``, ``"entities"``), e.g.
+        :class:`~graphrag_integrations.methods.clue.stores.ChromaVectors`; ``None``: exact
+        in-memory indexes.
+
+    Attributes
+    ----------
+    graph_store : GraphStore
+        The chunk / unit / entity graph (export with ``to_graphml``, explore with
+        ``neighbors``; node ids from :func:`~graphrag_integrations.methods.clue.stores.node_id`).
+    vector_indexes : dict of str to VectorIndex
+        The vectors of each layer.
+    graph : ClueGraph
+        Q-Iter's derived arrays (do not mutate).
 
     Examples
     --------
@@ -138,6 +166,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         selection_value: str = "bleu",
         show_progress: bool = False,
         k: int = 5,
+        vector_index: VectorIndexFactory | None = None,
     ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
@@ -154,9 +183,40 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.excluded_labels = frozenset(excluded_labels)
         self.show_progress = show_progress
         self.default_k = k
+        self.store = ClueStore(self.embedder.model_name, vector_index)
         self.graph = ClueGraph()
         self.timings: dict[str, float] = {"nlp": 0.0, "embedding": 0.0, "graph": 0.0}
         self._retriever: Any = None
+
+    @property
+    def graph_store(self) -> GraphStore:
+        """The chunk / unit / entity graph (core ``GraphStore``; change it via the index)."""
+        return self.store.graph_store
+
+    @property
+    def vector_indexes(self) -> dict[str, VectorIndex]:
+        """The core vector index of each layer (``"chunks"``, ``"units"``, ``"entities"``)."""
+        return dict(self.store.vectors)
+
+    def nearest_units(self, vector: FloatMatrix, k: int) -> list[int]:
+        """Rows of the ``k`` units nearest ``vector`` (a unit vector-index query)."""
+        return self._nearest(UNIT, vector, k, self.graph.unit_row)
+
+    def nearest_entities(self, vector: FloatMatrix, k: int) -> list[int]:
+        """Rows of the ``k`` entity nodes nearest ``vector`` (an entity vector-index query)."""
+        return self._nearest(ENTITY, vector, k, self.graph.entity_row)
+
+    def _nearest(self, kind: str, vector: FloatMatrix, k: int, rows: dict[str, int]) -> list[int]:
+        """Best first; equal scores by graph row, whatever the backend's own order."""
+        ranked = []
+        for key, score in self.store.nearest(kind, vector, k):
+            if key not in rows:
+                raise IndexMismatchError(
+                    f"{kind} {key!r} is in the vector index but not in the graph; the vector "
+                    "index was changed outside the ClueIndex"
+                )
+            ranked.append((-score, rows[key]))
+        return [row for _, row in sorted(ranked)[:k]]
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -180,7 +240,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
         new = [
-            p for p in dict((p.id, p) for p in passages).values() if p.id not in self.graph.passages
+            p for p in dict((p.id, p) for p in passages).values() if not self.store.has(CHUNK, p.id)
         ]
         if len(new) < len(passages):
             logger.info("skipping %d passages already indexed", len(passages) - len(new))
@@ -195,18 +255,20 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         llm_units = self._llm_units([body for _, body in titled])
         units, labels = self._units(new, titled, parsed, llm_units)
         unit_vecs = self._embed_unique([u.text for u in units])
-        new_names = [n for n in labels if n not in self.graph.entity_vectors]
+        mentioned = {n for u in units for n in u.entities}
+        new_names = [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
         entity_vecs = self._embed_unique(new_names)
         passage_vecs = self._embed_unique([p.text for p in new])
         t2 = time.perf_counter()
-        self.graph.add(
+        self.store.add(
             new,
             units,
-            passage_vectors={p.id: passage_vecs[p.text] for p in new},
+            chunk_vectors={p.id: passage_vecs[p.text] for p in new},
             unit_vectors={u.id: unit_vecs[u.text] for u in units},
             entity_vectors={n: entity_vecs[n] for n in new_names},
             entity_labels=labels,
         )
+        self.graph.refresh(self.store)
         t3 = time.perf_counter()
         self.timings["nlp"] += t1 - t0
         self.timings["embedding"] += t2 - t1
@@ -306,7 +368,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return {t: vecs[i] for i, t in enumerate(unique)}
 
     def delete(self, doc_id: str) -> None:
-        removed = self.graph.remove_doc(doc_id)
+        removed = self.store.remove_document(doc_id)
+        self.graph.refresh(self.store)
         if not removed:
             logger.warning("delete(%r): no such document in the index", doc_id)
 
@@ -344,87 +407,58 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         )
 
     def persist(self, path: str | Path) -> None:
-        g = self.graph
+        """Write the index directory atomically: manifest, ``graph.json`` (the GraphStore)
+        and ``vectors/<layer>/`` (the vector indexes)."""
         with _atomic_directory(path) as out:
-            atomic_write_json(
-                out / "passages.json",
-                [
-                    {"id": p.id, "text": p.text, "doc_id": p.doc_id, "metadata": dict(p.metadata)}
-                    for p in g.passages.values()
-                ],
-                indent=None,
-            )
-            atomic_write_json(
-                out / "units.json",
-                [
-                    [u.id, u.text, u.passage_id, u.doc_id, list(u.entities), u.source]
-                    for u in g.units
-                ],
-                indent=None,
-            )
-            atomic_write_json(
-                out / "entities.json", {n: g.entity_labels[n] for n in g.entity_names}
-            )
-            np.save(out / "passage_vectors.npy", g.passage_matrix)
-            np.save(out / "unit_vectors.npy", g.unit_matrix)
-            np.save(out / "entity_vectors.npy", g.entity_matrix)
+            self.store.persist(out)
             write_manifest(out, self.manifest())
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
         """Load a persisted index; the build options come from the manifest unless given.
 
+        ``vector_index`` (a factory) re-homes the loaded vectors, e.g. into Chroma.
+
         Raises
         ------
         IndexNotFoundError
             No index in ``path``.
         IndexMismatchError
-            Another method, a newer format, another embedding model or dimension.
+            Another method, an older or newer format, another embedding model or dimension,
+            or graph and vectors that disagree (corrupt index).
         """
-        import json
-
         src = Path(path)
         manifest = check_manifest(
             read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
         )
+        if manifest.format_version < FORMAT_VERSION:
+            raise IndexMismatchError(
+                f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
+                f"layout ({FORMAT_VERSION}); rebuild the index"
+            )
         params = manifest.parameters
         for key in ("title_prefix", "link_title", "excluded_labels"):
             kwargs.setdefault(key, params[key])
         kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
         index = cls(**kwargs)
-        check_manifest(manifest, method=cls.method, embedding_model=index.embedder.model_name)
-
-        def read(name: str) -> Any:
-            return json.loads((src / name).read_text(encoding="utf-8"))
-
-        passages = [
-            Passage(r["id"], r["text"], r["doc_id"], r["metadata"]) for r in read("passages.json")
-        ]
-        units = [
-            KnowledgeUnit(i, t, pid, did, tuple(ents), source)
-            for i, t, pid, did, ents, source in read("units.json")
-        ]
-        labels: dict[str, str] = read("entities.json")
-        pm = np.load(src / "passage_vectors.npy")
-        um = np.load(src / "unit_vectors.npy")
-        em = np.load(src / "entity_vectors.npy")
-        dim = manifest.embedding_dimension
-        for name, m, n in (
-            ("passage", pm, len(passages)),
-            ("unit", um, len(units)),
-            ("entity", em, len(labels)),
-        ):
-            if m.shape != (n, dim):
-                raise IndexMismatchError(
-                    f"{name} vectors have shape {m.shape}, expected {(n, dim)} (corrupt index)"
-                )
-        index.graph.dimension = int(dim or 0)
-        index.graph.add(
-            passages,
-            units,
-            passage_vectors={p.id: pm[i] for i, p in enumerate(passages)},
-            unit_vectors={u.id: um[i] for i, u in enumerate(units)},
-            entity_vectors={n: em[i] for i, n in enumerate(labels)},
-            entity_labels=labels,
+        check_manifest(
+            manifest,
+            method=cls.method,
+            embedding_model=index.embedder.model_name,
+            supported_format_version=FORMAT_VERSION,
         )
+        index.store = ClueStore.load(
+            src,
+            model_name=index.embedder.model_name,
+            dimension=int(manifest.embedding_dimension or 0),
+            factory=kwargs.get("vector_index"),
+        )
+        index.graph.refresh(index.store)
+        counts = (len(index.graph.passages), index.graph.n_units, index.graph.n_entities)
+        expected = (params["passages"], params["units"], params["entities"])
+        if counts != expected:
+            raise IndexMismatchError(
+                f"{src}: graph holds {counts} passages/units/entities, the manifest {expected} "
+                "(corrupt index)"
+            )
         return index

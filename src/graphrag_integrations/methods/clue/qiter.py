@@ -221,15 +221,19 @@ class QIter(FrameworkSurface):
         return list(dict.fromkeys(e.norm for e in ents if e.label not in excluded)), "spacy"
 
     def anchor(self, query: Query, entity_vectors: FloatMatrix, trace: Trace) -> list[int]:
-        """Entity anchoring (Algorithm 4): entity rows seeding the beam."""
+        """Entity anchoring (Algorithm 4): entity rows seeding the beam.
+
+        Spreading activation (top-K entity nodes per query-entity vector) and knowledge
+        anchoring (the entities of the top-K units nearest the query) are queries of the
+        index's entity and unit vector indexes.
+        """
         g = self.index.graph
         anchors: dict[int, None] = {}
-        if self.spreading_activation and len(entity_vectors) and g.n_entities:
-            sims = entity_vectors @ g.entity_matrix.T
-            for row in sims:
-                anchors.update(dict.fromkeys(top_k_indices(row, self.K)))
+        if self.spreading_activation and g.n_entities:
+            for vector in entity_vectors:
+                anchors.update(dict.fromkeys(self.index.nearest_entities(vector, self.K)))
         if self.knowledge_anchoring and g.n_units:
-            for u in top_k_indices(g.unit_matrix @ query.vector, self.K):
+            for u in self.index.nearest_units(query.vector, self.K):
                 anchors.update(dict.fromkeys(g.unit_entities[u].tolist()))
         trace.anchors = [g.entity_names[a] for a in anchors]
         return list(anchors)
@@ -260,6 +264,10 @@ class QIter(FrameworkSurface):
                     linked = linked[~np.isin(linked, state.path)]
                 if not linked.size:
                     continue
+                # exact cosine over the anchor's few linked units, from the cached matrix: a
+                # vector-index query restricted to them would be one filtered (``$in``) round
+                # trip per beam state (D * M * K per question), approximate on Chroma's HNSW,
+                # and could not rank by the updated query vector any faster than this dot product
                 sims = g.unit_matrix[linked] @ state.phi
                 for j in top_k_indices(sims, self.K):
                     unit = int(linked[j])

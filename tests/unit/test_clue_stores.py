@@ -1,0 +1,244 @@
+"""The Clue-Index on the core stores: GraphStore graph, VectorIndex vectors, persistence."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.vector_store import InMemoryVectorIndex, top_k
+from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.clue.qiter import QIter, Trace
+from graphrag_integrations.methods.clue.scoring import Query
+from graphrag_integrations.methods.clue.stores import (
+    CHUNK,
+    CONTAINS,
+    ENTITY,
+    MENTIONS,
+    UNIT,
+    ChromaVectors,
+    ClueStore,
+    node_id,
+)
+from tests.unit.clue_fixtures import CORPUS, HashingEmbedder, documents
+from tests.unit.test_clue_index import answers
+
+FOREST = node_id(ENTITY, normalize_entity("Nottingham Forest"))
+CLOUGH = node_id(ENTITY, normalize_entity("Brian Clough"))
+
+
+class RecordingIndex(InMemoryVectorIndex):
+    """An in-memory index that records the calls Q-Iter and the cache refresh make."""
+
+    def __init__(self, dimension: int, model_name: str) -> None:
+        super().__init__(dimension, model_name)
+        self.queries = 0
+        self.fetched: list[list[str]] = []
+
+    def query(self, embedding: Any, k: int, where: Any = None) -> list[tuple[str, float]]:
+        self.queries += 1
+        return super().query(embedding, k, where)
+
+    def get_embeddings(self, ids: Sequence[str]) -> Any:
+        self.fetched.append(list(ids))
+        return super().get_embeddings(ids)
+
+
+def recording(layer: str, dimension: int, model_name: str) -> RecordingIndex:
+    return RecordingIndex(dimension, model_name)
+
+
+def build(items: Sequence[tuple[str, str]] = CORPUS, **kwargs: Any) -> ClueIndex:
+    return ClueIndex.from_documents(documents(items), embedding=HashingEmbedder(), **kwargs)
+
+
+@pytest.fixture(scope="module")
+def index() -> ClueIndex:
+    return build()
+
+
+def test_graph_store_holds_the_three_layers_with_provenance(index: ClueIndex) -> None:
+    gs = index.graph_store
+    g = index.graph
+    assert len(gs.nodes(CHUNK)) == len(g.passages) == len(CORPUS)
+    assert len(gs.nodes(UNIT)) == g.n_units
+    assert len(gs.nodes(ENTITY)) == g.n_entities
+    assert gs.number_of_edges(CONTAINS) == g.n_units
+    assert gs.number_of_edges(MENTIONS) == sum(len(u.entities) for u in g.units)
+    for u in g.units:
+        unit = node_id(UNIT, u.id)
+        assert gs.provenance(unit) == {u.doc_id}
+        assert gs.neighbors(unit, CONTAINS, direction="in") == [node_id(CHUNK, u.passage_id)]
+        assert gs.neighbors(unit, MENTIONS) == [node_id(ENTITY, n) for n in u.entities]
+        assert gs.edge(node_id(CHUNK, u.passage_id), unit, CONTAINS)["provenance"] == {u.doc_id}
+    assert gs.node(FOREST)["label"] == g.entity_labels[normalize_entity("Nottingham Forest")]
+    # "Nottingham Forest" is the title of one document and mentioned by another
+    assert gs.provenance(FOREST) == {"Nottingham Forest", "Brian Clough"}
+
+
+def test_vectors_live_in_core_vector_indexes(index: ClueIndex) -> None:
+    vi = index.vector_indexes
+    g = index.graph
+    assert set(vi) == {"chunks", "units", "entities"}
+    assert len(vi["chunks"]) == len(g.passages)
+    assert len(vi["units"]) == g.n_units
+    assert len(vi["entities"]) == g.n_entities
+    assert np.array_equal(vi["units"].get_embeddings(g.unit_ids), g.unit_matrix)
+    assert np.array_equal(vi["entities"].get_embeddings(g.entity_names), g.entity_matrix)
+    assert vi["units"].get_metadata(g.unit_ids[0])["doc_id"] == g.units[0].doc_id
+
+
+def test_delete_goes_through_provenance_and_keeps_shared_entities() -> None:
+    idx = build()
+    idx.delete("Brian Clough")
+    gs = idx.graph_store
+    assert FOREST in gs and gs.provenance(FOREST) == {"Nottingham Forest"}
+    assert CLOUGH not in gs  # only that document mentioned it
+    assert normalize_entity("Brian Clough") not in idx.vector_indexes["entities"]
+    assert all("Brian Clough" not in gs.provenance(n) for n in gs.nodes())
+    for layer, kind in (("chunks", CHUNK), ("units", UNIT), ("entities", ENTITY)):
+        assert len(idx.vector_indexes[layer]) == len(gs.nodes(kind))
+
+
+def test_anchoring_queries_the_vector_indexes(index: ClueIndex) -> None:
+    idx = build(vector_index=recording)
+    units, entities = idx.vector_indexes["units"], idx.vector_indexes["entities"]
+    qiter = QIter(idx, K=2)
+    question = "Where was the manager of Nottingham Forest born?"
+    vector = idx.embedder.embed([question])[0]
+    q = Query(question, vector, ())
+    anchors = qiter.anchor(q, idx.embedder.embed(["nottingham forest", "brian clough"]), Trace())
+    assert units.queries >= 1  # knowledge anchoring (more only to resolve boundary ties)
+    assert entities.queries >= 2  # spreading activation: one per query entity
+    # same rows as an exact search over the cached matrix with ties broken by row
+    g = idx.graph
+    assert idx.nearest_units(vector, 2) == top_k(g.unit_matrix @ vector, 2)
+    expected = {e for u in top_k(g.unit_matrix @ vector, 2) for e in g.unit_entities[u].tolist()}
+    assert expected <= set(anchors)
+
+
+def test_nearest_returns_boundary_ties_by_graph_row() -> None:
+    same = "The same sentence appears in both documents."
+    idx = build([("A", same), ("B", same), ("C", "Something else entirely.")], title_prefix=False)
+    g = idx.graph
+    vector = g.unit_matrix[0]
+    assert np.array_equal(g.unit_matrix[1], vector)  # an exact tie between rows 0 and 1
+    assert len(idx.store.nearest(UNIT, vector, 1)) == 2  # the tie at the boundary is kept
+    assert idx.nearest_units(vector, 1) == [0]
+    assert idx.nearest_units(vector, 3) == top_k(g.unit_matrix @ vector, 3)
+
+
+def test_zero_query_vector_has_no_neighbours(
+    index: ClueIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert index.nearest_entities(np.zeros(64, dtype=np.float32), 3) == []
+    assert "zero entity query vector" in caplog.text
+
+
+def test_refresh_reads_only_new_vectors() -> None:
+    idx = build(CORPUS[:-1], vector_index=recording)
+    units = idx.vector_indexes["units"]
+    before = set(idx.graph.unit_ids)
+    units.fetched.clear()
+    idx.insert(documents(CORPUS[-1:]))
+    assert units.fetched == [[u for u in idx.graph.unit_ids if u not in before]]
+    units.fetched.clear()
+    idx.delete("Paris")
+    assert units.fetched == []  # every remaining vector is already cached
+
+
+def test_chroma_backend_answers_like_in_memory(index: ClueIndex, tmp_path: Path) -> None:
+    chroma = build(vector_index=ChromaVectors())
+    assert type(chroma.vector_indexes["units"]).__name__ == "ChromaVectorIndex"
+    assert answers(chroma) == answers(index)
+    chroma.delete("Paris")
+    assert answers(chroma) == answers(build(CORPUS[:-1]))
+    # persisting copies the Chroma vectors into the self-contained index directory
+    chroma.persist(tmp_path / "idx")
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    assert answers(loaded) == answers(chroma)
+    rehomed = ClueIndex.load(
+        tmp_path / "idx", embedding=HashingEmbedder(), vector_index=ChromaVectors()
+    )
+    assert type(rehomed.vector_indexes["entities"]).__name__ == "ChromaVectorIndex"
+    assert answers(rehomed) == answers(chroma)
+
+
+def test_persist_writes_core_stores(index: ClueIndex, tmp_path: Path) -> None:
+    index.persist(tmp_path / "idx")
+    assert GraphStore.load(tmp_path / "idx" / "graph.json") == index.graph_store
+    for layer in ("chunks", "units", "entities"):
+        stored = InMemoryVectorIndex.load(tmp_path / "idx" / "vectors" / layer)
+        assert len(stored) == len(index.vector_indexes[layer])
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    assert loaded.graph_store == index.graph_store
+    assert loaded.graph.unit_ids == index.graph.unit_ids
+    assert np.array_equal(loaded.graph.entity_matrix, index.graph.entity_matrix)
+
+
+def test_load_rejects_vectors_that_disagree_with_the_graph(
+    index: ClueIndex, tmp_path: Path
+) -> None:
+    index.persist(tmp_path / "idx")
+    vectors = InMemoryVectorIndex.load(tmp_path / "idx" / "vectors" / "units")
+    vectors.delete([index.graph.unit_ids[0]])
+    vectors.persist(tmp_path / "idx" / "vectors" / "units")
+    with pytest.raises(IndexMismatchError, match="do not match"):
+        ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+
+
+def test_load_rejects_the_old_layout(index: ClueIndex, tmp_path: Path) -> None:
+    index.persist(tmp_path / "idx")
+    manifest = tmp_path / "idx" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["format_version"] = 1
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(IndexMismatchError, match="rebuild"):
+        ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+
+
+def test_graphml_export(index: ClueIndex, tmp_path: Path) -> None:
+    import networkx as nx
+
+    index.graph_store.to_graphml(tmp_path / "clue.graphml")
+    read = nx.read_graphml(tmp_path / "clue.graphml")
+    assert read.nodes[FOREST]["type"] == ENTITY
+    assert read.number_of_nodes() == len(index.graph_store)
+
+
+def test_store_rejects_a_second_dimension() -> None:
+    store = ClueStore("toy")
+    store._index(UNIT, 3)
+    with pytest.raises(ValueError, match="dimension"):
+        store._index(ENTITY, 4)
+
+
+def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
+    idx = build(CORPUS[:1])
+    idx.delete("Nottingham Forest")
+    assert len(idx.graph_store) == 0 and idx.graph.n_units == 0
+    assert all(len(v) == 0 for v in idx.vector_indexes.values())
+    idx.persist(tmp_path / "idx")
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    assert loaded.retrieve("Nottingham Forest") == []
+    loaded.insert(documents(CORPUS[-1:]))
+    assert loaded.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"
+
+
+def test_registry_build_accepts_a_vector_backend() -> None:
+    from graphrag_integrations.methods.clue.evaluation import build as registry_build
+    from graphrag_integrations.methods.clue.index import passages_from_documents
+
+    retriever = registry_build(
+        passages_from_documents(documents()), HashingEmbedder(), vector_index=recording
+    )
+    assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]
