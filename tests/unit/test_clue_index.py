@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -186,3 +187,30 @@ def test_alpha_one_uses_llm_units_with_sentence_fallback() -> None:
     others = [u for u in idx.graph.units if u.doc_id != "Brian Clough"]
     assert others and all(u.source == "sentence" for u in others)  # bad replies fell back
     assert idx.manifest().parameters["alpha"] == 1.0
+
+
+def test_alpha_half_sends_about_half_the_tokens_and_reports_usage() -> None:
+    from graphrag_integrations.core.llm import LLMClient
+
+    def llm(prompt: str) -> str:  # canned LLM reply: the chunk's first sentence, as JSON
+        chunk = prompt.rsplit("Input:", 1)[1].rsplit("Output:", 1)[0].strip()
+        return json.dumps({"knowledge units": [chunk.split(".")[0] + "."]})
+
+    client = LLMClient(llm)
+    idx = build(CORPUS, alpha=0.5, llm=client)
+    report = idx.extraction_report()
+    assert report["chunks"] == len(CORPUS)
+    assert 0 < report["llm_chunks"] < len(CORPUS)
+    # the knapsack fills the budget ceil(0.5 * tokens) without exceeding it
+    assert report["llm_tokens"] <= -(-report["tokens"] // 2)
+    assert 0.3 <= report["llm_token_share"] <= 0.5
+    assert report["usage"]["calls"] == report["llm_chunks"]
+    assert report["usage"]["prompt_tokens"] > 0 and report["usage"]["completion_tokens"] > 0
+    assert report["fallback_chunks"] == 0
+    llm_units = [u for u in idx.graph.units if u.source == "llm"]
+    assert len({u.doc_id for u in llm_units}) == report["llm_chunks"]
+
+
+def test_alpha_zero_reports_no_llm_use() -> None:
+    report = build(CORPUS[:2]).extraction_report()
+    assert report["llm_chunks"] == 0 and report["usage"] is None

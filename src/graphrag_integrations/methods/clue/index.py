@@ -186,6 +186,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.store = ClueStore(self.embedder.model_name, vector_index)
         self.graph = ClueGraph()
         self.timings: dict[str, float] = {"nlp": 0.0, "embedding": 0.0, "graph": 0.0}
+        self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
         self._retriever: Any = None
 
     @property
@@ -346,6 +347,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             value=self.selection_value,  # type: ignore[arg-type]
             embeddings=self.embedder if self.selection_value == "cosine" else None,
         )
+        self._selection["chunks"] += len(bodies)
+        self._selection["llm_chunks"] += len(selection.selected)
+        self._selection["tokens"] += selection.total_tokens
+        self._selection["llm_tokens"] += selection.selected_tokens
         outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
         flat = [u for o in outcomes for u in o.units]
         parses = iter(self.parser.parse_many(flat))
@@ -353,14 +358,42 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         for i, outcome in zip(selection.selected, outcomes, strict=True):
             source = "llm" if outcome.source == "llm" else "sentence"
             out[i] = (source, [next(parses) for _ in outcome.units])
+        report = self.extraction_report()
         logger.info(
-            "alpha=%.2f: %d/%d chunks to the LLM (%d fell back to sentences)",
+            "alpha=%.2f: %d/%d chunks (%d/%d tokens) to the LLM, %d fell back to sentences; "
+            "LLM usage so far: %s",
             self.alpha,
             len(selection.selected),
             len(bodies),
+            selection.selected_tokens,
+            selection.total_tokens,
             sum(o.source != "llm" for o in outcomes),
+            report["usage"],
         )
         return out
+
+    def extraction_report(self) -> dict[str, Any]:
+        """What hybrid extraction cost so far (all ``add_passages`` / ``insert`` calls).
+
+        Returns
+        -------
+        dict
+            ``alpha``; ``chunks`` and ``llm_chunks`` (chunks seen by chunk selection and
+            sent to the LLM); ``tokens`` and ``llm_tokens`` (their token counts, the
+            estimate chunk selection uses) and ``llm_token_share``; ``fallback_chunks`` and
+            ``parse_failures`` (LLM chunks that became sentence units); ``usage``: the LLM
+            client's token accounting (calls, prompt/completion tokens, cache hits), or
+            ``None`` when no LLM was called. All zero at ``alpha = 0``.
+        """
+        sel = dict(self._selection)
+        report: dict[str, Any] = {"alpha": self.alpha, **sel}
+        report["llm_token_share"] = sel["llm_tokens"] / sel["tokens"] if sel["tokens"] else 0.0
+        stats = getattr(self._extractor, "stats", None)
+        report["fallback_chunks"] = getattr(stats, "fallback_chunks", 0)
+        report["parse_failures"] = getattr(stats, "parse_failures", 0)
+        usage: Any = getattr(self._extractor, "usage", None)
+        report["usage"] = usage.as_dict() if hasattr(usage, "as_dict") else None
+        return report
 
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
         unique = list(dict.fromkeys(texts))
