@@ -30,6 +30,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.methods.clue.qiter import describe_path
 
 
 def format_docs(docs: list[Document]) -> str:
@@ -64,9 +65,8 @@ async def show_async(retriever: BaseRetriever, question: str) -> None:
     for doc in docs:
         meta = doc.metadata
         print(f"  [{meta['score']:.3f}] {meta['title']}")
-        for path in meta["explanation"]["paths"][:1]:
-            for unit, entity in zip(path["units"], path["entities"], strict=False):
-                print(f"       - {unit[:90]}  <- via {entity!r}")
+        for line in describe_path(meta["explanation"]):
+            print("       " + line)
 
 
 def main() -> None:

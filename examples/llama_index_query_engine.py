@@ -31,6 +31,7 @@ from llama_index.core.schema import NodeWithScore
 from pydantic import PrivateAttr
 
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.methods.clue.qiter import describe_path
 
 
 class LocalLlamaIndexLLM(CustomLLM):
@@ -86,9 +87,8 @@ def print_sources(nodes: list[NodeWithScore]) -> None:
     for nws in nodes:
         meta = nws.node.metadata
         print(f"  [{nws.score or 0.0:.3f}] {meta['title']}  (node {nws.node.node_id})")
-        for path in meta["explanation"]["paths"][:1]:
-            for unit, entity in zip(path["units"], path["entities"], strict=False):
-                print(f"       - {unit[:90]}  <- via {entity!r}")
+        for line in describe_path(meta["explanation"]):
+            print("       " + line)
 
 
 def main() -> None:

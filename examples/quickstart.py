@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graphrag_integrations.core.documents import SourceDocument, load_documents
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.clue.qiter import describe_path
 
 HERE = Path(__file__).resolve().parent
 ANSWER_PROMPT = (
@@ -69,10 +70,9 @@ def main() -> None:
         for rank, hit in enumerate(hits, 1):
             title = hit.passage.metadata.get("title", hit.doc_id)
             print(f"  {rank}. [{hit.score:.3f}] {title}")
-            for path in hit.explanation.get("paths", [])[:1]:
-                # each unit of the best path, with the entity that led the search to it
-                for unit, entity in zip(path["units"], path["entities"], strict=False):
-                    print(f"       - {unit[:100]}  <- via {entity!r}")
+            # each unit of the best path, with the entity that led the search to it
+            for line in describe_path(hit.explanation, width=100):
+                print("       " + line)
         if llm is not None:
             context = "\n\n".join(h.text for h in hits)
             answer = llm.complete(ANSWER_PROMPT.format(context=context, question=question))

@@ -24,7 +24,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -77,6 +77,30 @@ class Trace:
     anchors: list[str] = field(default_factory=list)
     kept: list[_State] = field(default_factory=list)
     entity_source: str = "spacy"
+
+
+def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[str]:
+    """Readable lines for the best Q-Iter path in a result's explanation.
+
+    One line per knowledge unit of the highest-scored path, with the entity that led the
+    search to it (works on ``RetrievedPassage.explanation`` and on the ``explanation`` entry
+    of LangChain / LlamaIndex result metadata).
+
+    Examples
+    --------
+    >>> describe_path({"paths": [{"units": ["A: a b c."], "entities": ["a"]}]})
+    ["- A: a b c.  <- via 'a'"]
+    >>> describe_path({})
+    []
+    """
+    paths = explanation.get("paths") or []
+    if not paths:
+        return []
+    best = paths[0]
+    return [
+        f"- {unit[:width]}  <- via {entity!r}"
+        for unit, entity in zip(best.get("units", []), best.get("entities", []), strict=False)
+    ]
 
 
 def parse_entity_list(text: str) -> list[str]:
