@@ -225,3 +225,13 @@ def test_paper_preset(index: ClueIndex) -> None:
     assert isinstance(paper.scorer, FusedScorer)
     assert paper.scorer.path_vector == "encode" and paper.scorer.lexical_weight == 0.0
     assert len(paper.retrieve(MULTIHOP)) == 5
+
+
+def test_explanation_paths_are_distinct() -> None:
+    from tests.unit.test_clue_index import build
+
+    qiter = build().as_retriever(N=4)
+    for question in ("Where was the manager of Nottingham Forest born?", "Who founded the club?"):
+        for hit in qiter.retrieve(question):
+            shown = [(tuple(p["units"]), tuple(p["entities"])) for p in hit.explanation["paths"]]
+            assert len(shown) == len(set(shown))

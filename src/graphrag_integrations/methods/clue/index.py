@@ -190,6 +190,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self._retriever: Any = None
 
     @property
+    def passages(self) -> list[Passage]:
+        """The indexed chunks, in index order."""
+        return [self.graph.passages[pid] for pid in self.graph.passage_ids]
+
+    @property
     def graph_store(self) -> GraphStore:
         """The chunk / unit / entity graph (core ``GraphStore``; change it via the index)."""
         return self.store.graph_store

@@ -374,7 +374,11 @@ class QIter(FrameworkSurface):
         self, row: int, score: float, states: list[_State], trace: Trace
     ) -> RetrievedPassage:
         g = self.index.graph
-        states = sorted(states, key=lambda s: -s.score)[:3]
+        # the same units reached through different anchors are one path for the reader
+        unique: dict[tuple[tuple[str, int], ...], _State] = {}
+        for state in sorted(states, key=lambda s: -s.score):
+            unique.setdefault(tuple((g.entity_names[e], u) for e, u in state.steps), state)
+        states = list(unique.values())[:3]
         paths = [
             {
                 "depth": s.depth,
