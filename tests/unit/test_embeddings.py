@@ -1,0 +1,61 @@
+"""SentenceTransformerEmbedder batching: order restored, batches sized by length."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder, as_embedder
+
+
+class RecordingModel:
+    """Stands in for a SentenceTransformer: a vector derived from each text, batches recorded."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: list[str], **kwargs: Any) -> np.ndarray:
+        self.batches.append(list(texts))
+        out = np.zeros((len(texts), 4), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = [len(text), sum(map(ord, text)) % 97, 1.0, len(set(text))]
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def get_embedding_dimension(self) -> int:
+        return 4
+
+
+def embedder(batch_size: int) -> tuple[SentenceTransformerEmbedder, RecordingModel]:
+    emb = SentenceTransformerEmbedder("unused", batch_size=batch_size)
+    model = RecordingModel()
+    emb._model = model
+    return emb, model
+
+
+def test_rows_come_back_in_input_order() -> None:
+    texts = ["a much longer text " * 5, "b", "cc", "a much longer text " * 2, "d" * 7]
+    emb, model = embedder(batch_size=2)
+    out = emb.embed(texts)
+    for row, text in enumerate(texts):
+        single = RecordingModel().encode([text])[0]
+        assert np.allclose(out[row], single)
+    assert sorted(t for b in model.batches for t in b) == sorted(texts)
+
+
+def test_short_texts_share_large_batches_long_ones_keep_batch_size() -> None:
+    short = [f"e{i}" for i in range(100)]
+    long = ["x" * 2000 for _ in range(10)]
+    emb, model = embedder(batch_size=4)
+    emb.embed(long + short)
+    sizes = [len(b) for b in model.batches]
+    assert max(sizes) == 4 * 8  # short names: up to 8 x batch_size per batch
+    assert all(len(b) == 4 or b is model.batches[-1] for b in model.batches if "x" in b[0])
+    assert sum(sizes) == 110
+
+
+def test_empty_input_and_dimension() -> None:
+    emb, _ = embedder(batch_size=4)
+    assert emb.embed([]).shape == (0, 4)
+    assert emb.dimension == 4
+    assert as_embedder(emb) is emb
