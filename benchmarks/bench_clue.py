@@ -1,21 +1,21 @@
 """Measure Clue-RAG Q-Iter against the dense baseline on the 100-question dev sets.
 
-Usage (from the worktree root)::
+Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
 
-    PYTHONPATH=src HF_HUB_OFFLINE=1 python benchmarks/bench_clue.py musique hotpotqa \
+    HF_HUB_OFFLINE=1 python benchmarks/bench_clue.py musique hotpotqa \
         [--distractors] [--variants default,paper,...] [--limit 100]
 
 Embeddings are cached on disk (``--cache``) by text, so variants re-use one index build; the
 first build reports passages/s and the NLP / embedding / graph time split (cold cache).
-This script predates the evaluation harness and may be replaced by the CLI.
+Data loading and scoring are the evaluation harness's (same figures as
+``graphrag-integrations eval``); what this script adds is one index build shared by the
+ablation variants.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.embeddings import FloatMatrix, SentenceTransformerEmbedder
-from graphrag_integrations.core.types import Passage
+from graphrag_integrations.evaluation.datasets import load_dataset
+from graphrag_integrations.evaluation.harness import evaluate_retriever
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter
 
-DATA = Path("/work/shared/data")
+ALIASES = {"musique": "musique-100", "hotpotqa": "hotpotqa-100"}
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -82,112 +84,50 @@ class CachedEmbedder:
         np.savez(self.path, keys=json.dumps(keys), vecs=np.stack([self.cache[k] for k in keys]))
 
 
-def key(title: str, text: str) -> str:
-    return hashlib.sha1(f"{title}\x00{text}".encode()).hexdigest()[:16]
-
-
-def passage(title: str, text: str) -> Passage:
-    k = key(title, text)
-    return Passage(k, f"{title}\n{text}", k, {"title": title})
-
-
-def load(name: str) -> tuple[list[Passage], list[tuple[str, set[str]]]]:
-    if name == "musique":
-        corpus = json.loads((DATA / "musique-100/corpus.json").read_text())
-        passages = [passage(p["title"], p["text"]) for p in corpus]
-        qs = json.loads((DATA / "musique-100/questions.json").read_text())
-        gold = [
-            (
-                q["question"],
-                {
-                    key(p["title"], p["paragraph_text"])
-                    for p in q["paragraphs"]
-                    if p["is_supporting"]
-                },
-            )
-            for q in qs
-        ]
-    else:
-        corpus = json.loads((DATA / "hotpotqa-100/corpus.json").read_text())
-        passages = [passage(t, "".join(s)) for t, s in corpus.items()]
-        by_title = {p.metadata["title"]: p.id for p in passages}
-        qs = json.loads((DATA / "hotpotqa-100/questions.json").read_text())
-        gold = [(q["question"], {by_title[t] for t, _ in q["supporting_facts"]}) for q in qs]
-    ids = {p.id for p in passages}
-    missing = sum(len(g - ids) for _, g in gold)
-    assert missing == 0, f"{missing} gold passages not in corpus"
-    return list({p.id: p for p in passages}.values()), gold
-
-
-def distractors() -> list[Passage]:
-    corpus = json.loads((DATA / "2wiki-corpus/corpus.json").read_text())
-    return [passage(p["title"], p["text"]) for p in corpus]
-
-
-def recall(ranked: list[str], gold: set[str], k: int) -> float:
-    return len(set(ranked[:k]) & gold) / len(gold)
-
-
-def evaluate(fn: Any, gold: list[tuple[str, set[str]]]) -> dict[str, float]:
-    r2, r5, lat = [], [], []
-    for question, g in gold:
-        t = time.perf_counter()
-        ranked = fn(question)
-        lat.append(time.perf_counter() - t)
-        r2.append(recall(ranked, g, 2))
-        r5.append(recall(ranked, g, 5))
-    lat.sort()
-    return {
-        "R@2": 100 * statistics.mean(r2),
-        "R@5": 100 * statistics.mean(r5),
-        "p50": lat[len(lat) // 2],
-        "p95": lat[int(0.95 * (len(lat) - 1))],
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("datasets", nargs="+", choices=["musique", "hotpotqa"])
+    ap.add_argument("datasets", nargs="+", help="dataset folders or names under --data")
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
     ap.add_argument("--variants", default="default,paper")
-    ap.add_argument("--distractors", action="store_true")
-    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--distractors", action="store_true", help="add the 2Wiki corpus")
+    ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--cache", default="/tmp/clue_bench_emb.npz")
     ap.add_argument("--index-option", action="append", default=[], help="key=json")
     args = ap.parse_args()
     emb = CachedEmbedder(SentenceTransformerEmbedder(), Path(args.cache))
     index_opts = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.index_option)}
     for name in args.datasets:
-        passages, gold = load(name)
-        gold = gold[: args.limit]
-        if args.distractors:
-            passages = list({p.id: p for p in [*passages, *distractors()]}.values())
+        path = Path(name) if Path(name).exists() else args.data / ALIASES.get(name, name)
+        dataset = load_dataset(
+            path,
+            distractors=args.data / "2wiki-corpus" if args.distractors else None,
+            limit=args.limit,
+        )
         t = time.perf_counter()
         misses = emb.misses
-        index = ClueIndex.from_passages(passages, embedding=emb, **index_opts)
+        index = ClueIndex.from_passages(dataset.passages, embedding=emb, **index_opts)
         build = time.perf_counter() - t
         emb.save()
         g = index.graph
         print(
-            f"\n== {name}{' +2wiki' if args.distractors else ''}: {len(passages)} passages, "
-            f"{g.n_units} units, {g.n_entities} entities; build {build:.1f}s "
-            f"({len(passages) / build:.1f} passages/s, {emb.misses - misses} embeddings computed) "
-            f"split " + ", ".join(f"{k} {v:.1f}s" for k, v in index.timings.items()),
+            f"\n== {dataset.name}: {len(dataset.passages)} passages, {g.n_units} units, "
+            f"{g.n_entities} entities; build {build:.1f}s "
+            f"({len(dataset.passages) / build:.1f} passages/s, "
+            f"{emb.misses - misses} embeddings computed) split "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in index.timings.items()),
             flush=True,
         )
-
-        def dense(question: str, g: Any = g) -> list[str]:
-            scores = g.passage_matrix @ emb.embed_query(question)
-            return [g.passage_ids[i] for i in np.argsort(-scores)[:5]]
-
-        res = evaluate(dense, gold)
-        print(f"{'dense':12s} R@2 {res['R@2']:5.1f}  R@5 {res['R@5']:5.1f}", flush=True)
+        dense = DenseRetriever.from_passages(dataset.passages, embedding=emb)
+        rows = [("dense", dense)]
         for variant in args.variants.split(","):
             opts = dict(VARIANTS[variant])
-            qiter = QIter.paper(index) if opts.pop("preset", None) else QIter(index, **opts)
-            res = evaluate(lambda q, r=qiter: [h.id for h in r.retrieve(q)], gold)
+            preset = opts.pop("preset", None)
+            rows.append((variant, QIter.paper(index) if preset else QIter(index, **opts)))
+        for label, retriever in rows:
+            res = evaluate_retriever(label, retriever, dataset).to_json()
             print(
-                f"{variant:12s} R@2 {res['R@2']:5.1f}  R@5 {res['R@5']:5.1f}  "
-                f"p50 {res['p50']:.3f}s  p95 {res['p95']:.3f}s",
+                f"{label:12s} R@2 {res['R@2']:5.1f}  R@5 {res['R@5']:5.1f}  "
+                f"p50 {res['latency_p50_ms'] / 1000:.3f}s  p95 {res['latency_p95_ms'] / 1000:.3f}s",
                 flush=True,
             )
         emb.save()
