@@ -214,3 +214,23 @@ def test_alpha_half_sends_about_half_the_tokens_and_reports_usage() -> None:
 def test_alpha_zero_reports_no_llm_use() -> None:
     report = build(CORPUS[:2]).extraction_report()
     assert report["llm_chunks"] == 0 and report["usage"] is None
+
+
+def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
+    from graphrag_integrations.core.embeddings import normalize_rows
+
+    summed = build(CORPUS[:3])
+    encoded = build(CORPUS[:3], chunk_vectors="encode")
+    g = summed.graph
+    for row, pid in enumerate(g.passage_ids):
+        units = [u for u in g.units if u.passage_id == pid]
+        expected = normalize_rows(np.sum([g.unit_matrix[g.unit_row[u.id]] for u in units], axis=0))[
+            0
+        ]
+        assert np.allclose(g.passage_matrix[row], expected, atol=1e-6)
+    text_vecs = HashingEmbedder().embed([encoded.graph.passages[p].text for p in g.passage_ids])
+    assert np.allclose(encoded.graph.passage_matrix, text_vecs, atol=1e-6)
+    summed.persist(tmp_path / "ix")
+    assert ClueIndex.load(tmp_path / "ix", embedding=HashingEmbedder()).chunk_vectors == "units"
+    with pytest.raises(ValueError, match="chunk_vectors"):
+        build(CORPUS[:1], chunk_vectors="mean")

@@ -39,7 +39,7 @@ from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
@@ -124,6 +124,13 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         ``complete_many``.
     selection_value : {"bleu", "cosine"}
         Chunk value of the selection knapsack.
+    chunk_vectors : {"encode", "units"}
+        How a chunk's vector (used by the default final re-ranking) is made: ``"units"``
+        (default) takes the re-normalised sum of its knowledge-unit vectors, so chunks cost no
+        encoding (a chunk without units is still encoded); ``"encode"`` embeds the chunk text
+        (truncated at the embedder's limit). Measured (docs/clue.md): same R@5 within noise,
+        indexing 22 instead of 17 passages/s on 2 CPU cores. A user ``reranker`` scores chunk
+        texts directly and does not use these vectors.
     show_progress : bool
         Progress bars while embedding.
     k : int
@@ -164,6 +171,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         alpha: float = 0.0,
         llm: Any = None,
         selection_value: str = "bleu",
+        chunk_vectors: str = "units",
         show_progress: bool = False,
         k: int = 5,
         vector_index: VectorIndexFactory | None = None,
@@ -175,6 +183,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.alpha = alpha
         self.llm = llm
         self.selection_value = selection_value
+        if chunk_vectors not in ("encode", "units"):
+            raise ValueError(f"chunk_vectors must be 'encode' or 'units', got {chunk_vectors!r}")
+        self.chunk_vectors = chunk_vectors
         self._extractor: Any = None
         self.embedder: Embedder = as_embedder(embedding)
         self.parser = SpacyNLP(spacy_model)
@@ -264,12 +275,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         mentioned = {n for u in units for n in u.entities}
         new_names = [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
         entity_vecs = self._embed_unique(new_names)
-        passage_vecs = self._embed_unique([p.text for p in new])
+        chunk_vecs = self._chunk_vectors(new, units, unit_vecs)
         t2 = time.perf_counter()
         self.store.add(
             new,
             units,
-            chunk_vectors={p.id: passage_vecs[p.text] for p in new},
+            chunk_vectors=chunk_vecs,
             unit_vectors={u.id: unit_vecs[u.text] for u in units},
             entity_vectors={n: entity_vecs[n] for n in new_names},
             entity_labels=labels,
@@ -400,6 +411,24 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         report["usage"] = usage.as_dict() if hasattr(usage, "as_dict") else None
         return report
 
+    def _chunk_vectors(
+        self,
+        passages: Sequence[Passage],
+        units: Sequence[KnowledgeUnit],
+        unit_vecs: dict[str, FloatMatrix],
+    ) -> dict[str, FloatMatrix]:
+        """Chunk id -> vector, encoded or summed from its units (see ``chunk_vectors``)."""
+        summed: dict[str, FloatMatrix] = {}
+        if self.chunk_vectors == "units":
+            for unit in units:
+                vec = unit_vecs[unit.text]
+                prev = summed.get(unit.passage_id)
+                summed[unit.passage_id] = vec.copy() if prev is None else prev + vec
+            summed = {pid: normalize_rows(v)[0] for pid, v in summed.items()}
+        todo = [p for p in passages if p.id not in summed]
+        encoded = self._embed_unique([p.text for p in todo])
+        return {p.id: summed[p.id] if p.id in summed else encoded[p.text] for p in passages}
+
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
         unique = list(dict.fromkeys(texts))
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
@@ -435,6 +464,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "link_title": self.link_title,
                 "excluded_labels": sorted(self.excluded_labels),
                 "alpha": self.alpha,
+                "chunk_vectors": self.chunk_vectors,
                 "passages": len(self.graph.passages),
                 "units": self.graph.n_units,
                 "entities": self.graph.n_entities,
@@ -477,6 +507,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         params = manifest.parameters
         for key in ("title_prefix", "link_title", "excluded_labels"):
             kwargs.setdefault(key, params[key])
+        kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older indexes
         kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
         index = cls(**kwargs)
         check_manifest(
