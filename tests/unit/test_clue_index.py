@@ -219,8 +219,8 @@ def test_alpha_zero_reports_no_llm_use() -> None:
 def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
     from graphrag_integrations.core.embeddings import normalize_rows
 
-    summed = build(CORPUS[:3])
-    encoded = build(CORPUS[:3], chunk_vectors="encode")
+    summed = build(CORPUS[:3], chunk_vectors="units")
+    encoded = build(CORPUS[:3])
     g = summed.graph
     for row, pid in enumerate(g.passage_ids):
         units = [u for u in g.units if u.passage_id == pid]
