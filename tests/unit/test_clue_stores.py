@@ -242,3 +242,25 @@ def test_registry_build_accepts_a_vector_backend() -> None:
         passages_from_documents(documents()), HashingEmbedder(), vector_index=recording
     )
     assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]
+
+
+def test_registry_build_routes_index_options_and_the_index_llm() -> None:
+    from graphrag_integrations.methods.clue.evaluation import build as registry_build
+    from graphrag_integrations.methods.clue.index import passages_from_documents
+
+    def reply(prompt: str) -> str:
+        return "not json"  # every selected chunk falls back to its sentences
+
+    retriever = registry_build(
+        passages_from_documents(documents()),
+        HashingEmbedder(),
+        chunk_vectors="units",
+        alpha=0.5,
+        index_llm=reply,
+        D=2,
+    )
+    index = retriever.index  # type: ignore[attr-defined]
+    assert index.chunk_vectors == "units"
+    assert index.alpha == 0.5 and index.llm is reply
+    assert retriever.D == 2  # type: ignore[attr-defined]
+    assert index.extraction_report()["fallback_chunks"] > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder, as_embedder
 
@@ -59,3 +60,50 @@ def test_empty_input_and_dimension() -> None:
     assert emb.embed([]).shape == (0, 4)
     assert emb.dimension == 4
     assert as_embedder(emb) is emb
+
+
+class ThreadRecordingModel(RecordingModel):
+    """Also records which thread encoded each batch, and can fail on a given text."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+        self.fail_on = fail_on
+
+    def encode(self, texts: list[str], **kwargs: Any) -> np.ndarray:
+        import threading
+
+        self.threads.add(threading.current_thread().name)
+        if self.fail_on in texts:
+            raise RuntimeError(f"cannot encode {self.fail_on!r}")
+        return super().encode(texts, **kwargs)
+
+
+def test_concurrent_workers_give_the_same_rows_as_one_worker() -> None:
+    texts = [f"text number {i} " * (1 + i % 7) for i in range(57)]
+    results = {}
+    for workers in (1, 3):
+        emb = SentenceTransformerEmbedder("unused", batch_size=2, workers=workers)
+        model = ThreadRecordingModel()
+        emb._model = model
+        results[workers] = emb.embed(texts)
+        assert sorted(t for b in model.batches for t in b) == sorted(texts)
+        if workers == 1:
+            assert model.threads == {"MainThread"}
+        else:
+            assert any(name.startswith("embed") for name in model.threads)
+    assert np.array_equal(results[1], results[3])
+
+
+def test_a_failing_batch_raises_from_embed() -> None:
+    texts = [f"t{i}" for i in range(40)]
+    emb = SentenceTransformerEmbedder("unused", batch_size=1, workers=2)
+    emb._model = ThreadRecordingModel(fail_on="t33")
+    with pytest.raises(RuntimeError, match="t33"):
+        emb.embed(texts)
+
+
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"batch_size": 0}])
+def test_bad_settings_are_rejected(kwargs: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        SentenceTransformerEmbedder("unused", **kwargs)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -72,6 +73,10 @@ class SentenceTransformerEmbedder:
         Encoding batch size.
     max_seq_length : int, optional
         Override the model's truncation length (MiniLM: 256 word pieces).
+    workers : int
+        Batches encoded concurrently by threads (torch releases the GIL, so one batch is
+        tokenised while another runs). Measured on 2 CPU cores, MuSiQue-100's 20,846 Clue
+        texts: 87 s with 1 worker, 70 s with 2. ``1`` encodes strictly one batch at a time.
 
     Examples
     --------
@@ -87,12 +92,18 @@ class SentenceTransformerEmbedder:
         device: str | None = None,
         batch_size: int = 64,
         max_seq_length: int | None = None,
+        workers: int = 2,
     ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
         self.model_name = model_name_or_path or "sentence-transformers/all-MiniLM-L6-v2"
         self._path = resolve_embedding_model(model_name_or_path)
         self._device = device
         self.batch_size = batch_size
         self._max_seq_length = max_seq_length
+        self.workers = workers
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -148,7 +159,8 @@ class SentenceTransformerEmbedder:
                 end += 1
             groups.append(order[start:end])
             start = end
-        for group in progress(groups, "Embedding", enabled=show_progress and len(groups) > 1):
+
+        def encode(group: list[int]) -> int:
             vecs = self.model.encode(
                 [texts[i] for i in group],
                 batch_size=len(group),
@@ -157,6 +169,24 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
             out[group] = np.asarray(vecs, dtype=np.float32)
+            return len(group)
+
+        def encode_all() -> Iterator[int]:
+            # The first batch runs alone: it fixes the tokenizer's padding/truncation state,
+            # which the concurrent calls after it only read.
+            yield encode(groups[0])
+            if self.workers > 1 and len(groups) > 2:
+                with ThreadPoolExecutor(self.workers, thread_name_prefix="embed") as pool:
+                    yield from pool.map(encode, groups[1:])
+            else:
+                for group in groups[1:]:
+                    yield encode(group)
+
+        steps = progress(
+            encode_all(), "Embedding", total=len(groups), enabled=show_progress and len(groups) > 1
+        )
+        for _ in steps:
+            pass
         return out
 
     def embed_query(self, text: str) -> FloatMatrix:

@@ -8,8 +8,20 @@ from typing import Any
 from graphrag_integrations.core.embeddings import Embedder
 from graphrag_integrations.core.types import Passage, Retriever
 
+#: Options for :class:`ClueIndex` (``llm`` goes to Q-Iter's query-entity extraction; an
+#: index-side LLM needs ``alpha`` > 0 and is passed as ``index_llm``).
 INDEX_OPTIONS = frozenset(
-    {"spacy_model", "title_prefix", "link_title", "excluded_labels", "k", "vector_index"}
+    {
+        "spacy_model",
+        "title_prefix",
+        "link_title",
+        "excluded_labels",
+        "alpha",
+        "selection_value",
+        "chunk_vectors",
+        "k",
+        "vector_index",
+    }
 )
 
 
@@ -36,6 +48,8 @@ def build(
 
     index_opts = {k: v for k, v in options.items() if k in INDEX_OPTIONS}
     qiter_opts = {k: v for k, v in options.items() if k not in INDEX_OPTIONS}
+    if "index_llm" in qiter_opts:
+        index_opts["llm"] = qiter_opts.pop("index_llm")
     preset = qiter_opts.pop("preset", None)
     if preset not in (None, "paper"):
         raise ValueError(f"unknown Q-Iter preset {preset!r} (expected 'paper' or none)")

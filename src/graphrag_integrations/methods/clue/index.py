@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         The vectors of each layer.
     graph : ClueGraph
         Q-Iter's derived arrays (do not mutate).
+    timings : dict of str to float
+        Seconds spent by every build so far: ``nlp`` (spaCy), ``llm`` (extraction at
+        ``alpha > 0``), ``embedding``, ``graph`` and ``total`` (wall clock). The parse runs
+        in a background thread while the chunks are embedded, so ``nlp + embedding`` can
+        exceed ``total``.
 
     Examples
     --------
@@ -196,7 +202,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.default_k = k
         self.store = ClueStore(self.embedder.model_name, vector_index)
         self.graph = ClueGraph()
-        self.timings: dict[str, float] = {"nlp": 0.0, "embedding": 0.0, "graph": 0.0}
+        self.timings = dict.fromkeys(("nlp", "llm", "embedding", "graph", "total"), 0.0)
         self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
         self._retriever: Any = None
 
@@ -265,17 +271,24 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             return
         t0 = time.perf_counter()
         titled = [split_title(p) for p in new]
-        parsed = self.parser.parse_many(
-            [body for _, body in titled], show_progress=self.show_progress
-        )
+        bodies = [body for _, body in titled]
+        # spaCy parses in a background thread while the chunks are embedded: both release
+        # the GIL for most of their work, so the parse costs almost no wall-clock time
+        # (docs/clue.md, "Indexing").
+        with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
+            parsing = pool.submit(self._timed_parse, bodies)
+            encoded = self._embed_unique([p.text for p in new]) if self._encode_chunks else {}
+            t_chunks = time.perf_counter() - t0
+            parsed, t_nlp = parsing.result()
         t1 = time.perf_counter()
-        llm_units = self._llm_units([body for _, body in titled])
+        llm_units = self._llm_units(bodies)
+        t_llm = time.perf_counter() - t1
         units, labels = self._units(new, titled, parsed, llm_units)
         unit_vecs = self._embed_unique([u.text for u in units])
         mentioned = {n for u in units for n in u.entities}
         new_names = [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
         entity_vecs = self._embed_unique(new_names)
-        chunk_vecs = self._chunk_vectors(new, units, unit_vecs)
+        chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t2 = time.perf_counter()
         self.store.add(
             new,
@@ -287,19 +300,35 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         )
         self.graph.refresh(self.store)
         t3 = time.perf_counter()
-        self.timings["nlp"] += t1 - t0
-        self.timings["embedding"] += t2 - t1
-        self.timings["graph"] += t3 - t2
+        split = {
+            "nlp": t_nlp,
+            "llm": t_llm,
+            "embedding": t_chunks + (t2 - t1) - t_llm,
+            "graph": t3 - t2,
+            "total": t3 - t0,
+        }
+        for key, value in split.items():
+            self.timings[key] += value
         logger.info(
-            "indexed %d passages -> %d units, %d entities "
-            "(nlp %.1fs, embedding %.1fs, graph %.1fs)",
+            "indexed %d passages -> %d units, %d entities in %.1fs "
+            "(nlp %.1fs, embedding %.1fs, overlapping; graph %.1fs)",
             len(new),
             len(units),
             self.graph.n_entities,
-            t1 - t0,
-            t2 - t1,
-            t3 - t2,
+            split["total"],
+            split["nlp"],
+            split["embedding"],
+            split["graph"],
         )
+
+    @property
+    def _encode_chunks(self) -> bool:
+        return self.chunk_vectors == "encode"
+
+    def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
+        start = time.perf_counter()
+        parsed = self.parser.parse_many(bodies, show_progress=self.show_progress)
+        return parsed, time.perf_counter() - start
 
     def _units(
         self,
@@ -416,8 +445,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         passages: Sequence[Passage],
         units: Sequence[KnowledgeUnit],
         unit_vecs: dict[str, FloatMatrix],
+        encoded: dict[str, FloatMatrix],
     ) -> dict[str, FloatMatrix]:
-        """Chunk id -> vector, encoded or summed from its units (see ``chunk_vectors``)."""
+        """Chunk id -> vector, ``encoded`` or summed from its units (see ``chunk_vectors``)."""
         summed: dict[str, FloatMatrix] = {}
         if self.chunk_vectors == "units":
             for unit in units:
@@ -425,8 +455,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 prev = summed.get(unit.passage_id)
                 summed[unit.passage_id] = vec.copy() if prev is None else prev + vec
             summed = {pid: normalize_rows(v)[0] for pid, v in summed.items()}
-        todo = [p for p in passages if p.id not in summed]
-        encoded = self._embed_unique([p.text for p in todo])
+        todo = [p for p in passages if p.id not in summed and p.text not in encoded]
+        encoded = {**encoded, **self._embed_unique([p.text for p in todo])}
         return {p.id: summed[p.id] if p.id in summed else encoded[p.text] for p in passages}
 
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
