@@ -55,7 +55,7 @@ def sample_qiter(index_root: Path = DEFAULT_INDEX_ROOT, **qiter_params: Any) -> 
 
     Examples
     --------
-    >>> qiter = sample_qiter(N=3)  # doctest: +SKIP
+    >>> qiter = sample_qiter(N=5)  # doctest: +SKIP
     >>> hits = qiter.retrieve("Who directed the film shot near Leland in 1986?")  # doctest: +SKIP
     >>> hits[0].passage.metadata["title"]  # doctest: +SKIP
     'Leland, North Carolina'

@@ -14,7 +14,7 @@ runtimes execute one (a LangChain ``ToolCall`` dict given to ``tool.invoke``; a 
 ``ToolSelection`` run by ``call_tool_with_selection``, which calls ``tool.call``) and prints
 the text the model would get back. No LM is loaded. Run it with::
 
-    python examples/agent_tool.py [--index-dir DIR] [-k 3] [--question TEXT]
+    python examples/agent_tool.py [--index-dir DIR] [-k 5] [--question TEXT]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def shorten(text: str, limit: int = 400) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
-    parser.add_argument("-k", type=int, default=3, help="passages returned per tool call")
+    parser.add_argument("-k", type=int, default=5, help="passages returned per tool call")
     parser.add_argument("--question", default=sample_questions()[1]["question"])
     args = parser.parse_args()
     qiter = sample_qiter(args.index_dir)

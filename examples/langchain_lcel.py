@@ -5,13 +5,13 @@ The chain is the usual RAG pipeline::
     {"context": retriever | format_docs, "question": RunnablePassthrough()}
     | prompt | llm | StrOutputParser()
 
-with ``retriever = qiter.as_langchain_retriever(k=3)`` (Clue-RAG's Q-Iter as a LangChain
+with ``retriever = qiter.as_langchain_retriever(k=5)`` (Clue-RAG's Q-Iter as a LangChain
 ``BaseRetriever``) and, as ``llm``, SmolLM2-135M-Instruct wrapped in a ``RunnableLambda``; any
 LangChain chat model (``ChatOpenAI``, ``ChatOllama``...) drops in instead. It also awaits the
 retriever once (``ainvoke``) to show the async path, whose documents carry the Q-Iter paths in
 their metadata. Run it with::
 
-    python examples/langchain_lcel.py [--index-dir DIR] [-k 3] [--questions 2]
+    python examples/langchain_lcel.py [--index-dir DIR] [-k 5] [--questions 2]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ async def show_async(retriever: BaseRetriever, question: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
-    parser.add_argument("-k", type=int, default=3, help="passages given to the LM")
+    parser.add_argument("-k", type=int, default=5, help="passages given to the LM")
     parser.add_argument("--questions", type=int, default=2, help="sample questions answered")
     args = parser.parse_args()
 

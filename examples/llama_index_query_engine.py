@@ -7,7 +7,7 @@ SmolLM2-135M-Instruct, made a LlamaIndex LLM by the small ``CustomLLM`` subclass
 with their scores and the Q-Iter paths kept in the node metadata (``explanation``, hidden from
 the LLM's prompt). Run it with::
 
-    python examples/llama_index_query_engine.py [--index-dir DIR] [-k 3] [--questions 2] [--stream]
+    python examples/llama_index_query_engine.py [--index-dir DIR] [-k 5] [--questions 2] [--stream]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def print_sources(nodes: list[NodeWithScore]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
-    parser.add_argument("-k", type=int, default=3, help="passages given to the LM")
+    parser.add_argument("-k", type=int, default=5, help="passages given to the LM")
     parser.add_argument("--questions", type=int, default=2, help="sample questions answered")
     parser.add_argument("--stream", action="store_true", help="print the answer as generated")
     args = parser.parse_args()

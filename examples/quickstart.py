@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=HERE / "data" / "sample_corpus")
     parser.add_argument("--questions", type=Path, default=HERE / "data" / "sample_questions.json")
     parser.add_argument("--index-dir", type=Path, default=Path(".graphrag_cache/quickstart"))
-    parser.add_argument("-k", type=int, default=3, help="passages shown per question")
+    parser.add_argument("-k", type=int, default=5, help="passages shown per question")
     parser.add_argument("--no-generate", action="store_true", help="retrieval only")
     args = parser.parse_args()
 

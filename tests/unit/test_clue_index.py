@@ -224,8 +224,9 @@ def test_alpha_zero_reports_no_llm_use() -> None:
 def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
     from graphrag_integrations.core.embeddings import normalize_rows
 
-    summed = build(CORPUS[:3], chunk_vectors="units")
-    encoded = build(CORPUS[:3])
+    summed = build(CORPUS[:3])  # the default
+    encoded = build(CORPUS[:3], chunk_vectors="encode")
+    assert summed.chunk_vectors == "units"
     g = summed.graph
     for row, pid in enumerate(g.passage_ids):
         units = [u for u in g.units if u.passage_id == pid]
@@ -235,7 +236,7 @@ def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
         assert np.allclose(g.passage_matrix[row], expected, atol=1e-6)
     text_vecs = HashingEmbedder().embed([encoded.graph.passages[p].text for p in g.passage_ids])
     assert np.allclose(encoded.graph.passage_matrix, text_vecs, atol=1e-6)
-    summed.persist(tmp_path / "ix")
-    assert ClueIndex.load(tmp_path / "ix", embedding=HashingEmbedder()).chunk_vectors == "units"
+    encoded.persist(tmp_path / "ix")
+    assert ClueIndex.load(tmp_path / "ix", embedding=HashingEmbedder()).chunk_vectors == "encode"
     with pytest.raises(ValueError, match="chunk_vectors"):
         build(CORPUS[:1], chunk_vectors="mean")
