@@ -103,6 +103,41 @@ def test_insert_then_delete_equals_build_without(index: ClueIndex) -> None:
     assert np.array_equal(grown.graph.entity_matrix, base.graph.entity_matrix)
 
 
+@pytest.mark.parametrize("chunk_vectors", ["units", "encode"])
+def test_a_build_in_parse_slices_equals_one_slice(
+    chunk_vectors: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import graphrag_integrations.methods.clue.index as index_module
+
+    whole = build(chunk_vectors=chunk_vectors)
+    monkeypatch.setattr(index_module, "PARSE_SLICE", 2)  # the corpus parses in 3+ slices
+    sliced = build(chunk_vectors=chunk_vectors)
+    assert len(CORPUS) > 2 * index_module.PARSE_SLICE
+    assert [u.id for u in sliced.graph.units] == [u.id for u in whole.graph.units]
+    assert sliced.graph.entity_names == whole.graph.entity_names
+    assert np.array_equal(sliced.graph.entity_matrix, whole.graph.entity_matrix)
+    assert np.array_equal(sliced.graph.unit_matrix, whole.graph.unit_matrix)
+    assert np.array_equal(sliced.graph.passage_matrix, whole.graph.passage_matrix)
+    assert answers(sliced) == answers(whole)
+
+
+def test_a_failing_parse_raises_and_leaves_the_index_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    idx = build(CORPUS[:2])
+    before = answers(idx)
+
+    def broken(texts: object, show_progress: bool = False) -> object:
+        raise RuntimeError("parser crashed")
+
+    monkeypatch.setattr(idx.parser, "parse_many", broken)
+    with pytest.raises(RuntimeError, match="parser crashed"):
+        idx.insert(documents(CORPUS[2:]))
+    monkeypatch.undo()  # queries parse too
+    assert len(idx.graph.passages) == 2
+    assert answers(idx) == before
+
+
 def test_delete_middle_document_equals_build_without() -> None:
     full = build()
     full.delete("European Cup")

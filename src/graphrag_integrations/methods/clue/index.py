@@ -51,6 +51,7 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
+from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
@@ -67,6 +68,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
 TITLE_LABEL = "TITLE"
+#: Passages per spaCy slice of a build: the units of one slice are embedded while the next
+#: is parsed.
+PARSE_SLICE = 256
 #: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``.
 FORMAT_VERSION = 2
 
@@ -274,22 +278,58 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         t0 = time.perf_counter()
         titled = [split_title(p) for p in new]
         bodies = [body for _, body in titled]
-        # spaCy parses in a background thread while the chunks are embedded: both release
-        # the GIL for most of their work, so the parse costs almost no wall-clock time
-        # (docs/clue.md, "Indexing").
-        with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
-            parsing = pool.submit(self._timed_parse, bodies)
-            encoded = self._embed_unique([p.text for p in new]) if self._encode_chunks else {}
-            t_chunks = time.perf_counter() - t0
-            parsed, t_nlp = parsing.result()
-        t1 = time.perf_counter()
+        # alpha > 0: LLM extraction first (it needs no chunk parse and shares the spaCy pipeline
+        # with the background thread below).
         llm_units = self._llm_units(bodies)
-        t_llm = time.perf_counter() - t1
-        units, labels = self._units(new, titled, parsed, llm_units)
-        unit_vecs = self._embed_unique([u.text for u in units])
+        t_llm = time.perf_counter() - t0
+        # spaCy parses slice after slice in a background thread while the main thread embeds
+        # the chunks and the units and entities of the slices already parsed: both release the
+        # GIL for most of their work, so the parse costs little wall-clock time
+        # (docs/clue.md, "Indexing").
+        slices = [range(i, min(i + PARSE_SLICE, len(new))) for i in range(0, len(new), PARSE_SLICE)]
+        units: list[KnowledgeUnit] = []
+        labels: dict[str, str] = {}
+        unit_vecs: dict[str, FloatMatrix] = {}
+        entity_vecs: dict[str, FloatMatrix] = {}
+        t_nlp = t_wait = 0.0
+        with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
+            parses = [pool.submit(self._timed_parse, bodies[r.start : r.stop]) for r in slices]
+            encoded = self._embed_unique([p.text for p in new]) if self._encode_chunks else {}
+            steps = progress(
+                zip(slices, parses, strict=True),
+                f"Indexing (slices of {PARSE_SLICE} passages)",
+                total=len(slices),
+                enabled=self.show_progress and len(slices) > 1,
+            )
+            for r, parsing in steps:
+                waited = time.perf_counter()
+                parsed, took = parsing.result()
+                t_wait += time.perf_counter() - waited
+                t_nlp += took
+                part_llm = {i - r.start: llm_units[i] for i in r if i in llm_units}
+                part, part_labels = self._units(
+                    new[r.start : r.stop], titled[r.start : r.stop], parsed, part_llm
+                )
+                units += part
+                for name, label in part_labels.items():
+                    labels.setdefault(name, label)
+                unit_vecs.update(
+                    self._embed_unique([u.text for u in part if u.text not in unit_vecs])
+                )
+                mentioned = {n for u in part for n in u.entities}
+                entity_vecs.update(
+                    self._embed_unique(
+                        [
+                            n
+                            for n in part_labels
+                            if n in mentioned
+                            and n not in entity_vecs
+                            and not self.store.has(ENTITY, n)
+                        ]
+                    )
+                )
         mentioned = {n for u in units for n in u.entities}
         new_names = [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
-        entity_vecs = self._embed_unique(new_names)
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t2 = time.perf_counter()
         self.store.add(
@@ -305,7 +345,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         split = {
             "nlp": t_nlp,
             "llm": t_llm,
-            "embedding": t_chunks + (t2 - t1) - t_llm,
+            "embedding": t2 - t0 - t_llm - t_wait,
             "graph": t3 - t2,
             "total": t3 - t0,
         }
@@ -329,7 +369,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
         start = time.perf_counter()
-        parsed = self.parser.parse_many(bodies, show_progress=self.show_progress)
+        parsed = self.parser.parse_many(bodies)
         return parsed, time.perf_counter() - start
 
     def _units(
