@@ -76,7 +76,8 @@ class SentenceTransformerEmbedder:
     workers : int
         Batches encoded concurrently by threads (torch releases the GIL, so one batch is
         tokenised while another runs). Measured on 2 CPU cores, MuSiQue-100's 20,846 Clue
-        texts: 87 s with 1 worker, 70 s with 2. ``1`` encodes strictly one batch at a time.
+        texts: 87 s with 1 worker, 65-70 s with 2, 75-77 s with 3 or 4. ``1`` encodes
+        strictly one batch at a time.
 
     Examples
     --------

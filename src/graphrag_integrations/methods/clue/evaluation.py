@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 from graphrag_integrations.core.embeddings import Embedder
 from graphrag_integrations.core.types import Passage, Retriever
 
-#: Options for :class:`ClueIndex` (``llm`` goes to Q-Iter's query-entity extraction; an
-#: index-side LLM needs ``alpha`` > 0 and is passed as ``index_llm``).
-INDEX_OPTIONS = frozenset(
-    {
-        "spacy_model",
-        "title_prefix",
-        "link_title",
-        "excluded_labels",
-        "alpha",
-        "selection_value",
-        "chunk_vectors",
-        "k",
-        "vector_index",
-    }
-)
+#: :class:`ClueIndex` parameters ``build`` does not take from its options: the embedder is
+#: its own argument, ``llm`` is Q-Iter's (query entities; an index-side LLM for ``alpha`` > 0
+#: is passed as ``index_llm``).
+NOT_INDEX_OPTIONS = frozenset({"embedding", "llm", "show_progress"})
 
 
 def build(
@@ -34,8 +24,9 @@ def build(
 ) -> Retriever:
     """Build a Clue index over ``passages`` and return its Q-Iter retriever.
 
-    Options named in :data:`INDEX_OPTIONS` go to :class:`ClueIndex`; the rest to
-    :class:`QIter` (``K``, ``D``, ``M``, ``N``, ``reranker``, ``llm``, ablation switches...);
+    Options named like a :class:`ClueIndex` parameter (except :data:`NOT_INDEX_OPTIONS`) go
+    to the index, ``index_llm`` as its ``llm``; the rest to :class:`QIter` (``K``, ``D``,
+    ``M``, ``N``, ``reranker``, ``llm``, ablation switches...);
     ``preset="paper"`` selects :meth:`QIter.paper`.
 
     Examples
@@ -46,8 +37,9 @@ def build(
     from graphrag_integrations.methods.clue.index import ClueIndex
     from graphrag_integrations.methods.clue.qiter import QIter
 
-    index_opts = {k: v for k, v in options.items() if k in INDEX_OPTIONS}
-    qiter_opts = {k: v for k, v in options.items() if k not in INDEX_OPTIONS}
+    index_params = set(inspect.signature(ClueIndex).parameters) - NOT_INDEX_OPTIONS
+    index_opts = {k: v for k, v in options.items() if k in index_params}
+    qiter_opts = {k: v for k, v in options.items() if k not in index_params}
     if "index_llm" in qiter_opts:
         index_opts["llm"] = qiter_opts.pop("index_llm")
     preset = qiter_opts.pop("preset", None)

@@ -159,9 +159,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Q-Iter's derived arrays (do not mutate).
     timings : dict of str to float
         Seconds spent by every build so far: ``nlp`` (spaCy), ``llm`` (extraction at
-        ``alpha > 0``), ``embedding``, ``graph`` and ``total`` (wall clock). The parse runs
-        in a background thread while the chunks are embedded, so ``nlp + embedding`` can
-        exceed ``total``.
+        ``alpha > 0``), ``embedding``, ``graph`` and ``total`` (wall clock). spaCy parses in
+        a background thread while the chunks and the slices already parsed are embedded, so
+        ``nlp + embedding`` can exceed ``total``.
 
     Examples
     --------
@@ -294,7 +294,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         t_nlp = t_wait = 0.0
         with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
             parses = [pool.submit(self._timed_parse, bodies[r.start : r.stop]) for r in slices]
-            encoded = self._embed_unique([p.text for p in new]) if self._encode_chunks else {}
+            encoded = (
+                self._embed_unique([p.text for p in new]) if self.chunk_vectors == "encode" else {}
+            )
             steps = progress(
                 zip(slices, parses, strict=True),
                 f"Indexing (slices of {PARSE_SLICE} passages)",
@@ -316,20 +318,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 unit_vecs.update(
                     self._embed_unique([u.text for u in part if u.text not in unit_vecs])
                 )
-                mentioned = {n for u in part for n in u.entities}
                 entity_vecs.update(
                     self._embed_unique(
-                        [
-                            n
-                            for n in part_labels
-                            if n in mentioned
-                            and n not in entity_vecs
-                            and not self.store.has(ENTITY, n)
-                        ]
+                        [n for n in self._new_entities(part, part_labels) if n not in entity_vecs]
                     )
                 )
-        mentioned = {n for u in units for n in u.entities}
-        new_names = [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
+        new_names = self._new_entities(units, labels)
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t2 = time.perf_counter()
         self.store.add(
@@ -363,9 +357,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             split["graph"],
         )
 
-    @property
-    def _encode_chunks(self) -> bool:
-        return self.chunk_vectors == "encode"
+    def _new_entities(self, units: Sequence[KnowledgeUnit], labels: dict[str, str]) -> list[str]:
+        """Names of ``labels`` that ``units`` mention and the index does not hold yet."""
+        mentioned = {n for u in units for n in u.entities}
+        return [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
 
     def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
         start = time.perf_counter()
