@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphrag_integrations.core import vector_store
 from graphrag_integrations.core.persistence import MANIFEST_NAME
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
@@ -510,3 +511,61 @@ def test_chroma_hnsw_settings(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     assert again.query(_vectors(2)[0], k=1)[0][0] == "a"
     with pytest.raises(ValueError, match="always uses cosine"):
         ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM, hnsw={"space": "l2"})
+
+
+class _LockedCollection:
+    """Wraps a chroma collection; its first ``locked`` writes fail as SQLite's lock does."""
+
+    def __init__(self, inner: Any, locked: int) -> None:
+        self.inner = inner
+        self.locked = locked
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if name not in {"add", "delete", "modify"}:
+            return attr
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            if self.locked:
+                self.locked -= 1
+                raise RuntimeError("Database error: (code: 5) database is locked")
+            return attr(*args, **kwargs)
+
+        return write
+
+
+def test_chroma_retries_while_database_is_locked(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
+    locked = _LockedCollection(index.collection, locked=3)
+    index._collection = locked
+    index.add(["a", "b"], _vectors(2))
+    assert locked.calls == ["add"] * 4
+    assert waits == [0.05, 0.1, 0.2]
+    assert len(index) == 2
+    locked.locked = 2
+    index.delete(["a"])
+    assert len(index) == 1 and locked.locked == 0
+
+
+def test_chroma_lock_that_persists_or_other_errors_are_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
+    index._collection = _LockedCollection(index.collection, locked=100)
+    with pytest.raises(RuntimeError, match="database is locked"):
+        index.delete(["a"])
+    assert len(waits) == vector_store._BUSY_RETRIES - 1
+    waits.clear()
+
+    def broken(**_: Any) -> None:
+        raise RuntimeError("disk I/O error")
+
+    with pytest.raises(RuntimeError, match="disk I/O"):
+        vector_store._retry_busy(broken)
+    assert waits == []

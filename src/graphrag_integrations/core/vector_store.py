@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +47,11 @@ MetadataValue = str | int | float | bool
 Where = Mapping[str, Any]
 
 _SCALARS = (str, int, float, bool)
+_T = TypeVar("_T")
+# Chroma's embedded SQLite can answer "database is locked" at once instead of waiting, when
+# its own pooled connections race (seen under load: a collection update right after an add).
+_BUSY_RETRIES = 8
+_BUSY_FIRST_WAIT_S = 0.05
 _MISSING = object()
 
 
@@ -661,7 +667,7 @@ class ChromaVectorIndex:
                 self.collection_name,
                 updatable,
             )
-            self._collection.modify(configuration={"hnsw": updatable})
+            _retry_busy(self._collection.modify, configuration={"hnsw": updatable})
         if fixed:
             logger.warning(
                 "chroma collection %r exists with HNSW %s; %s cannot be changed after creation",
@@ -700,12 +706,13 @@ class ChromaVectorIndex:
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
             # delete existing records first so an add always replaces the whole record
-            existing = self._collection.get(ids=batch_ids, include=[])["ids"]
+            existing = _retry_busy(self._collection.get, ids=batch_ids, include=[])["ids"]
             if existing:
-                self._collection.delete(ids=list(existing))
+                _retry_busy(self._collection.delete, ids=list(existing))
             batch_metas = metas[part]
             batch_docs = docs[part]
-            self._collection.add(
+            _retry_busy(
+                self._collection.add,
                 ids=batch_ids,
                 embeddings=vecs[part],
                 metadatas=[m or None for m in batch_metas] if any(batch_metas) else None,
@@ -716,7 +723,7 @@ class ChromaVectorIndex:
         """Remove the records with these ids; ids not present are ignored."""
         id_list = _check_ids(ids)
         for part in _batches(len(id_list), self.batch_size):
-            self._collection.delete(ids=id_list[part])
+            _retry_busy(self._collection.delete, ids=id_list[part])
 
     def query(
         self, embedding: npt.ArrayLike, k: int, where: Where | None = None
@@ -730,7 +737,8 @@ class ChromaVectorIndex:
         count = len(self)
         if count == 0:
             return []
-        result = self._collection.query(
+        result = _retry_busy(
+            self._collection.query,
             query_embeddings=[q.tolist()],
             n_results=min(k, count),
             where=chroma_where,
@@ -743,7 +751,7 @@ class ChromaVectorIndex:
     def _get(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         for part in _batches(len(ids), self.batch_size):
-            res = self._collection.get(ids=ids[part], include=include)
+            res = _retry_busy(self._collection.get, ids=ids[part], include=include)
             for j, id_ in enumerate(res["ids"]):
                 found[id_] = {key: res[key][j] for key in include}
         return found
@@ -767,6 +775,25 @@ class ChromaVectorIndex:
         """Document text of one record; raises ``KeyError`` for an unknown id."""
         doc = self._get([id_], ["documents"])[id_]["documents"]
         return None if doc is None else str(doc)
+
+
+def _retry_busy(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Run a chroma call, retrying with exponential back-off while SQLite says it is locked.
+
+    Any other error, and a lock that outlasts ``_BUSY_RETRIES`` attempts (6.35 s of waiting), is
+    raised unchanged.
+    """
+    wait = _BUSY_FIRST_WAIT_S
+    for attempt in range(1, _BUSY_RETRIES + 1):
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:
+            if "database is locked" not in str(exc) or attempt == _BUSY_RETRIES:
+                raise
+            logger.info("chroma: database is locked, retry %d in %.2f s", attempt, wait)
+            time.sleep(wait)
+            wait *= 2
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _make_client(
