@@ -23,3 +23,14 @@ def test_two_workers_match_one_worker_and_a_plain_encode() -> None:
     np.testing.assert_allclose(a, b, atol=1e-5)
     np.testing.assert_allclose(a[:5], plain, atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_loaded_sentence_transformer_is_used_as_is() -> None:
+    from graphrag_integrations.core.embeddings import as_embedder
+
+    default = SentenceTransformerEmbedder()
+    wrapped = as_embedder(default.model)
+    assert isinstance(wrapped, SentenceTransformerEmbedder)
+    assert wrapped.model is default.model
+    assert wrapped.model_name == default.model.tokenizer.name_or_path
+    np.testing.assert_allclose(wrapped.embed(["a river"]), default.embed(["a river"]), atol=1e-6)

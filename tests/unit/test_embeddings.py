@@ -28,9 +28,8 @@ class RecordingModel:
 
 
 def embedder(batch_size: int) -> tuple[SentenceTransformerEmbedder, RecordingModel]:
-    emb = SentenceTransformerEmbedder("unused", batch_size=batch_size)
     model = RecordingModel()
-    emb._model = model
+    emb = SentenceTransformerEmbedder.from_model(model, batch_size=batch_size)
     return emb, model
 
 
@@ -83,9 +82,8 @@ def test_concurrent_workers_give_the_same_rows_as_one_worker() -> None:
     texts = [f"text number {i} " * (1 + i % 7) for i in range(57)]
     results = {}
     for workers in (1, 3):
-        emb = SentenceTransformerEmbedder("unused", batch_size=2, workers=workers)
         model = ThreadRecordingModel()
-        emb._model = model
+        emb = SentenceTransformerEmbedder.from_model(model, batch_size=2, workers=workers)
         results[workers] = emb.embed(texts)
         assert sorted(t for b in model.batches for t in b) == sorted(texts)
         if workers == 1:
@@ -97,8 +95,9 @@ def test_concurrent_workers_give_the_same_rows_as_one_worker() -> None:
 
 def test_a_failing_batch_raises_from_embed() -> None:
     texts = [f"t{i}" for i in range(40)]
-    emb = SentenceTransformerEmbedder("unused", batch_size=1, workers=2)
-    emb._model = ThreadRecordingModel(fail_on="t33")
+    emb = SentenceTransformerEmbedder.from_model(
+        ThreadRecordingModel(fail_on="t33"), batch_size=1, workers=2
+    )
     with pytest.raises(RuntimeError, match="t33"):
         emb.embed(texts)
 
@@ -107,3 +106,22 @@ def test_a_failing_batch_raises_from_embed() -> None:
 def test_bad_settings_are_rejected(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         SentenceTransformerEmbedder("unused", **kwargs)
+
+
+def test_from_model_keeps_the_loaded_model_and_names_it() -> None:
+    model = RecordingModel()
+    named = SentenceTransformerEmbedder.from_model(model, model_name="my-model")
+    assert named.model is model and named.model_name == "my-model"
+    assert SentenceTransformerEmbedder.from_model(model).model_name == "RecordingModel"
+
+
+def test_as_embedder_wraps_a_loaded_sentence_transformer_without_reloading() -> None:
+    class SentenceTransformer(RecordingModel):  # what as_embedder recognises by name
+        class tokenizer:  # mirrors the attribute of the real model
+            name_or_path = "/models/minilm"
+
+    model = SentenceTransformer()
+    emb = as_embedder(model)
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    assert emb.model is model and emb.model_name == "/models/minilm"
+    assert emb.embed(["abc"]).shape == (1, 4)

@@ -67,7 +67,7 @@ def test_as_reranker() -> None:
     assert default.embedder is emb
     named = as_reranker("cross-encoder/ms-marco-MiniLM-L-6-v2")
     assert isinstance(named, CrossEncoderReranker)
-    assert named._model is None  # loaded lazily
+    assert not named._model.loaded  # loaded lazily
     assert as_reranker(default) is default
     assert isinstance(default, Reranker)
     with pytest.raises(TypeError, match="reranker must be"):
@@ -137,7 +137,7 @@ def test_cross_encoder_matches_the_underlying_model(tiny_ce: Path) -> None:
 def test_cross_encoder_empty_and_bad_queries(tiny_ce: Path) -> None:
     reranker = CrossEncoderReranker(str(tiny_ce))
     assert reranker.score("paris", []).shape == (0,)
-    assert reranker._model is None  # nothing to score: the model is not even loaded
+    assert not reranker._model.loaded  # nothing to score: the model is not even loaded
     with pytest.raises(EmptyQueryError):
         reranker.score("", ["paris"])
 

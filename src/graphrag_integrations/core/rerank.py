@@ -14,7 +14,6 @@ Two implementations behind one protocol:
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.models import LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
 
 
@@ -110,28 +110,24 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
         self.max_length = max_length
         self._device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
+        self._model: LazyModel[Any] = LazyModel(self._load)
+
+    def _load(self) -> Any:
+        from sentence_transformers import CrossEncoder
+
+        try:
+            return CrossEncoder(
+                self.model_name, max_length=self.max_length, device=self._device or "cpu"
+            )
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailableError(
+                f"cannot load cross-encoder {self.model_name!r}: {exc}"
+            ) from exc
 
     @property
     def model(self) -> Any:
         """The loaded ``CrossEncoder`` (loaded on first access)."""
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    from sentence_transformers import CrossEncoder
-
-                    try:
-                        self._model = CrossEncoder(
-                            self.model_name,
-                            max_length=self.max_length,
-                            device=self._device or "cpu",
-                        )
-                    except (OSError, ValueError) as exc:
-                        raise ModelUnavailableError(
-                            f"cannot load cross-encoder {self.model_name!r}: {exc}"
-                        ) from exc
-        return self._model
+        return self._model.get()
 
     def score(self, query: str, texts: Sequence[str]) -> FloatMatrix:
         query = check_query(query)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.llm.protocol import LLMResult
-from graphrag_integrations.core.models import DEFAULT_LOCAL_LM
+from graphrag_integrations.core.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -193,9 +193,7 @@ class TransformersLLM:
             elif gguf_file is not None:
                 self._gguf = (self._source, gguf_file)
                 self.model_name = f"{self._source}/{gguf_file}"
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._load_lock = threading.Lock()
+        self._loaded: LazyModel[tuple[Any, Any]] = LazyModel(self._load_on_device)
         self._generate_lock = threading.Lock()
 
     # -- loading -----------------------------------------------------------------------------
@@ -212,27 +210,20 @@ class TransformersLLM:
     @property
     def model(self) -> Any:
         """The ``transformers`` causal LM (loaded on first access)."""
-        self._ensure_loaded()
-        return self._model
+        return self._loaded.get()[0]
 
     @property
     def tokenizer(self) -> Any:
         """The matching tokenizer (loaded on first access)."""
-        self._ensure_loaded()
-        return self._tokenizer
+        return self._loaded.get()[1]
 
-    def _ensure_loaded(self) -> None:
-        if self._model is not None:
-            return
-        with self._load_lock:
-            if self._model is None:
-                start = time.perf_counter()
-                model, tokenizer = self._load()
-                model.to(self.device)
-                model.eval()
-                self._tokenizer = tokenizer
-                self._model = model
-                self.load_seconds = time.perf_counter() - start
+    def _load_on_device(self) -> tuple[Any, Any]:
+        start = time.perf_counter()
+        model, tokenizer = self._load()
+        model.to(self.device)
+        model.eval()
+        self.load_seconds = time.perf_counter() - start
+        return model, tokenizer
 
     def _load(self) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
