@@ -214,53 +214,60 @@ class SentenceTransformerEmbedder:
         return self.embed([text])[0]
 
 
-class LangChainEmbedder:
+class _FrameworkEmbedder:
+    """Shared part of the framework adapters: dimension probe, empty input, normalisation."""
+
+    def __init__(self, inner: Any, model_name: str) -> None:
+        self._inner = inner
+        self.model_name = model_name
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed_query("dimension probe").shape[0])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return normalize_rows(self._embed_texts(list(texts), show_progress))
+
+    def embed_query(self, text: str) -> FloatMatrix:
+        return normalize_rows(self._embed_query(text))[0]
+
+    def _embed_texts(self, texts: list[str], show_progress: bool) -> Any:
+        raise NotImplementedError
+
+    def _embed_query(self, text: str) -> Any:
+        raise NotImplementedError
+
+
+class LangChainEmbedder(_FrameworkEmbedder):
     """Adapter for any LangChain ``Embeddings`` (``embed_documents`` / ``embed_query``)."""
 
     def __init__(self, embeddings: Any, *, model_name: str | None = None) -> None:
-        self._inner = embeddings
-        self.model_name = model_name or _describe(embeddings)
-        self._dimension: int | None = None
+        super().__init__(embeddings, model_name or _describe(embeddings))
 
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = int(self.embed_query("dimension probe").shape[0])
-        return self._dimension
+    def _embed_texts(self, texts: list[str], show_progress: bool) -> Any:
+        return self._inner.embed_documents(texts)
 
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        if len(texts) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return normalize_rows(self._inner.embed_documents(list(texts)))
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        return normalize_rows(self._inner.embed_query(text))[0]
+    def _embed_query(self, text: str) -> Any:
+        return self._inner.embed_query(text)
 
 
-class LlamaIndexEmbedder:
+class LlamaIndexEmbedder(_FrameworkEmbedder):
     """Adapter for any LlamaIndex ``BaseEmbedding``."""
 
     def __init__(self, embedding: Any, *, model_name: str | None = None) -> None:
-        self._inner = embedding
-        self.model_name = (
-            model_name or str(getattr(embedding, "model_name", "")) or _describe(embedding)
-        )
-        self._dimension: int | None = None
+        name = model_name or str(getattr(embedding, "model_name", "")) or _describe(embedding)
+        super().__init__(embedding, name)
 
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = int(self.embed_query("dimension probe").shape[0])
-        return self._dimension
+    def _embed_texts(self, texts: list[str], show_progress: bool) -> Any:
+        return self._inner.get_text_embedding_batch(texts, show_progress=show_progress)
 
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        if len(texts) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vecs = self._inner.get_text_embedding_batch(list(texts), show_progress=show_progress)
-        return normalize_rows(vecs)
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        return normalize_rows(self._inner.get_query_embedding(text))[0]
+    def _embed_query(self, text: str) -> Any:
+        return self._inner.get_query_embedding(text)
 
 
 def _describe(obj: Any) -> str:

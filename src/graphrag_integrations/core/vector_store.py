@@ -195,6 +195,23 @@ def _check_documents(documents: Sequence[str | None] | None, n: int) -> list[str
     return docs
 
 
+def _check_records(
+    ids: Sequence[str],
+    embeddings: npt.ArrayLike,
+    metadatas: Sequence[Mapping[str, Any] | None] | None,
+    documents: Sequence[str | None] | None,
+    dimension: int,
+) -> tuple[list[str], FloatMatrix, list[dict[str, MetadataValue]], list[str | None]]:
+    """Validate the arguments of an ``add``, as :meth:`InMemoryVectorIndex.add` documents."""
+    id_list = _check_ids(ids)
+    return (
+        id_list,
+        _check_vectors(embeddings, len(id_list), dimension),
+        _check_metadatas(metadatas, len(id_list)),
+        _check_documents(documents, len(id_list)),
+    )
+
+
 def parse_where(where: Where | None) -> list[_Condition]:
     """Validate a ``where`` filter into a list of conditions (all must hold).
 
@@ -371,10 +388,9 @@ class InMemoryVectorIndex:
             On duplicate ids in the call, a vector of the wrong dimension, a NaN/infinite or
             zero vector, or metadata values that are not ``str``/``int``/``float``/``bool``.
         """
-        id_list = _check_ids(ids)
-        vecs = _check_vectors(embeddings, len(id_list), self.dimension)
-        metas = _check_metadatas(metadatas, len(id_list))
-        docs = _check_documents(documents, len(id_list))
+        id_list, vecs, metas, docs = _check_records(
+            ids, embeddings, metadatas, documents, self.dimension
+        )
         self._reserve(sum(1 for i in id_list if i not in self._rows))
         for id_, vec, meta, doc in zip(id_list, vecs, metas, docs, strict=True):
             row = self._rows.get(id_)
@@ -698,10 +714,9 @@ class ChromaVectorIndex:
         ValueError
             As :meth:`InMemoryVectorIndex.add`.
         """
-        id_list = _check_ids(ids)
-        vecs = _check_vectors(embeddings, len(id_list), self.dimension)
-        metas = _check_metadatas(metadatas, len(id_list))
-        docs = _check_documents(documents, len(id_list))
+        id_list, vecs, metas, docs = _check_records(
+            ids, embeddings, metadatas, documents, self.dimension
+        )
         for part in _batches(len(id_list), self.batch_size):
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
