@@ -1,36 +1,14 @@
-"""Shared fixtures for the Clue-RAG tests: a tiny multi-hop corpus and a hashing embedder.
+"""Shared fixtures for the Clue-RAG tests: a tiny multi-hop corpus.
 
-``HashingEmbedder`` is a genuine (if crude) embedder: L2-normalised hashed bag of words, so
-tests run fast and deterministically without loading MiniLM.
+The Clue tests embed with ``tests.conftest.FakeEmbedder`` (an L2-normalised hashed bag of
+words), so they run fast and deterministically without loading MiniLM.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
-import numpy as np
-
 from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
-from graphrag_integrations.methods.clue.graph import tokenize
-
-
-class HashingEmbedder:
-    model_name = "test-hashing-64"
-    dimension = 64
-
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for tok in tokenize(text):
-                h = int(hashlib.md5(tok.encode()).hexdigest(), 16)
-                out[i, h % self.dimension] += 1.0 if (h >> 8) % 2 else -1.0
-        return normalize_rows(out)
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        return self.embed([text])[0]
-
 
 CORPUS = [
     (

@@ -11,7 +11,8 @@ import pytest
 from graphrag_integrations.core.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex, split_title
-from tests.unit.clue_fixtures import CORPUS, HashingEmbedder, documents
+from tests.conftest import FakeEmbedder
+from tests.unit.clue_fixtures import CORPUS, documents
 
 QUESTIONS = [
     "Where was the manager of Nottingham Forest born?",
@@ -21,7 +22,7 @@ QUESTIONS = [
 
 
 def build(items=CORPUS, **kwargs) -> ClueIndex:
-    return ClueIndex.from_documents(documents(items), embedding=HashingEmbedder(), **kwargs)
+    return ClueIndex.from_documents(documents(items), embedding=FakeEmbedder(), **kwargs)
 
 
 def answers(index: ClueIndex) -> list[list[tuple[str, float]]]:
@@ -88,7 +89,7 @@ def test_timings_reported(index: ClueIndex) -> None:
 
 def test_empty_corpus_rejected() -> None:
     with pytest.raises(EmptyCorpusError):
-        ClueIndex.from_documents(["   "], embedding=HashingEmbedder())
+        ClueIndex.from_documents(["   "], embedding=FakeEmbedder())
 
 
 def test_insert_then_delete_equals_build_without(index: ClueIndex) -> None:
@@ -162,25 +163,22 @@ def test_reinserting_an_indexed_passage_is_skipped() -> None:
 
 def test_persist_load_roundtrip(index: ClueIndex, tmp_path: Path) -> None:
     index.persist(tmp_path / "idx")
-    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
     assert answers(loaded) == answers(index)
     assert loaded.graph.entity_labels == index.graph.entity_labels
     index.persist(tmp_path / "idx")  # overwrite atomically
-    assert ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder()).graph.n_units == (
+    assert ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder()).graph.n_units == (
         index.graph.n_units
     )
 
 
 def test_load_errors(index: ClueIndex, tmp_path: Path) -> None:
     with pytest.raises(IndexNotFoundError):
-        ClueIndex.load(tmp_path / "missing", embedding=HashingEmbedder())
+        ClueIndex.load(tmp_path / "missing", embedding=FakeEmbedder())
     index.persist(tmp_path / "idx")
 
-    class Other(HashingEmbedder):
-        model_name = "other"
-
     with pytest.raises(IndexMismatchError):
-        ClueIndex.load(tmp_path / "idx", embedding=Other())
+        ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder(model_name="other"))
 
 
 def test_index_retrieve_uses_qiter(index: ClueIndex) -> None:
@@ -209,9 +207,9 @@ class FakeClient:
 
 def test_alpha_needs_llm_and_range() -> None:
     with pytest.raises(ValueError):
-        ClueIndex(embedding=HashingEmbedder(), alpha=0.5)
+        ClueIndex(embedding=FakeEmbedder(), alpha=0.5)
     with pytest.raises(ValueError):
-        ClueIndex(embedding=HashingEmbedder(), alpha=1.5, llm=FakeClient({}))
+        ClueIndex(embedding=FakeEmbedder(), alpha=1.5, llm=FakeClient({}))
 
 
 def test_alpha_one_uses_llm_units_with_sentence_fallback() -> None:
@@ -269,9 +267,9 @@ def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
             0
         ]
         assert np.allclose(g.passage_matrix[row], expected, atol=1e-6)
-    text_vecs = HashingEmbedder().embed([encoded.graph.passages[p].text for p in g.passage_ids])
+    text_vecs = FakeEmbedder().embed([encoded.graph.passages[p].text for p in g.passage_ids])
     assert np.allclose(encoded.graph.passage_matrix, text_vecs, atol=1e-6)
     encoded.persist(tmp_path / "ix")
-    assert ClueIndex.load(tmp_path / "ix", embedding=HashingEmbedder()).chunk_vectors == "encode"
+    assert ClueIndex.load(tmp_path / "ix", embedding=FakeEmbedder()).chunk_vectors == "encode"
     with pytest.raises(ValueError, match="chunk_vectors"):
         build(CORPUS[:1], chunk_vectors="mean")

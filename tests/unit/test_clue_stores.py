@@ -28,7 +28,8 @@ from graphrag_integrations.methods.clue.stores import (
     ClueStore,
     node_id,
 )
-from tests.unit.clue_fixtures import CORPUS, HashingEmbedder, documents
+from tests.conftest import FakeEmbedder
+from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.test_clue_index import answers
 
 FOREST = node_id(ENTITY, normalize_entity("Nottingham Forest"))
@@ -57,7 +58,7 @@ def recording(layer: str, dimension: int, model_name: str) -> RecordingIndex:
 
 
 def build(items: Sequence[tuple[str, str]] = CORPUS, **kwargs: Any) -> ClueIndex:
-    return ClueIndex.from_documents(documents(items), embedding=HashingEmbedder(), **kwargs)
+    return ClueIndex.from_documents(documents(items), embedding=FakeEmbedder(), **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +165,10 @@ def test_chroma_backend_answers_like_in_memory(index: ClueIndex, tmp_path: Path)
     assert answers(chroma) == answers(build(CORPUS[:-1]))
     # persisting copies the Chroma vectors into the self-contained index directory
     chroma.persist(tmp_path / "idx")
-    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
     assert answers(loaded) == answers(chroma)
     rehomed = ClueIndex.load(
-        tmp_path / "idx", embedding=HashingEmbedder(), vector_index=ChromaVectors()
+        tmp_path / "idx", embedding=FakeEmbedder(), vector_index=ChromaVectors()
     )
     assert type(rehomed.vector_indexes["entities"]).__name__ == "ChromaVectorIndex"
     assert answers(rehomed) == answers(chroma)
@@ -179,7 +180,7 @@ def test_persist_writes_core_stores(index: ClueIndex, tmp_path: Path) -> None:
     for layer in ("chunks", "units", "entities"):
         stored = InMemoryVectorIndex.load(tmp_path / "idx" / "vectors" / layer)
         assert len(stored) == len(index.vector_indexes[layer])
-    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
     assert loaded.graph_store == index.graph_store
     assert loaded.graph.unit_ids == index.graph.unit_ids
     assert np.array_equal(loaded.graph.entity_matrix, index.graph.entity_matrix)
@@ -193,7 +194,7 @@ def test_load_rejects_vectors_that_disagree_with_the_graph(
     vectors.delete([index.graph.unit_ids[0]])
     vectors.persist(tmp_path / "idx" / "vectors" / "units")
     with pytest.raises(IndexMismatchError, match="do not match"):
-        ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+        ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
 
 
 def test_load_rejects_the_old_layout(index: ClueIndex, tmp_path: Path) -> None:
@@ -203,7 +204,7 @@ def test_load_rejects_the_old_layout(index: ClueIndex, tmp_path: Path) -> None:
     data["format_version"] = 1
     manifest.write_text(json.dumps(data))
     with pytest.raises(IndexMismatchError, match="rebuild"):
-        ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+        ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
 
 
 def test_graphml_export(index: ClueIndex, tmp_path: Path) -> None:
@@ -228,7 +229,7 @@ def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
     assert len(idx.graph_store) == 0 and idx.graph.n_units == 0
     assert all(len(v) == 0 for v in idx.vector_indexes.values())
     idx.persist(tmp_path / "idx")
-    loaded = ClueIndex.load(tmp_path / "idx", embedding=HashingEmbedder())
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
     assert loaded.retrieve("Nottingham Forest") == []
     loaded.insert(documents(CORPUS[-1:]))
     assert loaded.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"
@@ -239,7 +240,7 @@ def test_registry_build_accepts_a_vector_backend() -> None:
     from graphrag_integrations.methods.clue.index import passages_from_documents
 
     retriever = registry_build(
-        passages_from_documents(documents()), HashingEmbedder(), vector_index=recording
+        passages_from_documents(documents()), FakeEmbedder(), vector_index=recording
     )
     assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]
 
@@ -253,7 +254,7 @@ def test_registry_build_routes_index_options_and_the_index_llm() -> None:
 
     retriever = registry_build(
         passages_from_documents(documents()),
-        HashingEmbedder(),
+        FakeEmbedder(),
         chunk_vectors="units",
         alpha=0.5,
         index_llm=reply,

@@ -20,14 +20,15 @@ from graphrag_integrations.methods.clue.scoring import (
     bm25_normalised,
     canonical_order,
 )
-from tests.unit.clue_fixtures import HashingEmbedder, documents
+from tests.conftest import FakeEmbedder
+from tests.unit.clue_fixtures import documents
 
 MULTIHOP = "Where was the manager of Nottingham Forest born?"
 
 
 @pytest.fixture(scope="module")
 def index() -> ClueIndex:
-    return ClueIndex.from_documents(documents(), embedding=HashingEmbedder())
+    return ClueIndex.from_documents(documents(), embedding=FakeEmbedder())
 
 
 def query(index: ClueIndex, text: str) -> Query:

@@ -4,7 +4,9 @@ All methods of one :func:`run_eval` call share the dataset's passages, its quest
 embedder instance. The embedder is warmed up (model loaded, one query embedded) before any
 timing, so ``index_s`` measures indexing, not model loading. Per method:
 
-* ``index_s`` — wall time of the builder; ``passages_per_s`` — passages / ``index_s``;
+* ``index_s`` — wall time of the builder; ``passages_per_s`` — passages / ``index_s``.
+  Each method is built from scratch, even where it could reuse another's work (``hybrid``
+  embeds the chunks again after ``dense``), so its time is what a user pays for it alone;
 * ``R@k`` — :func:`~graphrag_integrations.evaluation.metrics.mean_recall_at_k` (percent) for
   every requested ``k`` (each question is retrieved once, at the largest ``k``);
 * ``latency_p50_ms`` / ``latency_p95_ms`` — wall time of each ``retrieve`` call;
