@@ -12,8 +12,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from graphrag_integrations._lazy import resolve_lazy
 
 __version__ = "0.1.0"
 
@@ -52,12 +53,7 @@ __all__ = ["__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'graphrag_integrations' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return resolve_lazy(globals(), _LAZY, name)
 
 
 def __dir__() -> list[str]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
+
+import pytest
 
 import graphrag_integrations as gi
 
@@ -25,11 +28,27 @@ def test_import_is_lazy_and_fast() -> None:
     assert heavy == "[]"
 
 
-def test_unknown_attribute() -> None:
-    import pytest
+@pytest.mark.parametrize(
+    "package",
+    [
+        "graphrag_integrations",
+        "graphrag_integrations.evaluation",
+        "graphrag_integrations.core.constraints",
+    ],
+)
+def test_unknown_attribute_is_an_attribute_error_naming_the_package(package: str) -> None:
+    module = importlib.import_module(package)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'DoesNotExist'"):
+        _ = module.DoesNotExist
+    assert not hasattr(module, "DoesNotExist")
 
-    with pytest.raises(AttributeError):
-        _ = gi.DoesNotExist  # type: ignore[attr-defined]
+
+def test_subpackage_lazy_names_resolve_and_are_cached() -> None:
+    import graphrag_integrations.evaluation as evaluation
+
+    for name in evaluation.__all__:
+        value = getattr(evaluation, name)
+        assert vars(evaluation)[name] is value, name
 
 
 def test_every_public_name_resolves() -> None:

@@ -11,8 +11,9 @@ True
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from graphrag_integrations._lazy import resolve_lazy
 
 _LAZY: dict[str, str] = {
     "Dataset": "graphrag_integrations.evaluation.datasets",
@@ -37,12 +38,7 @@ __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return resolve_lazy(globals(), _LAZY, name)
 
 
 def __dir__() -> list[str]:

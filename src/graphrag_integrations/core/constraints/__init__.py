@@ -15,9 +15,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from graphrag_integrations._lazy import resolve_lazy
 from graphrag_integrations.core.constraints.substring import SubstringIndex
 from graphrag_integrations.core.constraints.trie import TokenIds, TokenTrie, TrieStats
 
@@ -49,9 +49,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return resolve_lazy(globals(), _LAZY, name)
