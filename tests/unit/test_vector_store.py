@@ -514,7 +514,7 @@ def test_chroma_hnsw_settings(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
 
 
 class _LockedCollection:
-    """Wraps a chroma collection; its first ``locked`` writes fail as SQLite's lock does."""
+    """Wraps a chroma collection; its first ``locked`` calls fail as SQLite's lock does."""
 
     def __init__(self, inner: Any, locked: int) -> None:
         self.inner = inner
@@ -523,7 +523,7 @@ class _LockedCollection:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
-        if name not in {"add", "delete", "modify"}:
+        if name not in {"add", "delete", "modify", "count"}:
             return attr
 
         def write(*args: Any, **kwargs: Any) -> Any:
@@ -549,6 +549,8 @@ def test_chroma_retries_while_database_is_locked(monkeypatch: pytest.MonkeyPatch
     locked.locked = 2
     index.delete(["a"])
     assert len(index) == 1 and locked.locked == 0
+    locked.locked = 2  # a count (run by every query) retries too
+    assert len(index) == 1 and locked.calls[-3:] == ["count"] * 3
 
 
 def test_chroma_lock_that_persists_or_other_errors_are_raised(

@@ -108,7 +108,12 @@ class SentenceTransformerEmbedder:
 
     @classmethod
     def from_model(
-        cls, model: Any, *, model_name: str | None = None, **kwargs: Any
+        cls,
+        model: Any,
+        *,
+        model_name: str | None = None,
+        batch_size: int = 64,
+        workers: int = 2,
     ) -> SentenceTransformerEmbedder:
         """Wrap an already loaded ``SentenceTransformer`` (nothing is loaded again).
 
@@ -119,13 +124,13 @@ class SentenceTransformerEmbedder:
         model_name : str, optional
             Name recorded in indexes built with it (checked when they are reloaded); by
             default the model's own name or path.
-        **kwargs
-            ``batch_size``, ``workers``, ``device``, as for the constructor.
+        batch_size, workers : int
+            As for the constructor (the model keeps its own device and truncation length).
         """
         if model_name is None:
             tokenizer = getattr(model, "tokenizer", None)
             model_name = str(getattr(tokenizer, "name_or_path", "") or type(model).__name__)
-        embedder = cls(model_name, **kwargs)
+        embedder = cls(model_name, batch_size=batch_size, workers=workers)
         embedder._model.set(model)
         return embedder
 

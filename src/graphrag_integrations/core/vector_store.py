@@ -622,7 +622,8 @@ class ChromaVectorIndex:
         options: dict[str, Any] = {}
         if hnsw_settings:
             options["configuration"] = {"hnsw": {"space": "cosine", **hnsw_settings}}
-        self._collection = self.client.get_or_create_collection(
+        self._collection = _retry_busy(
+            self.client.get_or_create_collection,
             name=collection,
             metadata={
                 "hnsw:space": "cosine",
@@ -698,7 +699,7 @@ class ChromaVectorIndex:
         return self._collection
 
     def __len__(self) -> int:
-        return int(self._collection.count())
+        return int(_retry_busy(self._collection.count))
 
     def add(
         self,
