@@ -1,0 +1,183 @@
+"""MetaQA for ReG: question files, samples, oracle relation chains and the KGQA retrieval
+metrics of the ReG harness.
+
+Question files hold ``question with [topic]<TAB>ans1|ans2`` lines; the hop count comes from
+the folder name (``2-hop/dev.txt``) or the ``hops`` option. Parsing reuses
+:func:`~graphrag_integrations.evaluation.datasets.parse_metaqa_line`.
+
+Metrics (:func:`kgqa_metrics`), all per question and then averaged (in percent):
+
+* ``AnsR@K``: share of the gold answers (SQuAD-normalised, as
+  :func:`~graphrag_integrations.evaluation.metrics.answer_recall_at_k`) among the entities
+  (heads and tails) of the top-``K`` retrieved triples;
+* ``Hit@1``: the best path's end entity of the top evidence chain is a gold answer;
+* ``chains`` and ``tokens`` (``ceil(chars / 4)`` of the rendered chains) per question.
+
+Figures are meant for the answerable subset (questions whose answers are all reachable in
+the reconstructed KB, ``answerable_with_reconstructed_kb.json``); say so when reporting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.errors import DocumentLoadError
+from graphrag_integrations.evaluation.datasets import KGQuestion, parse_metaqa_line
+from graphrag_integrations.evaluation.metrics import (
+    answer_recall_at_k,
+    hit_at_1,
+    latency_percentiles,
+    mean_percent,
+)
+
+_HOP_DIR = re.compile(r"^(\d+)-hop$")
+#: MetaQA question-type words -> KB relation from the movie (the movie is always the head).
+QTYPE_RELATIONS = {
+    "actor": "starred_actors",
+    "director": "directed_by",
+    "writer": "written_by",
+    "year": "release_year",
+    "genre": "has_genre",
+    "tags": "has_tags",
+    "tag": "has_tags",
+    "language": "in_language",
+    "imdbrating": "has_imdb_rating",
+    "imdbvotes": "has_imdb_votes",
+}
+
+
+def load_questions(
+    path: str | Path, *, hops: int | None = None, qtypes: str | Path | None = None
+) -> list[KGQuestion]:
+    """Questions of a MetaQA question file; ids ``<hops>-hop/<file stem>/<line index>``.
+
+    ``qtypes`` (default: ``qa_<stem>_qtype.txt`` next to the file, when present) gives each
+    question its type.
+
+    Raises
+    ------
+    DocumentLoadError
+        Unknown hop count (no ``N-hop`` folder and no ``hops``) or a bad line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "2-hop"; d.mkdir()
+    >>> _ = (d / "dev.txt").write_text("who directed films starring [X]\\tA|B\\n")
+    >>> q = load_questions(d / "dev.txt")[0]
+    >>> q.id, q.hops, q.topic_entity, q.answers
+    ('2-hop/dev/0', 2, 'X', ['A', 'B'])
+    """
+    src = Path(path)
+    if not src.is_file():
+        raise DocumentLoadError(f"{src} is not a file")
+    if hops is None:
+        match = _HOP_DIR.match(src.parent.name)
+        if match is None:
+            raise DocumentLoadError(f"{src}: hop count not in the folder name; pass hops=")
+        hops = int(match.group(1))
+    tfile = Path(qtypes) if qtypes else src.parent / f"qa_{src.stem}_qtype.txt"
+    types = tfile.read_text(encoding="utf-8").splitlines() if tfile.is_file() else []
+    lines = src.read_text(encoding="utf-8").splitlines()
+    return [
+        parse_metaqa_line(
+            line, f"{hops}-hop/{src.stem}/{i}", hops, types[i] if i < len(types) else ""
+        )
+        for i, line in enumerate(lines)
+        if line.strip()
+    ]
+
+
+def answerable(questions: Sequence[KGQuestion], path: str | Path) -> list[KGQuestion]:
+    """The questions listed in ``answerable_with_reconstructed_kb.json`` (by id)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    keep = {f"{key}/{i}" for key, rows in data.items() for i in rows}
+    return [q for q in questions if q.id in keep]
+
+
+def disjoint_samples(
+    questions: Sequence[KGQuestion], sizes: Sequence[int], *, seed: int = 0
+) -> list[list[KGQuestion]]:
+    """Disjoint random samples of the given sizes (fixed by ``seed``).
+
+    Examples
+    --------
+    >>> qs = [parse_metaqa_line(f"q [e{i}]\\ta", str(i), 1) for i in range(10)]
+    >>> a, b = disjoint_samples(qs, [3, 4])
+    >>> len(a), len(b), set(q.id for q in a) & set(q.id for q in b)
+    (3, 4, set())
+    """
+    if sum(sizes) > len(questions):
+        raise ValueError(f"asked for {sum(sizes)} questions, only {len(questions)} available")
+    order = list(questions)
+    random.Random(seed).shuffle(order)
+    out, start = [], 0
+    for n in sizes:
+        out.append(order[start : start + n])
+        start += n
+    return out
+
+
+def qtype_relation_chain(qtype: str) -> list[tuple[str, bool]]:
+    """The directed relation chain of a question type, from the topic entity.
+
+    Examples
+    --------
+    >>> qtype_relation_chain("actor_to_movie_to_director")
+    [('starred_actors', False), ('directed_by', True)]
+    """
+    parts = qtype.split("_to_")
+    chain: list[tuple[str, bool]] = []
+    for a, b in itertools.pairwise(parts):
+        if a == "movie" and b in QTYPE_RELATIONS:
+            chain.append((QTYPE_RELATIONS[b], True))
+        elif b == "movie" and a in QTYPE_RELATIONS:
+            chain.append((QTYPE_RELATIONS[a], False))
+        else:
+            raise ValueError(f"unknown MetaQA question type step {a!r} -> {b!r} in {qtype!r}")
+    return chain
+
+
+def kgqa_metrics(
+    index: Any,
+    questions: Sequence[KGQuestion],
+    *,
+    ks: Sequence[int] = (50, 100),
+) -> dict[str, float]:
+    """AnsR@K, Hit@1, chains, tokens and scoring latency (see the module docstring) of a
+    :class:`~graphrag_integrations.methods.reg.index.RegIndex` over ``questions`` (each
+    anchored at its topic entity). ``latency_p50_ms`` times triple scoring only."""
+    top = max(ks)
+    recalls: dict[int, list[float]] = {k: [] for k in ks}
+    hits: list[float] = []
+    chains_n: list[int] = []
+    tokens: list[int] = []
+    seconds: list[float] = []
+    for q in questions:
+        start = time.perf_counter()
+        chains, triples, _ = index.evidence_chains(
+            q.text, topic_entities=[q.topic_entity], top_k=top
+        )
+        seconds.append(time.perf_counter() - start)
+        for k in ks:
+            ents = [e for t in triples[:k] for e in (t.head, t.tail)]
+            recalls[k].append(answer_recall_at_k(ents, q.answers, len(ents)) if ents else 0.0)
+        view = index.view
+        first = [view.entities[chains[0].targets[0]]] if chains and chains[0].targets else []
+        hits.append(hit_at_1(first, q.answers))
+        chains_n.append(len(chains))
+        tokens.append(sum(-(-len(c.render(view)) // 4) for c in chains))
+    out = {f"AnsR@{k}": mean_percent(recalls[k]) for k in ks}
+    out["Hit@1"] = mean_percent(hits)
+    out["chains"] = float(sum(chains_n) / max(len(chains_n), 1))
+    out["tokens"] = float(sum(tokens) / max(len(tokens), 1))
+    out["questions"] = float(len(questions))
+    out.update(latency_percentiles(seconds))
+    return out

@@ -1,0 +1,179 @@
+"""KG sources ReG indexes: (head, relation, tail) triples from wherever users have them.
+
+* Python triples (:func:`check_triples`);
+* files (:func:`read_triples`): TSV, CSV, or MetaQA's ``head|relation|tail`` lines (the
+  delimiter is picked from the suffix, ``.tsv`` / ``.csv``, or given);
+* LangChain ``GraphDocument`` objects (:func:`triples_from_graph_documents`): each
+  relationship ``(source.id, type, target.id)``;
+* a LlamaIndex property-graph store (:func:`triples_from_property_graph_store`): its
+  ``get_triplets()`` as ``(source.name or id, relation.label, target.name or id)``;
+* plain documents, for users without a KG (:func:`triples_from_parses`): the core spaCy
+  pipeline parses each document; in every sentence with at least two linkable entities, each
+  subject entity (dependency ``nsubj``/``nsubjpass``; the first entity when none is a
+  subject) becomes a head and every other entity of the sentence a tail, and the relation is
+  the sentence with its entities masked as ``"##"`` (the hyperrelation of KG-Translator).
+  Entity names are ``normalize_entity`` keys, so the same name links across sentences and
+  documents. Numeric entity labels (``CARDINAL``, ``ORDINAL``, ``QUANTITY``, ``PERCENT``,
+  ``MONEY``) are not linked.
+
+The KG is a directed multigraph: two triples with the same ends and different relations
+are two edges; a triple is identified by all three fields.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.core.nlp import ParsedText
+from graphrag_integrations.errors import DocumentLoadError
+
+Triple = tuple[str, str, str]
+"""``(head, relation, tail)``: entity name, relation text, entity name."""
+
+#: spaCy labels that get no entity node when triples are extracted from text.
+NUMERIC_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
+#: Longest relation text kept for a text-extracted triple (characters).
+MAX_RELATION_CHARS = 200
+
+
+def check_triples(triples: Iterable[Sequence[str]]) -> list[Triple]:
+    """Validate and deduplicate triples, keeping their first-seen order.
+
+    Raises
+    ------
+    ValueError
+        A triple without exactly three non-empty string fields.
+
+    Examples
+    --------
+    >>> check_triples([("Kismet", "directed_by", "William Dieterle"), ["a", "r", "b"]] * 2)
+    [('Kismet', 'directed_by', 'William Dieterle'), ('a', 'r', 'b')]
+    """
+    out: dict[Triple, None] = {}
+    for n, triple in enumerate(triples):
+        if isinstance(triple, str) or len(triple) != 3:
+            raise ValueError(f"triple {n} must be (head, relation, tail), got {triple!r}")
+        head, rel, tail = (str(x).strip() for x in triple)
+        if not (head and rel and tail):
+            raise ValueError(f"triple {n} has an empty field: {triple!r}")
+        out[(head, rel, tail)] = None
+    return list(out)
+
+
+def read_triples(path: str | Path, *, delimiter: str | None = None) -> list[Triple]:
+    """Triples of a file: ``.tsv`` (tab), ``.csv`` (comma) or ``|`` (MetaQA ``kb.txt``).
+
+    A first row ``head, relation, tail`` (any case, also ``subject``/``predicate``/``object``)
+    is a header and skipped. Blank lines are skipped.
+
+    Raises
+    ------
+    DocumentLoadError
+        A missing file or a row without three fields.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "kb.txt")
+    >>> _ = open(p, "w").write("Kismet|directed_by|William Dieterle\\n")
+    >>> read_triples(p)
+    [('Kismet', 'directed_by', 'William Dieterle')]
+    """
+    src = Path(path)
+    if not src.is_file():
+        raise DocumentLoadError(f"{src} is not a file")
+    if delimiter is None:
+        delimiter = {".tsv": "\t", ".csv": ","}.get(src.suffix.lower(), "|")
+    rows: list[Sequence[str]] = []
+    with src.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL)
+        if delimiter == "|":
+            reader = (line.rstrip("\r\n").split("|") for line in fh)  # type: ignore[assignment]
+        for n, row in enumerate(reader, 1):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) != 3:
+                raise DocumentLoadError(f"{src}:{n}: expected 3 fields, got {row!r}")
+            if n == 1 and {c.strip().lower() for c in row} in _HEADERS:
+                continue
+            rows.append(row)
+    try:
+        return check_triples(rows)
+    except ValueError as exc:
+        raise DocumentLoadError(f"{src}: {exc}") from exc
+
+
+_HEADERS = ({"head", "relation", "tail"}, {"subject", "predicate", "object"})
+
+
+def triples_from_graph_documents(graph_documents: Iterable[Any]) -> list[Triple]:
+    """Triples of LangChain ``GraphDocument`` objects (``relationships``).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as N
+    >>> rel = N(source=N(id="Paris"), type="CAPITAL_OF", target=N(id="France"))
+    >>> triples_from_graph_documents([N(relationships=[rel])])
+    [('Paris', 'CAPITAL_OF', 'France')]
+    """
+    out: list[tuple[str, str, str]] = []
+    for doc in graph_documents:
+        rels = getattr(doc, "relationships", None)
+        if rels is None:
+            raise TypeError(f"not a GraphDocument (no relationships): {type(doc).__name__}")
+        out.extend((str(r.source.id), str(r.type), str(r.target.id)) for r in rels)
+    return check_triples(out)
+
+
+def _node_name(node: Any) -> str:
+    name = getattr(node, "name", None)
+    return str(name if name else node.id)
+
+
+def triples_from_property_graph_store(store: Any) -> list[Triple]:
+    """Triples of a LlamaIndex property-graph store (``store.get_triplets()``).
+
+    Entity nodes contribute their ``name``; other nodes their ``id``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as N
+    >>> store = N(get_triplets=lambda: [(N(name="Paris", id="p"), N(label="in"), N(id="x"))])
+    >>> triples_from_property_graph_store(store)
+    [('Paris', 'in', 'x')]
+    """
+    getter = getattr(store, "get_triplets", None)
+    if getter is None:
+        raise TypeError(f"{type(store).__name__} has no get_triplets(): not a property graph store")
+    return check_triples((_node_name(s), str(r.label), _node_name(t)) for s, r, t in getter())
+
+
+def triples_from_parses(
+    parses: Iterable[ParsedText], *, excluded_labels: Iterable[str] = NUMERIC_LABELS
+) -> list[Triple]:
+    """Text triples (see the module docstring) of already parsed documents.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence
+    >>> ents = (Entity("Paris", "GPE", 0, 5, True, "paris"),
+    ...         Entity("France", "GPE", 24, 30, False, "france"))
+    >>> s = Sentence("Paris is the capital of France.", 0, 31, ents)
+    >>> triples_from_parses([ParsedText("Paris is the capital of France.", (s,))])
+    [('paris', '## is the capital of ##.', 'france')]
+    """
+    excluded = frozenset(excluded_labels)
+    out: list[tuple[str, str, str]] = []
+    for parsed in parses:
+        for sent in parsed.sentences:
+            ents = [e for e in sent.entities if e.label not in excluded and e.norm]
+            names = list(dict.fromkeys(e.norm for e in ents))
+            if len(names) < 2:
+                continue
+            heads = list(dict.fromkeys(e.norm for e in ents if e.is_subject)) or names[:1]
+            relation = " ".join(sent.masked().split())[:MAX_RELATION_CHARS]
+            out.extend((h, relation, t) for h in heads for t in names if t != h)
+    return check_triples(out) if out else []
