@@ -247,10 +247,17 @@ class RegIndex(FrameworkSurface, BaseIndex):
 
     @classmethod
     def from_property_graph_store(
-        cls, store: Any, *, doc_id: str = "property_graph", **kwargs: Any
+        cls,
+        store: Any,
+        *,
+        doc_id: str = "property_graph",
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> RegIndex:
-        """Build from a LlamaIndex property-graph store's triplets."""
-        return cls.from_triples(triples_from_property_graph_store(store), doc_id=doc_id, **kwargs)
+        """Build from a LlamaIndex property-graph store's triplets
+        (:func:`.kg.triples_from_property_graph_store`, ``filters`` passed on)."""
+        triples = triples_from_property_graph_store(store, **(filters or {}))
+        return cls.from_triples(triples, doc_id=doc_id, **kwargs)
 
     @classmethod
     def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> RegIndex:

@@ -133,22 +133,42 @@ def _node_name(node: Any) -> str:
     return str(name if name else node.id)
 
 
-def triples_from_property_graph_store(store: Any) -> list[Triple]:
-    """Triples of a LlamaIndex property-graph store (``store.get_triplets()``).
+def triples_from_property_graph_store(store: Any, **filters: Any) -> list[Triple]:
+    """Triples of a LlamaIndex property-graph store.
 
-    Entity nodes contribute their ``name``; other nodes their ``id``.
+    ``get_triplets()`` of LlamaIndex stores returns nothing without a filter, so a store with an
+    in-memory graph (``SimplePropertyGraphStore.graph``) is read whole; any other store is
+    asked ``get_triplets(**filters)`` (pass ``entity_names=``, ``relation_names=`` or
+    ``ids=``). Entity nodes contribute their ``name``; other nodes their ``id``.
+
+    Raises
+    ------
+    TypeError
+        Not a property-graph store.
+    ValueError
+        The store returned no triplet.
 
     Examples
     --------
     >>> from types import SimpleNamespace as N
-    >>> store = N(get_triplets=lambda: [(N(name="Paris", id="p"), N(label="in"), N(id="x"))])
-    >>> triples_from_property_graph_store(store)
+    >>> store = N(get_triplets=lambda **f: [(N(name="Paris", id="p"), N(label="in"), N(id="x"))])
+    >>> triples_from_property_graph_store(store, ids=["p"])
     [('Paris', 'in', 'x')]
     """
     getter = getattr(store, "get_triplets", None)
     if getter is None:
         raise TypeError(f"{type(store).__name__} has no get_triplets(): not a property graph store")
-    return check_triples((_node_name(s), str(r.label), _node_name(t)) for s, r, t in getter())
+    graph = getattr(store, "graph", None)
+    if not filters and callable(getattr(graph, "get_triplets", None)):
+        triplets = graph.get_triplets()  # type: ignore[union-attr]
+    else:
+        triplets = getter(**filters)
+    if not triplets:
+        raise ValueError(
+            f"{type(store).__name__}.get_triplets({filters or ''}) returned no triplet; "
+            "pass entity_names=, relation_names= or ids="
+        )
+    return check_triples((_node_name(s), str(r.label), _node_name(t)) for s, r, t in triplets)
 
 
 def triples_from_parses(
