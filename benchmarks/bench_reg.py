@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--supervision", default="weak")
     ap.add_argument("--llm", default=None, help="'local' for refined supervision")
     ap.add_argument("--index-cache", type=Path, default=None)
+    ap.add_argument("--ks", default="10,20,50,100", help="K of AnsR@K")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -102,7 +103,8 @@ def main(argv: list[str] | None = None) -> None:
         "kg_triples": index.view.n_triples,
     }
     index.scorer = None
-    base = kgqa_metrics(index, test)
+    ks = [int(k) for k in args.ks.split(",")]
+    base = kgqa_metrics(index, test, ks=ks)
     results["untrained"] = base
     print("untrained", json.dumps(base))
     for mode in args.supervision.split(","):
@@ -127,8 +129,8 @@ def main(argv: list[str] | None = None) -> None:
             validation=[as_training(q) for q in val],
             params=TrainParams(epochs=args.epochs),
         )
-        metrics = kgqa_metrics(index, test)
-        ratio = {k: metrics[k] / base[k] for k in ("AnsR@50", "AnsR@100", "Hit@1") if base[k]}
+        metrics = kgqa_metrics(index, test, ks=ks)
+        ratio = {k: metrics[k] / base[k] for k in [*(f"AnsR@{x}" for x in ks), "Hit@1"] if base[k]}
         results[mode] = {
             "labels_s": label_s,
             "train_s": report.seconds,

@@ -45,7 +45,10 @@ def test_pool_merging_and_answer_centric_fallback() -> None:
     sp = [c for c in pool.candidates if c.kind == "sp"]
     assert len(sp) == 1 and sp[0].chain == (("starred_actors", False), ("release_year", True))
     # answer merging: only the representative's path is in the prompt
-    assert sp[0].render(view) == "Ronald Colman <- [starred_actors] <- Random Harvest -> [release_year] -> 1942"
+    assert (
+        sp[0].render(view)
+        == "Ronald Colman <- [starred_actors] <- Random Harvest -> [release_year] -> 1942"
+    )
     # years have no outgoing triple: P_a falls back to incoming ones, minus the P_sp last step
     ans = [c for c in pool.candidates if c.kind == "answer"]
     assert ans == []  # 1942's only incoming triple is the P_sp last step
@@ -67,7 +70,12 @@ def test_answer_centric_uses_attributes_first() -> None:
     view = index.view
     pool = build_pool(view, ["William Dieterle"], ["Juarez"])
     ans = [c for c in pool.candidates if c.kind == "answer"]
-    assert {c.chain[0][0] for c in ans} == {"directed_by", "starred_actors", "release_year", "written_by"}
+    assert {c.chain[0][0] for c in ans} == {
+        "directed_by",
+        "starred_actors",
+        "release_year",
+        "written_by",
+    }
     assert all(c.chain[0][1] for c in ans)  # outgoing triples of Juarez
 
 

@@ -227,7 +227,7 @@ def train_scorer(
             opt.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             opt.step()
-            total += float(loss)
+            total += float(loss.detach())
         mean_loss = total / len(prepared)
         recall = (
             float(
