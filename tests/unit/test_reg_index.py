@@ -179,3 +179,20 @@ def test_from_documents_builds_a_text_kg_and_deletes_by_document() -> None:
     assert added == ["d1"] and "european cup" in index.view.entity_row
     with pytest.raises(EmptyCorpusError):
         RegIndex.from_documents(["no entities here at all"], embedding=FakeEmbedder())
+
+
+def test_from_graph_documents_provenance_per_source() -> None:
+    from types import SimpleNamespace as N
+
+    def gdoc(text: str, h: str, r: str, t: str) -> N:
+        rel = N(source=N(id=h), target=N(id=t), type=r)
+        return N(relationships=[rel], source=N(page_content=text))
+
+    docs = [
+        gdoc("K by D.", "Kismet", "DIRECTED_BY", "Dieterle"),
+        gdoc("K 1944.", "Kismet", "YEAR", "1944"),
+    ]
+    index = RegIndex.from_graph_documents(docs, embedding=FakeEmbedder())
+    assert len(index.store.document_ids()) == 2
+    doc_id = index.store.triple_provenance(("Kismet", "YEAR", "1944"))[0]
+    assert index.delete(doc_id) and index.view.n_triples == 1

@@ -79,7 +79,7 @@ def test_choice_mode_selects_and_grounds(tmp_path: Path) -> None:
 
 def test_generate_mode_parses_and_falls_back_to_weak() -> None:
     view, pool = _pool()
-    sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"][0]
+    sp = next(i for i, c in enumerate(pool.candidates) if c.kind == "sp")
     good = Refiner(
         LLMClient(lambda p: f"Reasoning...\nans: Path {sp}"), RefinementParams(mode="generate")
     )
@@ -110,3 +110,15 @@ def test_supervision_modes_through_the_index(tmp_path: Path) -> None:
         index.supervision([q], mode="refined")
     refined = index.supervision([q], mode="refined", llm=FakeScorer({0: -0.1}))
     assert refined.refine_stats is not None and refined.refine_stats.llm_calls == 1
+
+
+@pytest.mark.slow
+def test_local_model_scores_continuations() -> None:
+    """The offline SmolLM2 scores options; a continuation copying the prompt's answer wins."""
+    from graphrag_integrations.core.llm import TransformersLLM
+
+    lm = TransformersLLM()
+    prompt = "Reply with the line 'ans: Path 1' and nothing else."
+    scores = score_continuations(LLMClient(lm), prompt, [option_text(i) for i in range(3)])
+    assert len(scores) == 3 and all(s < 0 for s in scores)
+    assert scores == score_continuations(lm, prompt, [option_text(i) for i in range(3)])
