@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphrag_integrations.methods.reg.params import RetrieverParams, TrainParams
+from graphrag_integrations.methods.reg.retriever import (
+    Example,
+    TripleScorer,
+    features,
+    train_scorer,
+    triple_recall,
+    untrained_scores,
+)
+from graphrag_integrations.methods.reg.subgraph import extract_subgraph
+from tests.conftest import FakeEmbedder
+from tests.unit.reg_fixtures import movie_index
+
+
+def _example(anchor: str, relation: str, query: str) -> Example:
+    index = movie_index()
+    view = index.view
+    sub = extract_subgraph(view, [view.entity_row[anchor]], hops=2, max_degree=50, max_triples=99)
+    feats = features(view, sub, FakeEmbedder().embed([query])[0], RetrieverParams())
+    pos = [i for i, r in enumerate(sub.rows) if view.triple(int(r))[1] == relation]
+    return Example(anchor, feats, np.array(pos, dtype=np.int64))
+
+
+def test_recall_saturation_ties_go_to_the_lowest_validation_loss() -> None:
+    ex = [_example("Kismet", "directed_by", "who directed kismet")]
+    params = TrainParams(epochs=6, lr=1e-2, recall_k=1000)
+    _, report = train_scorer(ex, ex, RetrieverParams(hidden=16), params)
+    assert all(h["val_recall"] == 1.0 for h in report.history)
+    losses = [h["val_loss"] for h in report.history]
+    assert report.best_epoch == int(np.argmin(losses))
+
+
+def test_scorer_round_trip_and_untrained_order() -> None:
+    ex = _example("Ronald Colman", "directed_by", "directed")
+    scorer = TripleScorer(int(ex.feats.query.shape[0]), int(ex.feats.dde.shape[1]), 8)
+    again = TripleScorer.from_bytes(scorer.to_bytes(), **scorer.config())
+    np.testing.assert_allclose(scorer.score(ex.feats), again.score(ex.feats))
+    zero_shot = untrained_scores(ex.feats)
+    assert zero_shot.shape == (ex.feats.heads.shape[0],)
+    with pytest.raises(ValueError):
+        triple_recall(zero_shot, np.array([], dtype=np.int64), 3)
