@@ -93,3 +93,18 @@ def test_missing_entities_give_an_empty_pool() -> None:
     view = movie_index().view
     pool = build_pool(view, ["Nobody"], ["1942"])
     assert pool.candidates == [] and pool.representative is None
+
+
+def test_attribute_less_answer_in_neighbourhood_and_hub_answers() -> None:
+    index = movie_index()
+    view = index.view
+    # Bette Davis -> her films' writers; John Huston (no outgoing triple) also answers
+    pool = build_pool(view, ["Juarez"], ["Bette Davis"])
+    ans = [c for c in pool.candidates if c.kind == "answer"]
+    assert [c.render(view) for c in ans] == ["Bette Davis <- [starred_actors] <- Now Voyager"]
+    # Drama is an answer with more incoming triples than the cap: a hub, no P_a
+    hub = build_pool(view, ["Kismet"], ["Drama"], CandidateParams(neighbourhood_cap=1))
+    assert hub.stats.hub_answer and not [c for c in hub.candidates if c.kind == "answer"]
+    small = build_pool(view, ["Kismet"], ["Drama"], CandidateParams(neighbourhood_cap=5))
+    assert not small.stats.hub_answer
+    assert len([c for c in small.candidates if c.kind == "answer"]) == 1  # merged: 2 films

@@ -122,3 +122,14 @@ def test_local_model_scores_continuations() -> None:
     scores = score_continuations(LLMClient(lm), prompt, [option_text(i) for i in range(3)])
     assert len(scores) == 3 and all(s < 0 for s in scores)
     assert scores == score_continuations(lm, prompt, [option_text(i) for i in range(3)])
+    # the KV-cache shortcut equals one full forward pass over prompt + continuation
+    import torch
+
+    ids = lm.encode_prompt(prompt)["input_ids"]
+    cont = lm.tokenizer(option_text(2), add_special_tokens=False)["input_ids"]
+    full = torch.cat([ids, torch.tensor([cont])], dim=1)
+    with torch.inference_mode():
+        logp = torch.log_softmax(lm.model(input_ids=full).logits[0].float(), dim=-1)
+    n = ids.shape[1]
+    expected = sum(float(logp[n - 1 + i, t]) for i, t in enumerate(cont))
+    assert abs(scores[2] - expected) < 1e-3

@@ -11,8 +11,10 @@ while every triple keeps its stored direction, and parallel relations are distin
 * ``P_a``: answer-centric neighbourhood of the representative answer ``a*``: its outgoing
   triples (its attributes). **Attribute-less answers** (no outgoing triple, e.g. MetaQA's
   people, years, genres) use their incoming triples instead, except the last steps of its
-  ``P_sp`` paths (already candidates). At most ``neighbourhood_cap`` triples per entity,
-  taken in KG order after sorting by relation, so every relation type appears.
+  ``P_sp`` paths (already candidates) - unless more than ``neighbourhood_cap`` remain: such a
+  hub answer (a genre with thousands of films) gets no ``P_a`` (``PoolStats.hub_answer``),
+  since "some films of this genre" is no evidence. At most ``neighbourhood_cap`` triples per
+  entity, round-robin over relation types, so every relation type appears.
 
 Structural merging: (I) **answer merging** keeps one representative ``a*`` (nearest, then
 fewest shortest paths, then name) for ``P_sp`` and ``P_a``; (II) **relation-chain merging**
@@ -188,6 +190,7 @@ class PoolStats:
     raw: int
     merged: int
     capped: bool
+    hub_answer: bool = False
 
 
 @dataclass
@@ -278,6 +281,7 @@ def build_pool(
             ),
         )
     raw: list[Candidate] = []
+    hub_answer = False
     for (t, a), paths in sp.items():
         if params.answer_merging and a != representative:
             continue
@@ -294,14 +298,21 @@ def build_pool(
     )
     for a in answer_rows:
         last = {p[-1][0] for (_, b), ps in sp.items() if b == a for p in ps}
-        out_steps = [(int(r), True) for r in view.out_edges[a]]
-        steps = out_steps or [(int(r), False) for r in view.in_edges[a] if int(r) not in last]
+        steps = [(int(r), True) for r in view.out_edges[a]]
+        if not steps:
+            incoming = [(int(r), False) for r in view.in_edges[a] if int(r) not in last]
+            if len(incoming) > params.neighbourhood_cap:
+                hub_answer = True  # a hub's in-neighbourhood says nothing about the answer
+                incoming = []
+            steps = incoming
         # an answer-centric candidate starts at the answer
         nb = _neighbourhood(view, a, steps, params.neighbourhood_cap, "answer")
         raw += nb
         n_raw += len(nb)
     candidates = merge_by_relation_chain(raw) if params.relation_merging else raw
-    return CandidatePool(candidates, sp, representative, PoolStats(n_raw, len(candidates), capped))
+    return CandidatePool(
+        candidates, sp, representative, PoolStats(n_raw, len(candidates), capped, hub_answer)
+    )
 
 
 def ground(

@@ -144,26 +144,31 @@ def score_continuations(llm: Any, prompt: str, continuations: Sequence[str]) -> 
 
 
 def _local_scores(lm: Any, prompt: str, continuations: Sequence[str]) -> list[float]:
+    """The prompt runs once; each continuation is scored on a copy of its KV cache."""
+    import copy
+
     import torch
 
-    ids = lm.encode_prompt(prompt)["input_ids"][0]
-    n = int(ids.shape[0])
-    conts = [lm.tokenizer(c, add_special_tokens=False)["input_ids"] for c in continuations]
-    width = n + max(len(c) for c in conts)
-    pad = lm.tokenizer.pad_token_id or 0
-    batch = torch.full((len(conts), width), pad, dtype=torch.long)
-    mask = torch.zeros_like(batch)
-    for i, c in enumerate(conts):
-        batch[i, :n] = ids
-        batch[i, n : n + len(c)] = torch.tensor(c)
-        mask[i, : n + len(c)] = 1
+    ids = lm.encode_prompt(prompt)["input_ids"]
+    out: list[float] = []
     with torch.inference_mode():
-        logits = lm.model(input_ids=batch.to(lm.device), attention_mask=mask.to(lm.device)).logits
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    out = []
-    for i, c in enumerate(conts):
-        pos = torch.arange(n - 1, n - 1 + len(c))
-        out.append(float(logp[i, pos, torch.tensor(c)].sum()))
+        first = lm.model(input_ids=ids, use_cache=True)
+        next_logp = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
+        for text in continuations:
+            tokens = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+            if not tokens:
+                raise ValueError(f"continuation {text!r} has no tokens")
+            total = float(next_logp[tokens[0]])
+            if len(tokens) > 1:
+                step = lm.model(
+                    input_ids=torch.tensor([tokens[:-1]], device=ids.device),
+                    past_key_values=copy.deepcopy(first.past_key_values),
+                    use_cache=True,
+                )
+                logp = torch.log_softmax(step.logits[0].float(), dim=-1)
+                rows = torch.arange(len(tokens) - 1)
+                total += float(logp[rows, torch.tensor(tokens[1:])].sum())
+            out.append(total)
     return out
 
 
