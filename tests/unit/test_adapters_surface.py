@@ -10,7 +10,8 @@ import pytest
 
 from graphrag_integrations.adapters.langchain import LangChainRetriever
 from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever
-from graphrag_integrations.adapters.surface import FrameworkSurface, check_k
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.adapters.validation import check_k
 
 QUERY = "capital of France"
 

@@ -13,7 +13,8 @@ import pytest
 
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.nlp import normalize_entity
-from graphrag_integrations.core.vector_store import InMemoryVectorIndex, top_k
+from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter, Trace

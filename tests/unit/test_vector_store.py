@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core import vector_store
 from graphrag_integrations.core.persistence import MANIFEST_NAME
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
     InMemoryVectorIndex,
     VectorIndex,
+    chroma,
     parse_where,
-    top_k,
 )
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 
@@ -463,7 +463,7 @@ def chroma_server(tmp_path: Path) -> Iterator[int]:
 @pytest.mark.slow
 def test_chroma_http_client(chroma_server: int, caplog: pytest.LogCaptureFixture) -> None:
     name = _unique()
-    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.vector_store"):
+    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.vector_store.chroma"):
         index = ChromaVectorIndex(
             name, embedding_model="m", dimension=DIM, host="127.0.0.1", port=chroma_server
         )
@@ -496,7 +496,7 @@ def test_chroma_hnsw_settings(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     hnsw = index.collection.configuration_json["hnsw"]
     assert (hnsw["space"], hnsw["ef_search"], hnsw["max_neighbors"]) == ("cosine", 300, 24)
     index.add(["a", "b"], _vectors(2))
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.vector_store"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.vector_store.chroma"):
         again = ChromaVectorIndex(
             name,
             embedding_model="m",
@@ -538,7 +538,7 @@ class _LockedCollection:
 
 def test_chroma_retries_while_database_is_locked(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    monkeypatch.setattr(chroma.time, "sleep", waits.append)
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     locked = _LockedCollection(index.collection, locked=3)
     index._collection = locked
@@ -557,17 +557,17 @@ def test_chroma_lock_that_persists_or_other_errors_are_raised(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    monkeypatch.setattr(chroma.time, "sleep", waits.append)
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     index._collection = _LockedCollection(index.collection, locked=100)
     with pytest.raises(RuntimeError, match="database is locked"):
         index.delete(["a"])
-    assert len(waits) == vector_store._BUSY_RETRIES - 1
+    assert len(waits) == chroma._BUSY_RETRIES - 1
     waits.clear()
 
     def broken(**_: Any) -> None:
         raise RuntimeError("disk I/O error")
 
     with pytest.raises(RuntimeError, match="disk I/O"):
-        vector_store._retry_busy(broken)
+        chroma._retry_busy(broken)
     assert waits == []

@@ -65,9 +65,10 @@ def langchain_tool(
 
     Examples
     --------
-    >>> tool = langchain_tool(index, k=2)  # doctest: +SKIP
-    >>> tool.invoke({"query": "Where is Rome?"})  # doctest: +SKIP
-    'Rome is in Italy.\\n\\nParis is in France.'
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> langchain_tool(index, k=1).invoke({"query": "Where is Rome?"})
+    'Rome is in Italy.'
     """
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import create_retriever_tool
@@ -128,9 +129,11 @@ def llama_index_tool(
 
     Examples
     --------
-    >>> tool = llama_index_tool(index, kind="retriever")  # doctest: +SKIP
-    >>> print(tool.call("Where is Rome?").content)  # doctest: +SKIP
-    Rome is in Italy.
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> tool = llama_index_tool(index, kind="retriever", similarity_top_k=1)
+    >>> "Rome is in Italy." in tool.call("Where is Rome?").content
+    True
     """
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.tools import QueryEngineTool, RetrieverTool

@@ -27,8 +27,8 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
     write_passages,
 )
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)

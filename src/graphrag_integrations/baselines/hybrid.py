@@ -38,8 +38,8 @@ from graphrag_integrations.core.persistence import (
     read_manifest,
     write_manifest,
 )
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)

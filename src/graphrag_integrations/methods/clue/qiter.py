@@ -34,9 +34,9 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
 from graphrag_integrations.core.index_base import check_query
 from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.ranking import top_k as top_k_indices
 from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k as top_k_indices
 from graphrag_integrations.errors import LLMOutputError
 from graphrag_integrations.methods.clue.graph import tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
