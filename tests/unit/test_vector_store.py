@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +18,6 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.core.persistence import MANIFEST_NAME
-from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
     InMemoryVectorIndex,
@@ -277,15 +277,6 @@ def test_batched_add(backend: Backend) -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------
-def test_top_k_ties_and_bounds() -> None:
-    scores = np.array([0.5, 0.9, 0.9, 0.1, 0.9], dtype=np.float32)
-    assert top_k(scores, 2) == [1, 2]
-    assert top_k(scores, 4) == [1, 2, 4, 0]
-    assert top_k(scores, 10) == [1, 2, 4, 0, 3]
-    assert top_k(scores, 0) == []
-    assert top_k(np.zeros(0, dtype=np.float32), 3) == []
-
-
 def test_parse_where() -> None:
     conds = parse_where({"a": 1, "b": {"$in": ["x", "y"]}, "c": {"$eq": True}})
     assert [(c.field, c.values) for c in conds] == [("a", (1,)), ("b", ("x", "y")), ("c", (True,))]
@@ -407,6 +398,20 @@ def test_chroma_rejects_foreign_collections() -> None:
     # a user-supplied client is used as is
     ok = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM, client=client)
     assert ok.client is client
+
+
+def test_chromadb_is_imported_only_when_a_chroma_index_is_made() -> None:
+    code = (
+        "import sys; from graphrag_integrations.core.vector_store import ChromaVectorIndex; "
+        "print('chromadb' in sys.modules); "
+        "ChromaVectorIndex('lazy-import', embedding_model='m', dimension=2); "
+        "print('chromadb' in sys.modules)"
+    )
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split() == ["False", "True"]
 
 
 def test_chroma_location_arguments_are_exclusive(tmp_path: Path) -> None:
