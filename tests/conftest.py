@@ -1,9 +1,10 @@
-"""Shared test fixtures: a deterministic fake embedder and a tiny corpus.
+"""Shared test fixtures: a deterministic fake embedder, a tiny corpus, the data directory.
 
-``FakeEmbedder`` implements the core ``Embedder`` protocol without any model: each lower-cased
-word is hashed (BLAKE2b, so stable across processes, unlike ``hash``) into one of ``dimension``
-buckets, counts are L2-normalised. Texts sharing words therefore get a positive cosine, texts
-sharing none get 0, which is enough to make retrieval order predictable in tests.
+``FakeEmbedder`` (from :mod:`graphrag_integrations.testing.fake_embedder`, re-exported here)
+implements the core ``Embedder`` protocol without any model: each lower-cased word is hashed
+into one of ``dimension`` buckets, counts are L2-normalised. Texts sharing words therefore get
+a positive cosine, texts sharing none get 0, which is enough to make retrieval order
+predictable in tests.
 
 Modules that cannot use fixtures (e.g. langchain-tests property classes) import the helpers:
 ``from tests.conftest import FakeEmbedder, tiny_corpus``.
@@ -12,54 +13,17 @@ Modules that cannot use fixtures (e.g. langchain-tests property classes) import 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pytest
 
 from graphrag_integrations.core.context import current_callbacks
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
-_WORD = re.compile(r"\w+")
-
-
-class FakeEmbedder:
-    """Hashing bag-of-words embedder (deterministic, model-free, L2-normalised)."""
-
-    def __init__(self, dimension: int = 64, *, model_name: str | None = None) -> None:
-        if dimension < 1:
-            raise ValueError("dimension must be >= 1")
-        self._dimension = dimension
-        self.model_name = model_name or f"fake-hashing-bow-{dimension}"
-        self.calls: list[list[str]] = []
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    def bucket(self, word: str) -> int:
-        """The vector index ``word`` is counted in."""
-        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
-        return int.from_bytes(digest, "big") % self._dimension
-
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
-                out[row, self.bucket(word)] += 1.0
-        return normalize_rows(out) if len(texts) else out
-
-    def embed_query(self, text: str) -> FloatMatrix:
-        row: FloatMatrix = self.embed([text])[0]
-        return row
-
+__all__ = ["TINY_CORPUS", "FakeEmbedder", "RecordingRetriever", "RetrieverCall", "tiny_corpus"]
 
 # (doc_id, title, text): six short passages on distinct topics, three documents.
 TINY_CORPUS: tuple[tuple[str, str, str], ...] = (
