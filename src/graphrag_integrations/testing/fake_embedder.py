@@ -36,12 +36,12 @@ class FakeEmbedder:
 
     Examples
     --------
-    >>> emb = FakeEmbedder(dimension=16)
+    >>> emb = FakeEmbedder()
     >>> vecs = emb.embed(["Paris in France", "Rome in Italy", "bananas"])
     >>> vecs.shape
-    (3, 16)
-    >>> bool(vecs[0] @ vecs[1] > 0), float(vecs[0] @ vecs[2])  # "in" shared / nothing shared
-    (True, 0.0)
+    (3, 64)
+    >>> round(float(vecs[0] @ vecs[1]), 4), float(vecs[0] @ vecs[2])  # one word of 3 shared, none
+    (0.3333, 0.0)
     """
 
     def __init__(self, dimension: int = 64, *, model_name: str | None = None) -> None:
