@@ -8,13 +8,20 @@ predictable in tests.
 
 Modules that cannot use fixtures (e.g. langchain-tests property classes) import the helpers:
 ``from tests.conftest import FakeEmbedder, tiny_corpus``.
+
+Benchmark-sized tests take the development data (``hotpotqa-100/``, ``musique-100/``...) from
+the :func:`data_dir` fixture: ``--data-dir DIR``, else ``$GRAPHRAG_DATA_DIR``, else
+``../shared/data`` beside the repository when it exists; without any, they are skipped and
+the skip reason says how to run them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +31,58 @@ from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 __all__ = ["TINY_CORPUS", "FakeEmbedder", "RecordingRetriever", "RetrieverCall", "tiny_corpus"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR_ENV = "GRAPHRAG_DATA_DIR"
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+HOW_TO_RUN = (
+    f"pass --data-dir DIR or set {DATA_DIR_ENV}=DIR (a directory holding hotpotqa-100/, "
+    f"musique-100/...), or put the data at {DEFAULT_DATA_DIR}"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--data-dir",
+        default=None,
+        help=f"benchmark data root for the data-backed tests (default: ${DATA_DIR_ENV}, else "
+        "../shared/data beside the repository if it exists)",
+    )
+
+
+def resolve_data_dir(option: str | None, environ: Any = os.environ) -> tuple[Path | None, str]:
+    """``(data root, where it came from)``; ``(None, reason)`` when none is configured.
+
+    An explicit ``--data-dir`` or ``$GRAPHRAG_DATA_DIR`` that is not a directory is an error
+    (a typo must not turn into a silent skip).
+    """
+    for value, source in ((option, "--data-dir"), (environ.get(DATA_DIR_ENV), DATA_DIR_ENV)):
+        if value:
+            path = Path(value).expanduser()
+            if not path.is_dir():
+                raise pytest.UsageError(f"{source}={value}: not a directory")
+            return path, source
+    if DEFAULT_DATA_DIR.is_dir():
+        return DEFAULT_DATA_DIR, "default"
+    return None, f"no benchmark data directory; to run this test {HOW_TO_RUN}"
+
+
+@pytest.fixture(scope="session")
+def data_dir(request: pytest.FixtureRequest) -> Path:
+    """The benchmark data root (see the module docstring); skips the test when none is set."""
+    path, reason = resolve_data_dir(request.config.getoption("--data-dir"))
+    if path is None:
+        pytest.skip(reason)
+    return path
+
+
+def dataset_dir(root: Path, name: str) -> Path:
+    """``root / name``, failing (not skipping) when a configured data root lacks it."""
+    path = root / name
+    if not path.is_dir():
+        pytest.fail(f"{root} has no {name}/ ({HOW_TO_RUN})")
+    return path
+
 
 # (doc_id, title, text): six short passages on distinct topics, three documents.
 TINY_CORPUS: tuple[tuple[str, str, str], ...] = (
