@@ -56,10 +56,15 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     Examples
     --------
+    With a model-free embedder (``embedding=None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> r = DenseRetriever.from_documents(docs)  # doctest: +SKIP
-    >>> r.retrieve("Where is Rome?", k=1)[0].text  # doctest: +SKIP
-    'Rome is in Italy.'
+    >>> r = DenseRetriever.from_documents(docs, embedding=FakeEmbedder(), k=1)
+    >>> [(hit.text, round(hit.score, 3)) for hit in r.retrieve("Where is Rome?")]
+    [('Rome is in Italy.', 0.866)]
+    >>> r.delete(r.passages[0].doc_id), r.delete("unknown-id")
+    (True, False)
     """
 
     method = "dense"

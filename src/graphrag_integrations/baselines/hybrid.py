@@ -107,9 +107,14 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
 
     Examples
     --------
-    >>> hybrid = HybridRetriever.from_documents(["Paris is in France."])  # doctest: +SKIP
-    >>> hybrid.retrieve("Where is Paris?", k=1)[0].explanation["fusion"]  # doctest: +SKIP
-    'minmax'
+    With a model-free embedder (``embedding=None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> docs = ["Paris is in France.", "Rome is in Italy."]
+    >>> hybrid = HybridRetriever.from_documents(docs, embedding=FakeEmbedder())
+    >>> top = hybrid.retrieve("Where is Paris?", k=1)[0]
+    >>> top.text, top.explanation
+    ('Paris is in France.', {'method': 'hybrid', 'fusion': 'minmax', 'weight': 0.5})
     """
 
     method = "hybrid"
