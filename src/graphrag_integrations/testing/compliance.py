@@ -7,6 +7,15 @@ embedding=...)`` is not how it is built, says how; every case then runs offline 
 nine one-sentence documents (:data:`CORPUS`) with the model-free
 :class:`~graphrag_integrations.testing.fake_embedder.FakeEmbedder`.
 
+A whole method test module::
+
+    from graphrag_integrations.testing import IndexComplianceTests
+    from my_package.index import MyIndex
+
+
+    class TestMyIndexCompliance(IndexComplianceTests):
+        index_class = MyIndex
+
 This module imports pytest and langchain-tests (test dependencies); nothing else in the
 package imports it.
 """
