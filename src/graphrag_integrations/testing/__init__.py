@@ -5,7 +5,7 @@
   strings and framework documents, ``insert`` / ``delete``, ``persist`` / ``load``, empty
   queries, ``k``, explanations) plus langchain-tests' standard retriever tests through
   ``as_langchain_retriever`` and the LlamaIndex retriever, as a pytest base class. It imports
-  pytest and langchain-tests (test dependencies), on first access only.
+  pytest and langchain-tests (the ``testing`` extra), on first access only.
 * :class:`~graphrag_integrations.testing.fake_embedder.FakeEmbedder` - a deterministic,
   model-free hashing embedder, so the suite runs offline in seconds.
 
@@ -13,7 +13,7 @@ A new method gets the whole suite with one subclass in its test module (pytest c
 ``Test*`` classes; the base class itself is not collected)::
 
     # tests/unit/test_compliance_mymethod.py
-    from graphrag_integrations.testing import IndexComplianceTests
+    from graphrag_integrations.testing import FakeEmbedder, IndexComplianceTests
     from my_package.index import MyIndex
 
 

@@ -16,8 +16,8 @@ A whole method test module::
     class TestMyIndexCompliance(IndexComplianceTests):
         index_class = MyIndex
 
-This module imports pytest and langchain-tests (test dependencies); nothing else in the
-package imports it.
+This module imports pytest, pytest-asyncio and langchain-tests (the ``testing`` extra:
+``pip install graphrag-integrations[testing]``); nothing else in the package imports it.
 """
 
 from __future__ import annotations
@@ -350,6 +350,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         with pytest.raises(EmptyQueryError):
             index.retrieve(query)
 
+    @pytest.mark.asyncio
     @pytest.mark.parametrize("query", ["", "  "])
     async def test_empty_query_raises_async(self, index: BaseIndex, query: str) -> None:
         with pytest.raises(EmptyQueryError):
@@ -366,6 +367,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert len(index.retrieve(query)) == index.default_k
         assert len(index.retrieve(query, k=None)) == index.default_k
 
+    @pytest.mark.asyncio
     async def test_aretrieve_equals_retrieve(self, index: BaseIndex) -> None:
         for probe in QUERIES:
             expected = ranking(index.retrieve(probe.query, k=3))
