@@ -17,7 +17,12 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -51,10 +56,15 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     Examples
     --------
+    With a model-free embedder (``embedding=None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> r = DenseRetriever.from_documents(docs)  # doctest: +SKIP
-    >>> r.retrieve("Where is Rome?", k=1)[0].text  # doctest: +SKIP
-    'Rome is in Italy.'
+    >>> r = DenseRetriever.from_documents(docs, embedding=FakeEmbedder(), k=1)
+    >>> [(hit.text, round(hit.score, 3)) for hit in r.retrieve("Where is Rome?")]
+    [('Rome is in Italy.', 0.866)]
+    >>> r.delete(r.passages[0].doc_id), r.delete("unknown-id")
+    (True, False)
     """
 
     method = "dense"
@@ -105,14 +115,24 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self.passages.extend(passages)
 
     def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
-        docs = load_documents(documents)
-        self.add_passages(documents_to_passages(docs, chunker))
-        return [d.id for d in docs]
+        """Embed and add documents; returns the ids of the documents added.
 
-    def delete(self, doc_id: str) -> None:
+        Documents already indexed (same id) are skipped with a warning.
+        """
+        indexed = {p.doc_id for p in self.passages}
+        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        if passages:
+            self.add_passages(passages)
+        return document_ids(passages)
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove every passage (and vector) of ``doc_id``; ``False`` (and a warning) if none."""
         keep = [i for i, p in enumerate(self.passages) if p.doc_id != doc_id]
+        if len(keep) == len(self.passages):
+            return self._unknown_document(doc_id)
         self.passages = [self.passages[i] for i in keep]
         self._matrix = self._matrix[keep] if keep else np.zeros((0, 0), dtype=np.float32)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def scores(self, query: str) -> FloatMatrix:

@@ -42,7 +42,7 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -262,9 +262,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return index
 
     def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = passages_from_documents(documents)
+        indexed = {p.doc_id for p in self.graph.passages.values()}
+        passages = drop_indexed(passages_from_documents(documents), indexed)
         self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        return document_ids(passages)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
@@ -501,11 +502,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
 
-    def delete(self, doc_id: str) -> None:
+    def delete(self, doc_id: str) -> bool:
         removed = self.store.remove_document(doc_id)
         self.graph.refresh(self.store)
         if not removed:
-            logger.warning("delete(%r): no such document in the index", doc_id)
+            return self._unknown_document(doc_id)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def as_retriever(self, **qiter_params: Any) -> Any:
