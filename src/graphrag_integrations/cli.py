@@ -89,6 +89,8 @@ def _key_values(items: Sequence[str]) -> dict[str, str]:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise GraphRAGError(f"option {item!r} is not KEY=VALUE")
+        if key in out:
+            raise GraphRAGError(f"option {key} is given twice")
         out[key] = raw
     return out
 
