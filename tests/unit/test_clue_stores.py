@@ -237,29 +237,28 @@ def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
 
 
 def test_registry_build_accepts_a_vector_backend() -> None:
-    from graphrag_integrations.methods.clue.evaluation import build as registry_build
     from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.methods.clue.registration import CLUE
 
-    retriever = registry_build(
-        passages_from_documents(documents()), FakeEmbedder(), vector_index=recording
+    retriever = CLUE.build(
+        FakeEmbedder(),
+        {"passages": passages_from_documents(documents())},
+        {"vector_index": recording},
     )
     assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]
 
 
 def test_registry_build_routes_index_options_and_the_index_llm() -> None:
-    from graphrag_integrations.methods.clue.evaluation import build as registry_build
     from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.methods.clue.registration import CLUE
 
     def reply(prompt: str) -> str:
         return "not json"  # every selected chunk falls back to its sentences
 
-    retriever = registry_build(
-        passages_from_documents(documents()),
+    retriever = CLUE.build(
         FakeEmbedder(),
-        chunk_vectors="units",
-        alpha=0.5,
-        index_llm=reply,
-        D=2,
+        {"passages": passages_from_documents(documents())},
+        {"chunk_vectors": "units", "alpha": 0.5, "index_llm": reply, "D": 2},
     )
     index = retriever.index  # type: ignore[attr-defined]
     assert index.chunk_vectors == "units"
