@@ -207,7 +207,7 @@ def test_eval_options_reach_the_builder(
         ("clue.K=x", "option clue.K: expected an integer, got 'x'"),
         ("clue.alpha=1.5", "option clue.alpha: must be <= 1, got 1.5"),
         ("clue.preset=fast", "option clue.preset: unknown preset 'fast'; valid presets: default"),
-        ("clue.llm=smol", "option clue.llm takes a Python object"),
+        ("clue.vector_index=x", "option clue.vector_index takes a Python object"),
         ("hybrid.fusion=bogus", "option hybrid.fusion: expected one of 'minmax', 'rrf'"),
         ("bm25.k=0", "option bm25.k: must be >= 1, got 0"),
         ("dense.k=3", "--option for dense, which --method does not list"),
@@ -231,7 +231,7 @@ def test_unknown_option_names_every_valid_option_with_symbols(
     err = capsys.readouterr().err
     for label in ("alpha (α)", "K,", "D,", "M,", "N,", "path_weight", "preset (default | paper)"):
         assert label in err
-    assert "llm (object)" in err and "index_llm (object)" in err
+    assert "llm (object or name)" in err and "vector_index (object)" in err
 
 
 def test_methods_command_lists_and_describes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,7 +242,7 @@ def test_methods_command_lists_and_describes(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     alpha = next(line for line in out.splitlines() if line.startswith("alpha"))
     assert alpha.split()[:5] == ["alpha", "α", "float", "0.0", "[0,"]
-    assert "index_llm: " in out and "preset" in out
+    assert "index_llm*: " in out and "vector_index: " in out and "preset" in out
     assert cli.main(["methods", "nope"]) == 2
 
 

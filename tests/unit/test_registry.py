@@ -105,6 +105,16 @@ def test_parse_options_splits_by_phase() -> None:
     assert str(exc.value) == "unknown option 'toy.deep'; valid options: depth; top; llm (object)"
 
 
+def test_named_objects_take_a_name_from_the_command_line() -> None:
+    named = make(named_objects=frozenset({"llm"}))
+    assert named.parse_options({"llm": "HuggingFaceTB/SmolLM2-135M"}, cli=True).objects == {
+        "llm": "HuggingFaceTB/SmolLM2-135M"
+    }
+    assert "llm (object or name)" in named.option_list()
+    with pytest.raises(ValueError, match="named_objects"):
+        make(named_objects=frozenset({"depth"}))
+
+
 def test_build_passes_only_the_declared_inputs() -> None:
     CALLS.clear()
     inputs = {"passages": ["p"], "triples": [("a", "r", "b")], "questions": ["q"]}

@@ -116,8 +116,12 @@ class MethodRegistration:
     inputs : frozenset of str
         Dataset inputs the builder takes, a subset of :data:`INPUTS`.
     objects : mapping of str to str
-        Python-object options (name -> doc line) passed to the builder as they are; they
-        cannot be set from the command line.
+        Python-object options (name -> doc line) passed to the builder as they are; from the
+        command line only those in ``named_objects`` can be set.
+    named_objects : frozenset of str
+        Object options that also take a model name or path string (e.g. a cross-encoder or
+        LLM name the builder resolves with ``as_reranker`` / ``as_llm``), so the command line
+        can set them.
     description : str
         One line for listings.
     """
@@ -129,6 +133,7 @@ class MethodRegistration:
     query_params: type[Params] = NoParams
     inputs: frozenset[str] = frozenset({"passages"})
     objects: Mapping[str, str] = field(default_factory=dict)
+    named_objects: frozenset[str] = frozenset()
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -137,6 +142,12 @@ class MethodRegistration:
         _check_target(self.name, self.index_class, "index_class")
         _check_target(self.name, self.builder, "builder")
         object.__setattr__(self, "inputs", frozenset(self.inputs))
+        object.__setattr__(self, "named_objects", frozenset(self.named_objects))
+        if not self.named_objects <= set(self.objects):
+            raise ValueError(
+                f"method {self.name!r}: named_objects {sorted(self.named_objects)} must be "
+                "object options"
+            )
         if not self.inputs or not self.inputs <= INPUTS:
             raise ValueError(
                 f"method {self.name!r}: inputs must be a non-empty subset of {sorted(INPUTS)}, "
@@ -171,7 +182,12 @@ class MethodRegistration:
             if p.option_list() != "(none)"
         ]
         if self.objects:
-            parts.append(", ".join(f"{o} (object)" for o in self.objects))
+            parts.append(
+                ", ".join(
+                    f"{o} (object or name)" if o in self.named_objects else f"{o} (object)"
+                    for o in self.objects
+                )
+            )
         return "; ".join(parts) if parts else "(none)"
 
     def parse_options(self, options: Mapping[str, Any], *, cli: bool = False) -> MethodOptions:
@@ -182,7 +198,8 @@ class MethodRegistration:
         options : mapping of str to Any
             Option values; strings are converted to the parameter types.
         cli : bool
-            The values come from the command line: object options are refused.
+            The values come from the command line: object options are refused, except
+            ``named_objects`` given as a name or path string.
 
         Raises
         ------
@@ -201,7 +218,7 @@ class MethodRegistration:
             elif opt in query_names:
                 query_opts[opt] = value
             elif opt in self.objects:
-                if cli:
+                if cli and not (opt in self.named_objects and isinstance(value, str)):
                     raise InvalidParameterError(
                         f"option {prefix}{opt} takes a Python object ({self.objects[opt]}); "
                         "set it through the Python API"
@@ -229,8 +246,11 @@ class MethodRegistration:
         lines += ["", "index options:", self.index_params.describe()]
         lines += ["", "query options:", self.query_params.describe()]
         if self.objects:
-            lines += ["", "Python objects (API only):"]
-            lines += [f"  {name}: {doc}" for name, doc in self.objects.items()]
+            lines += ["", "Python objects (API; those marked * also take a name or path):"]
+            lines += [
+                f"  {name}{'*' if name in self.named_objects else ''}: {doc}"
+                for name, doc in self.objects.items()
+            ]
         return "\n".join(lines)
 
     # -- lazy targets -----------------------------------------------------------------------

@@ -103,6 +103,7 @@ CLUE = MethodRegistration(
         "reranker": "Reranker or cross-encoder name scoring paths and chunks",
         "vector_index": "factory(layer, dimension, model_name) of the vector stores",
     },
+    named_objects=frozenset({"llm", "index_llm", "reranker"}),
     description="Clue-RAG: chunk / knowledge-unit / entity graph with Q-Iter beam search",
 )
 
