@@ -1,10 +1,10 @@
-"""The ``graphrag-integrations`` command: ``eval``, ``index`` and ``query``.
+"""The ``graphrag-integrations`` command: ``eval``, ``methods``, ``index``, ``query``, ``train``.
 
 Examples
 --------
 Evaluate two baselines on MuSiQue-100 and write the JSON summary::
 
-    graphrag-integrations eval --method dense,bm25 --dataset /work/shared/data/musique-100 \\
+    graphrag-integrations eval --method dense,bm25 --dataset ../shared/data/musique-100 \\
         --json results.json
 
 List the methods, then one method's options (paper symbols, types, defaults, ranges)::
@@ -16,6 +16,10 @@ Build a BM25 index over a folder, then query it::
 
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
+
+Train a method's learned component (methods that register a trainer) and save it::
+
+    graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
 
 Every error caused by bad input (unknown method or option, bad option value, missing dataset,
 no index) prints one line ``error: ...`` on stderr and exits with status 2.
@@ -141,6 +145,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
 
+    tr = sub.add_parser("train", help="train a method's learned component and save it")
+    tr.add_argument("--method", required=True)
+    tr.add_argument("--dataset", required=True, type=Path, help="training data (file or folder)")
+    tr.add_argument("--out", required=True, type=Path, help="directory to write the model to")
+    tr.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="training option of the method (repeatable; see `methods NAME`)",
+    )
+    tr.add_argument("--no-progress", action="store_true", help="no progress bars")
+
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
     qu.add_argument("question", help="the query text")
@@ -257,6 +274,26 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    """Run ``--method``'s trainer on ``--dataset``, write to ``--out``, print its report."""
+    from graphrag_integrations.evaluation.registry import get_registration, registrations
+
+    reg = get_registration(args.method)
+    if reg.trainer is None:
+        trainable = sorted(n for n, r in registrations().items() if r.trainer is not None)
+        raise GraphRAGError(
+            f"method {reg.name!r} has nothing to train; methods with a trainer: "
+            f"{', '.join(trainable) or '(none)'}"
+        )
+    params = reg.train_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
+    if not args.dataset.exists():
+        raise GraphRAGError(f"dataset {args.dataset} does not exist")
+    trainer = reg.resolve_trainer()
+    report = trainer(args.dataset, args.out, params=params, show_progress=not args.no_progress)
+    print(json.dumps(dict(report), indent=2, default=str))
+    return 0
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     from graphrag_integrations.errors import IndexNotFoundError
 
@@ -299,7 +336,13 @@ def _quiet_third_party(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.WARNING or not record.name.startswith("bm25s")
 
 
-_COMMANDS = {"eval": cmd_eval, "methods": cmd_methods, "index": cmd_index, "query": cmd_query}
+_COMMANDS = {
+    "eval": cmd_eval,
+    "methods": cmd_methods,
+    "index": cmd_index,
+    "query": cmd_query,
+    "train": cmd_train,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

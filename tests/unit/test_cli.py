@@ -469,3 +469,41 @@ def test_bm25s_debug_logging_is_filtered() -> None:
     ours = logging.LogRecord("graphrag_integrations", logging.INFO, __file__, 1, "x", None, None)
     assert not cli._quiet_third_party(debug)
     assert cli._quiet_third_party(warn) and cli._quiet_third_party(ours)
+
+
+def toy_train(dataset: Path, out: Path, *, params: Any, show_progress: bool) -> dict[str, Any]:
+    """A trainer writing one file, so the test can see it ran with the parsed options."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "model.txt").write_text(f"steps={params.k}", encoding="utf-8")
+    return {"dataset": dataset.name, "steps": params.k, "progress": show_progress}
+
+
+def test_train_runs_the_registered_trainer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphrag_integrations.baselines.registration import RetrieveParams
+
+    reg = MethodRegistration(
+        name="toy-train",
+        index_class=f"{__name__}:_ToyRanker",
+        builder=f"{__name__}:toy_kg_build",
+        trainer=f"{__name__}:toy_train",
+        train_params=RetrieveParams,
+    )
+    registry.register(reg)
+    try:
+        out = tmp_path / "model"
+        argv = ["train", "--method", "toy-train", "--dataset", str(FIX / "musique")]
+        assert cli.main([*argv, "--out", str(out), "--option", "k=7", "--no-progress"]) == 0
+        assert json.loads(capsys.readouterr().out) == {
+            "dataset": "musique",
+            "steps": 7,
+            "progress": False,
+        }
+        assert (out / "model.txt").read_text(encoding="utf-8") == "steps=7"
+        assert cli.main([*argv, "--out", str(out), "--option", "kk=7"]) == 2
+        assert "unknown option 'toy-train.kk'" in capsys.readouterr().err
+    finally:
+        registry.unregister("toy-train")
+    assert cli.main(["train", "--method", "bm25", "--dataset", ".", "--out", str(tmp_path)]) == 2
+    assert "method 'bm25' has nothing to train" in capsys.readouterr().err

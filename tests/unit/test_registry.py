@@ -18,6 +18,7 @@ from graphrag_integrations.core.registry import (
     MethodUnavailableError,
     UnknownMethodError,
 )
+from graphrag_integrations.errors import GraphRAGError
 from graphrag_integrations.evaluation import registry
 from graphrag_integrations.methods.clue.params import ClueIndexParams, QIterParams
 from graphrag_integrations.methods.clue.registration import CLUE
@@ -244,3 +245,18 @@ def test_noparams_registration_defaults() -> None:
     reg = MethodRegistration("plain", "m:C", "m:build")
     assert reg.index_params is NoParams and reg.inputs == frozenset({"passages"})
     assert reg.option_list() == "(none)"
+
+
+def toy_trainer(dataset: Any, out: Any, *, params: Any, show_progress: bool) -> dict[str, Any]:
+    """A trainer for the registry tests: records its arguments."""
+    return {"dataset": str(dataset), "out": str(out), "depth": params.depth}
+
+
+def test_trainer_is_resolved_and_described() -> None:
+    reg = make(trainer=f"{__name__}:toy_trainer", train_params=IndexP)
+    assert reg.resolve_trainer() is toy_trainer
+    assert "train options" in reg.describe()
+    with pytest.raises(GraphRAGError, match="nothing to train"):
+        make().resolve_trainer()
+    with pytest.raises(ValueError, match="trainer must be 'module:attr'"):
+        make(trainer="no-colon")

@@ -17,6 +17,13 @@ The builder contract::
 questions); a builder receives only those. ``objects`` are the options listed in
 :attr:`MethodRegistration.objects` that the caller set.
 
+A method with a learned component also names a trainer (``graphrag-integrations train``)::
+
+    train(dataset: Path, out: Path, *, params: <train_params>, show_progress: bool)
+        -> Mapping[str, Any]   # a JSON-serialisable report (data sizes, time, scores)
+
+which writes what it trained into ``out`` (a directory the method's index or builder loads).
+
 Examples
 --------
 >>> from graphrag_integrations.core.params import NoParams
@@ -124,6 +131,11 @@ class MethodRegistration:
         can set them.
     description : str
         One line for listings.
+    trainer : str, optional
+        ``"module:function"`` of the method's trainer (contract in the module docstring);
+        ``None``: nothing to train.
+    train_params : type of Params
+        The trainer's parameter class (``train --option``).
     """
 
     name: str
@@ -135,12 +147,16 @@ class MethodRegistration:
     objects: Mapping[str, str] = field(default_factory=dict)
     named_objects: frozenset[str] = frozenset()
     description: str = ""
+    trainer: str | None = None
+    train_params: type[Params] = NoParams
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in ".,= "):
             raise ValueError(f"invalid method name {self.name!r}")
         _check_target(self.name, self.index_class, "index_class")
         _check_target(self.name, self.builder, "builder")
+        if self.trainer is not None:
+            _check_target(self.name, self.trainer, "trainer")
         object.__setattr__(self, "inputs", frozenset(self.inputs))
         object.__setattr__(self, "named_objects", frozenset(self.named_objects))
         if not self.named_objects <= set(self.objects):
@@ -245,6 +261,8 @@ class MethodRegistration:
         lines.append(f"inputs: {', '.join(sorted(self.inputs))}")
         lines += ["", "index options:", self.index_params.describe()]
         lines += ["", "query options:", self.query_params.describe()]
+        if self.trainer is not None:
+            lines += ["", "train options (`train --option`):", self.train_params.describe()]
         if self.objects:
             lines += ["", "Python objects (API; those marked * also take a name or path):"]
             lines += [
@@ -258,6 +276,21 @@ class MethodRegistration:
         """The builder function (imported now; :class:`MethodUnavailableError` if it fails)."""
         builder: Callable[..., Any] = import_target(self.builder, self.name)
         return builder
+
+    def resolve_trainer(self) -> Callable[..., Any]:
+        """The trainer function.
+
+        Raises
+        ------
+        GraphRAGError
+            If the method has no trainer.
+        MethodUnavailableError
+            If its import fails.
+        """
+        if self.trainer is None:
+            raise GraphRAGError(f"method {self.name!r} has nothing to train")
+        trainer: Callable[..., Any] = import_target(self.trainer, self.name)
+        return trainer
 
     def resolve_index_class(self) -> type[Any]:
         """The index class (imported now; :class:`MethodUnavailableError` if it fails)."""
