@@ -25,7 +25,6 @@ from graphrag_integrations.methods.clue.stores import (
     MENTIONS,
     UNIT,
     ChromaVectors,
-    ClueStore,
     node_id,
 )
 from tests.conftest import FakeEmbedder
@@ -214,13 +213,6 @@ def test_graphml_export(index: ClueIndex, tmp_path: Path) -> None:
     read = nx.read_graphml(tmp_path / "clue.graphml")
     assert read.nodes[FOREST]["type"] == ENTITY
     assert read.number_of_nodes() == len(index.graph_store)
-
-
-def test_store_rejects_a_second_dimension() -> None:
-    store = ClueStore("toy")
-    store._index(UNIT, 3)
-    with pytest.raises(ValueError, match="dimension"):
-        store._index(ENTITY, 4)
 
 
 def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
