@@ -26,7 +26,6 @@ from graphrag_integrations.methods.clue.stores import (
     MENTIONS,
     UNIT,
     ChromaVectors,
-    ClueStore,
     node_id,
 )
 from tests.conftest import FakeEmbedder
@@ -217,13 +216,6 @@ def test_graphml_export(index: ClueIndex, tmp_path: Path) -> None:
     assert read.number_of_nodes() == len(index.graph_store)
 
 
-def test_store_rejects_a_second_dimension() -> None:
-    store = ClueStore("toy")
-    store._index(UNIT, 3)
-    with pytest.raises(ValueError, match="dimension"):
-        store._index(ENTITY, 4)
-
-
 def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
     idx = build(CORPUS[:1])
     idx.delete("Nottingham Forest")
@@ -265,3 +257,31 @@ def test_registry_build_routes_index_options_and_the_index_llm() -> None:
     assert index.alpha == 0.5 and index.llm is reply
     assert retriever.D == 2  # type: ignore[attr-defined]
     assert index.extraction_report()["fallback_chunks"] > 0
+
+
+def test_clue_answers_the_same_on_another_graph_backend(index: ClueIndex, tmp_path: Path) -> None:
+    from tests.unit.test_index_store import DictGraph
+
+    other = build(graph_backend=DictGraph)
+    assert isinstance(other.graph_store, DictGraph)
+    assert other.graph.unit_ids == index.graph.unit_ids
+    assert other.graph.entity_names == index.graph.entity_names
+    assert answers(other) == answers(index)
+    other.delete("Brian Clough")
+    assert answers(other) == answers(build(CORPUS[:3] + CORPUS[4:]))
+    other.persist(tmp_path / "idx")
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder(), graph_backend=DictGraph)
+    assert isinstance(loaded.graph_store, DictGraph)
+    assert answers(loaded) == answers(other)
+
+
+def test_the_qiter_view_follows_the_store_version(index: ClueIndex) -> None:
+    idx = build(CORPUS[:-1])
+    view = idx.graph
+    assert idx.graph is view  # cached while nothing changes
+    qiter = idx.as_retriever(N=2)
+    scorer = qiter.scorer
+    idx.insert(documents(CORPUS[-1:]))
+    assert idx.graph is not view and view.n_units < idx.graph.n_units  # old snapshot intact
+    assert qiter.scorer is not scorer  # an existing retriever sees the new view
+    assert qiter.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"
