@@ -69,7 +69,7 @@ def test_no_top_k_leaves_core_default(recording_retriever: RecordingRetriever) -
 
 
 def test_bad_arguments(recording_retriever: RecordingRetriever) -> None:
-    with pytest.raises(ValueError, match="similarity_top_k must be >= 1"):
+    with pytest.raises(ValueError, match="similarity_top_k must be an integer >= 1"):
         LlamaIndexRetriever(recording_retriever, similarity_top_k=0)
     with pytest.raises(TypeError, match="similarity_top_k must be an int"):
         LlamaIndexRetriever(recording_retriever, similarity_top_k=2.5)  # type: ignore[arg-type]

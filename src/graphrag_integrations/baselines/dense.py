@@ -21,9 +21,11 @@ from graphrag_integrations.core.index_base import BaseIndex, check_query
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
+    check_embedder,
     check_manifest,
     read_manifest,
     read_passages,
+    read_vectors,
     write_manifest,
     write_passages,
 )
@@ -131,7 +133,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ]
 
     # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index to directory ``path`` atomically.
 
         The directory holds ``manifest.json`` (method, ``k``, embedding model and dimension),
@@ -142,9 +144,12 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ------
         TypeError
             If passage metadata is not JSON-serialisable (nothing is written).
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a dense index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
         """
         dimension = int(self._matrix.shape[1]) if self._matrix.size else None
-        with atomic_directory(path) as tmp:
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             write_passages(tmp, self.passages)
             np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
             write_manifest(
@@ -180,7 +185,8 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         """
         src = Path(path)
         manifest = check_manifest(read_manifest(src), method=cls.method)
-        if kwargs.get("embedding") is None:
+        given = kwargs.get("embedding") is not None
+        if not given:
             if manifest.embedding_model is None:
                 raise IndexMismatchError(f"{src}: manifest records no embedding model")
             logger.info(
@@ -191,12 +197,12 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         if isinstance(recorded_k, int):
             kwargs.setdefault("k", recorded_k)
         obj = cls(**kwargs)
-        check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+        if given:  # model name and dimension (the recorded model has the recorded dimension)
+            check_embedder(manifest, obj.embedder, source=src)
+        else:
+            check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
         passages = read_passages(src)
-        try:
-            matrix = np.load(src / "vectors.npy", allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise IndexMismatchError(f"{src}: incomplete or unreadable dense index: {exc}") from exc
+        matrix = read_vectors(src / "vectors.npy")
         expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
         if matrix.shape != expected:
             raise IndexMismatchError(
