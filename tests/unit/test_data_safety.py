@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from graphrag_integrations.adapters.validation import check_k as adapter_check_k
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
 from graphrag_integrations.core.persistence import (
@@ -24,9 +26,9 @@ from graphrag_integrations.core.persistence import (
     atomic_directory,
     clean_stale_siblings,
     read_manifest,
+    reading_index,
     write_manifest,
 )
-from graphrag_integrations.adapters.validation import check_k as adapter_check_k
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import (
@@ -99,6 +101,15 @@ def test_file_dropped_into_an_index_survives_a_re_persist(
     assert _names(tmp_path) == ["ix"]
 
 
+def test_re_persist_without_foreign_files_is_an_atomic_swap(
+    tmp_path: Path, dense: DenseRetriever
+) -> None:
+    dense.persist(tmp_path / "ix")
+    before = os.stat(tmp_path / "ix").st_ino
+    dense.persist(tmp_path / "ix")
+    assert os.stat(tmp_path / "ix").st_ino != before  # a new directory renamed in place
+
+
 def test_foreign_file_with_an_index_file_name_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "f"
     folder.mkdir()
@@ -123,9 +134,9 @@ def test_another_methods_index_needs_overwrite(tmp_path: Path, dense: DenseRetri
 def test_method_is_read_from_the_new_manifest_when_not_given(tmp_path: Path) -> None:
     target = tmp_path / "ix"
     write_manifest(target, Manifest(method="bm25"))
-    with pytest.raises(IndexExistsError, match="'bm25' index .* with a 'dense' index"):
-        with atomic_directory(target) as tmp:
-            write_manifest(tmp, Manifest(method="dense"))
+    refused = pytest.raises(IndexExistsError, match=r"'bm25' index .* with a 'dense' index")
+    with refused, atomic_directory(target) as tmp:
+        write_manifest(tmp, Manifest(method="dense"))
     assert read_manifest(target).method == "bm25"
 
 
@@ -150,6 +161,22 @@ def _start_writer(target: Path) -> subprocess.Popen[str]:
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "inside"
     return proc
+
+
+_PERSIST = textwrap.dedent(
+    """
+    import sys
+    from graphrag_integrations.baselines.dense import DenseRetriever
+    from tests.conftest import FakeEmbedder
+    DenseRetriever.from_documents(["one document"], embedding=FakeEmbedder()).persist(sys.argv[1])
+    """
+)
+
+
+def _start_persist(target: Path, delay: float) -> subprocess.Popen[str]:
+    root = str(Path(SRC).parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, root])}
+    return subprocess.Popen([sys.executable, "-c", _PERSIST, str(target)], env=env, cwd=root)
 
 
 def _siblings(target: Path) -> list[str]:
@@ -200,6 +227,21 @@ def test_interrupted_swap_is_restored_from_the_backup(
     loaded = DenseRetriever.load(target, embedding=FakeEmbedder())
     assert len(loaded.passages) == 4
     assert _names(tmp_path) == ["ix"]
+
+
+def test_a_reader_delays_the_swap_until_it_is_done(tmp_path: Path, dense: DenseRetriever) -> None:
+    target = tmp_path / "ix"
+    dense.persist(target)
+    with reading_index(target) as src:
+        manifest = read_manifest(src)
+        writer = _start_persist(target, delay=0.0)
+        time.sleep(1.0)
+        # the writer waits for the shared lock: the files still match the manifest read
+        assert writer.poll() is None
+        assert read_manifest(src).created_at == manifest.created_at
+        assert len(DenseRetriever.load(src, embedding=FakeEmbedder()).passages) == 4
+    assert writer.wait(timeout=60) == 0
+    assert len(DenseRetriever.load(target, embedding=FakeEmbedder()).passages) == 1
 
 
 def test_clean_stale_siblings_skips_locked_directories(tmp_path: Path) -> None:
@@ -316,7 +358,6 @@ def test_other_method_is_named_before_the_format_version(tmp_path: Path) -> None
     write_manifest(tmp_path / "clue", Manifest(method="clue", format_version=2))
     with pytest.raises(IndexMismatchError, match="method mismatch: expected 'dense', found 'clue'"):
         DenseRetriever.load(tmp_path / "clue", embedding=FakeEmbedder())
-
 
 
 # -- input: k ----------------------------------------------------------------------------------

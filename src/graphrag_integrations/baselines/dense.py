@@ -26,6 +26,7 @@ from graphrag_integrations.core.persistence import (
     read_manifest,
     read_passages,
     read_vectors,
+    reading_index,
     write_manifest,
     write_passages,
 )
@@ -183,32 +184,32 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             If the index was written by another method, with another embedding model, in a
             newer format, or its files are incomplete or inconsistent.
         """
-        src = Path(path)
-        manifest = check_manifest(read_manifest(src), method=cls.method)
-        given = kwargs.get("embedding") is not None
-        if not given:
-            if manifest.embedding_model is None:
-                raise IndexMismatchError(f"{src}: manifest records no embedding model")
-            logger.info(
-                "loading %s with the recorded embedding model %r", src, manifest.embedding_model
-            )
-            kwargs["embedding"] = manifest.embedding_model
-        recorded_k = manifest.parameters.get("k")
-        if isinstance(recorded_k, int):
-            kwargs.setdefault("k", recorded_k)
-        obj = cls(**kwargs)
-        if given:  # model name and dimension (the recorded model has the recorded dimension)
-            check_embedder(manifest, obj.embedder, source=src)
-        else:
-            check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
-        passages = read_passages(src)
-        matrix = read_vectors(src / "vectors.npy")
-        expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
-        if matrix.shape != expected:
-            raise IndexMismatchError(
-                f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
-                f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
-            )
-        obj.passages = passages
-        obj._matrix = np.asarray(matrix, dtype=np.float32)
-        return obj
+        with reading_index(path) as src:
+            manifest = check_manifest(read_manifest(src), method=cls.method)
+            given = kwargs.get("embedding") is not None
+            if not given:
+                if manifest.embedding_model is None:
+                    raise IndexMismatchError(f"{src}: manifest records no embedding model")
+                logger.info(
+                    "loading %s with the recorded embedding model %r", src, manifest.embedding_model
+                )
+                kwargs["embedding"] = manifest.embedding_model
+            recorded_k = manifest.parameters.get("k")
+            if isinstance(recorded_k, int):
+                kwargs.setdefault("k", recorded_k)
+            obj = cls(**kwargs)
+            if given:  # model name and dimension (the recorded model has the recorded dimension)
+                check_embedder(manifest, obj.embedder, source=src)
+            else:
+                check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+            passages = read_passages(src)
+            matrix = read_vectors(src / "vectors.npy")
+            expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
+            if matrix.shape != expected:
+                raise IndexMismatchError(
+                    f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
+                    f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
+                )
+            obj.passages = passages
+            obj._matrix = np.asarray(matrix, dtype=np.float32)
+            return obj

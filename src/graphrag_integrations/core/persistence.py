@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -303,6 +304,8 @@ def _parse_manifest(directory: Path) -> Manifest:
         raise IndexNotFoundError(f"no index at {directory}: {path} does not exist")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:  # swapped away by a writer in between
+        raise IndexNotFoundError(f"no index at {directory}: {path} does not exist") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorruptIndexError(f"{path} is not valid JSON: {exc}") from exc
     return Manifest.from_dict(data, source=str(path))
@@ -628,7 +631,7 @@ def _unlock(fd: int | None) -> None:
 
 
 def _take_if_stale(path: Path) -> tuple[bool, int | None]:
-    """``(True, fd)`` with the lock held if no live writer holds ``path``, else ``(False, None)``."""
+    """``(True, fd)`` holding the lock if no live writer holds ``path``, else ``(False, None)``."""
     if fcntl is None:  # pragma: no cover - Windows: age is all we have
         try:
             age = time.time() - path.stat().st_mtime
@@ -685,21 +688,35 @@ def clean_stale_siblings(path: str | Path) -> int:
             stale.append((entry, fd))
     removed = 0
     try:
-        backups = [(e, fd) for e, fd in stale if ".old-" in e.name]
+        doomed = [entry for entry, _fd in stale]
+        backups = [entry for entry in doomed if ".old-" in entry.name]
         if backups and not target.exists():
-            newest = max(backups, key=lambda item: item[0].stat().st_mtime)[0]
+            newest = max(backups, key=lambda entry: entry.stat().st_mtime)
             os.replace(newest, target)
             logger.warning("restored %s from %s, left by an interrupted persist", target, newest)
-            stale = [(e, fd) for e, fd in stale if e != newest]
-        for entry, _fd in stale:
+            doomed.remove(newest)
+        for entry in doomed:
             shutil.rmtree(entry, ignore_errors=True)
             removed += not entry.exists()
     finally:
-        for _entry, fd in stale:
+        for _entry, fd in stale:  # every lock taken, the restored directory's too
             _unlock(fd)
     if removed:
         logger.warning("deleted %d stale temporary sibling(s) of %s", removed, target)
     return removed
+
+
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+
+def _free_sibling_name(target: Path, kind: str) -> Path:
+    """An unused ``.NAME.<kind>-XXXXXXXX`` path next to ``target`` (not created: an empty
+    placeholder directory would look stale to a concurrent cleaner)."""
+    while True:
+        suffix = "".join(secrets.choice(_NAME_CHARS) for _ in range(8))
+        candidate = target.parent / f".{target.name}.{kind}-{suffix}"
+        if not os.path.lexists(candidate):
+            return candidate
 
 
 def _new_locked_sibling(target: Path, kind: str) -> tuple[Path, int | None]:
@@ -709,28 +726,79 @@ def _new_locked_sibling(target: Path, kind: str) -> tuple[Path, int | None]:
         tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{kind}-"))
         fd = _lock(tmp)
         try:
-            if fd is None or os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+            if fd is None and tmp.is_dir():
+                return tmp, None  # no directory fds on this platform
+            if fd is not None and os.stat(tmp).st_ino == os.fstat(fd).st_ino:
                 return tmp, fd
         except FileNotFoundError:
             pass
+        _unlock(fd)  # a cleaner took it for stale in the instant before we locked it
+
+
+@contextlib.contextmanager
+def reading_index(path: str | Path) -> Iterator[Path]:
+    """Hold a shared ``flock`` on index directory ``path`` while reading it.
+
+    A writer (:func:`atomic_directory`) takes the exclusive lock on the old directory before
+    it moves it aside, so it waits for readers inside this block, and a reader never mixes the
+    manifest of one version with the files of the next. No-op where ``flock`` is unavailable
+    or ``path`` does not exist (the load then fails with its own error).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "index"
+    >>> with atomic_directory(target) as tmp:
+    ...     _ = write_manifest(tmp, Manifest(method="toy"))
+    >>> with reading_index(target) as src:
+    ...     read_manifest(src).method
+    'toy'
+    """
+    target = Path(path)
+    clean_stale_siblings(target)  # may restore a backup orphaned by a crash
+    fd: int | None = None
+    for _attempt in range(100):
+        fd = _open_dir(target) if target.is_dir() else None
+        if fd is None or fcntl is None:
+            break
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            if os.stat(target).st_ino == os.fstat(fd).st_ino:
+                break  # still the directory at ``path``: no swap happened meanwhile
+        except FileNotFoundError:
+            pass
+        _unlock(fd)
+        fd = None
+    try:
+        yield target
+    finally:
         _unlock(fd)
 
 
 # -- atomic directories ---------------------------------------------------------------------
 def _owned_entries(target: Path, method: str | None, overwrite: bool) -> set[str] | None:
-    """Top-level entries of ``target`` that its current index wrote (``None``: all of them).
+    """Top-level entries of ``target`` its current index wrote, if others are there too.
+
+    ``None`` when nothing else is there (missing or empty folder, or only index entries): then
+    the whole directory can be swapped atomically.
 
     Raises :class:`IndexExistsError` when ``target`` is not ours to replace.
     """
-    if not target.is_dir():
-        return None
-    entries = sorted(e.name for e in target.iterdir())
-    if not entries:
-        return None
-    try:
-        old: Manifest | None = _parse_manifest(target)
-    except (IndexNotFoundError, IndexMismatchError):
-        old = None
+    for _attempt in range(100):  # re-read if another writer swapped the directory meanwhile
+        try:
+            before = os.stat(target).st_ino
+            entries = sorted(e.name for e in target.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not entries:
+            return None
+        try:
+            old: Manifest | None = _parse_manifest(target)
+        except (IndexNotFoundError, IndexMismatchError):
+            old = None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(target).st_ino == before:
+                break
     if old is None:
         if not overwrite:
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
@@ -748,6 +816,8 @@ def _owned_entries(target: Path, method: str | None, overwrite: bool) -> set[str
     if not old.files:
         return None  # written before file lists existed: all its entries count as its own
     owned = {MANIFEST_NAME} | {PurePosixPath(rel).parts[0] for rel in old.files}
+    if all(name in owned for name in entries):
+        return None  # nothing foreign at the top: the atomic swap loses nothing
     stray = [
         p.relative_to(target).as_posix()
         for name in sorted(owned)
@@ -788,10 +858,11 @@ def _swap(target: Path, tmp: Path) -> None:
     try:
         for attempt in range(5):
             if target.exists():
-                fd = _lock(target)  # the lock follows the directory through the rename
+                fd = _lock(target)  # waits for readers; follows the directory through the rename
                 locks.append(fd)
-                backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
-                os.rmdir(backup)
+                if fd is not None and os.stat(target).st_ino != os.fstat(fd).st_ino:
+                    continue  # another writer swapped meanwhile: lock the new one
+                backup = _free_sibling_name(target, "old")
                 os.replace(target, backup)
                 backups.append(backup)
             try:
@@ -891,7 +962,11 @@ def atomic_directory(
     ('new', ['data.txt'])
     """
     target = Path(path)
-    if target.exists() and not target.is_dir():
+    try:
+        is_dir = stat.S_ISDIR(os.stat(target).st_mode)
+    except FileNotFoundError:  # (also between the two renames of another writer's swap)
+        is_dir = True
+    if not is_dir:
         raise NotADirectoryError(f"cannot write an index to {target}: it is not a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_siblings(target)
@@ -1016,8 +1091,7 @@ def read_vectors(path: str | Path, *, shape: tuple[int, int] | None = None) -> F
         ) from exc
     if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":
         raise CorruptIndexError(
-            f"{source}: expected a 2-D numeric matrix, found shape {matrix.shape} of "
-            f"{matrix.dtype}"
+            f"{source}: expected a 2-D numeric matrix, found shape {matrix.shape} of {matrix.dtype}"
         )
     if shape is not None and matrix.shape != shape:
         raise CorruptIndexError(f"{source}: shape {matrix.shape}, expected {shape}")

@@ -21,6 +21,7 @@ from graphrag_integrations.core.persistence import (
     check_manifest,
     read_manifest,
     read_vectors,
+    reading_index,
     write_manifest,
 )
 from graphrag_integrations.core.ranking import top_k
@@ -243,7 +244,13 @@ class InMemoryVectorIndex:
             Naming the file, on a checksum mismatch, an unreadable or NaN/infinite
             ``vectors.npy``, or files that disagree with each other.
         """
-        src = Path(path)
+        with reading_index(path) as src:
+            return cls._load(src, model_name=model_name, dimension=dimension)
+
+    @classmethod
+    def _load(
+        cls, src: Path, *, model_name: str | None, dimension: int | None
+    ) -> InMemoryVectorIndex:
         manifest = check_manifest(
             read_manifest(src), method=cls.method, embedding_model=model_name, dimension=dimension
         )
