@@ -193,6 +193,8 @@ def test_load_rejects_vectors_that_disagree_with_the_graph(
     vectors = InMemoryVectorIndex.load(tmp_path / "idx" / "vectors" / "units")
     vectors.delete([index.graph.unit_ids[0]])
     vectors.persist(tmp_path / "idx" / "vectors" / "units")
+    manifest = tmp_path / "idx" / "manifest.json"  # no checksums: reach the graph check
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": {}}))
     with pytest.raises(IndexMismatchError, match="do not match"):
         ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
 

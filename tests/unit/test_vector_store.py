@@ -25,7 +25,7 @@ from graphrag_integrations.core.vector_store import (
     chroma,
     parse_where,
 )
-from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError, IndexNotFoundError
 
 DIM = 8
 _names = itertools.count()
@@ -320,7 +320,11 @@ def test_in_memory_load_detects_inconsistent_files(tmp_path: Path) -> None:
     index.add(["a", "b"], _vectors(2))
     index.persist(tmp_path / "ix")
     np.save(tmp_path / "ix" / "vectors.npy", _vectors(3))
-    with pytest.raises(IndexMismatchError, match="files disagree"):
+    with pytest.raises(CorruptIndexError, match=r"vectors\.npy: checksum mismatch"):
+        InMemoryVectorIndex.load(tmp_path / "ix")
+    manifest = tmp_path / "ix" / MANIFEST_NAME  # an older index: no checksums, same checks
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": {}}))
+    with pytest.raises(CorruptIndexError, match="files disagree"):
         InMemoryVectorIndex.load(tmp_path / "ix")
     (tmp_path / "ix" / "records.json").write_text("{broken")
     with pytest.raises(IndexMismatchError, match="unreadable"):

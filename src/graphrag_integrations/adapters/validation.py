@@ -1,6 +1,7 @@
 """Argument checks shared by the framework adapters and :mod:`.surface`.
 
-A leaf module (it imports only :mod:`graphrag_integrations.core.types`), so that
+A leaf module (it imports only the core: :mod:`graphrag_integrations.core.types` and
+:mod:`graphrag_integrations.core.validation`), so that
 :mod:`.langchain`, :mod:`.llama_index` and :mod:`.surface` all depend on it and not on each
 other: ``surface`` imports the two framework adapters lazily, and they import nothing back.
 """
@@ -8,10 +9,14 @@ other: ``surface`` imports the two framework adapters lazily, and they import no
 from __future__ import annotations
 
 from graphrag_integrations.core.types import Retriever
+from graphrag_integrations.core.validation import check_k as core_check_k
 
 
 def check_k(k: int | None, name: str = "k") -> int | None:
     """Validate a result count: ``None`` (the retriever's default) or an integer >= 1.
+
+    The adapters' face of :func:`graphrag_integrations.core.validation.check_k` (same rules,
+    same messages), keeping ``None`` as "use the retriever's default".
 
     Parameters
     ----------
@@ -23,14 +28,14 @@ def check_k(k: int | None, name: str = "k") -> int | None:
     Returns
     -------
     int or None
-        ``k`` unchanged.
+        ``k`` as an ``int``, or ``None``.
 
     Raises
     ------
-    TypeError
-        If ``k`` is not an integer (``bool`` is refused too).
-    ValueError
-        If ``k`` is smaller than 1.
+    InvalidArgumentTypeError
+        If ``k`` is not an integer (``bool`` is refused too); also a ``TypeError``.
+    InvalidArgumentError
+        If ``k`` is smaller than 1; also a ``ValueError``.
 
     Examples
     --------
@@ -41,15 +46,11 @@ def check_k(k: int | None, name: str = "k") -> int | None:
     >>> check_k(0)
     Traceback (most recent call last):
     ...
-    ValueError: k must be >= 1, got 0
+    graphrag_integrations.errors.InvalidArgumentError: k must be an integer >= 1, got 0
     """
     if k is None:
         return None
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"{name} must be an int or None, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"{name} must be >= 1, got {k}")
-    return k
+    return core_check_k(k, name=name)
 
 
 def as_core_retriever(obj: object) -> Retriever:

@@ -26,9 +26,12 @@ from graphrag_integrations.core.index_base import (
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
+    check_embedder,
     check_manifest,
     read_manifest,
     read_passages,
+    read_vectors,
+    reading_index,
     write_manifest,
     write_passages,
 )
@@ -151,7 +154,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ]
 
     # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index to directory ``path`` atomically.
 
         The directory holds ``manifest.json`` (method, ``k``, embedding model and dimension),
@@ -162,9 +165,12 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ------
         TypeError
             If passage metadata is not JSON-serialisable (nothing is written).
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a dense index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
         """
         dimension = int(self._matrix.shape[1]) if self._matrix.size else None
-        with atomic_directory(path) as tmp:
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             write_passages(tmp, self.passages)
             np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
             write_manifest(
@@ -198,31 +204,32 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             If the index was written by another method, with another embedding model, in a
             newer format, or its files are incomplete or inconsistent.
         """
-        src = Path(path)
-        manifest = check_manifest(read_manifest(src), method=cls.method)
-        if kwargs.get("embedding") is None:
-            if manifest.embedding_model is None:
-                raise IndexMismatchError(f"{src}: manifest records no embedding model")
-            logger.info(
-                "loading %s with the recorded embedding model %r", src, manifest.embedding_model
-            )
-            kwargs["embedding"] = manifest.embedding_model
-        recorded_k = manifest.parameters.get("k")
-        if isinstance(recorded_k, int):
-            kwargs.setdefault("k", recorded_k)
-        obj = cls(**kwargs)
-        check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
-        passages = read_passages(src)
-        try:
-            matrix = np.load(src / "vectors.npy", allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise IndexMismatchError(f"{src}: incomplete or unreadable dense index: {exc}") from exc
-        expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
-        if matrix.shape != expected:
-            raise IndexMismatchError(
-                f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
-                f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
-            )
-        obj.passages = passages
-        obj._matrix = np.asarray(matrix, dtype=np.float32)
-        return obj
+        with reading_index(path) as src:
+            manifest = check_manifest(read_manifest(src), method=cls.method)
+            given = kwargs.get("embedding") is not None
+            if not given:
+                if manifest.embedding_model is None:
+                    raise IndexMismatchError(f"{src}: manifest records no embedding model")
+                logger.info(
+                    "loading %s with the recorded embedding model %r", src, manifest.embedding_model
+                )
+                kwargs["embedding"] = manifest.embedding_model
+            recorded_k = manifest.parameters.get("k")
+            if isinstance(recorded_k, int):
+                kwargs.setdefault("k", recorded_k)
+            obj = cls(**kwargs)
+            if given:  # model name and dimension (the recorded model has the recorded dimension)
+                check_embedder(manifest, obj.embedder, source=src)
+            else:
+                check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+            passages = read_passages(src)
+            matrix = read_vectors(src / "vectors.npy")
+            expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
+            if matrix.shape != expected:
+                raise IndexMismatchError(
+                    f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
+                    f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
+                )
+            obj.passages = passages
+            obj._matrix = np.asarray(matrix, dtype=np.float32)
+            return obj

@@ -20,6 +20,8 @@ from graphrag_integrations.core.persistence import (
     atomic_write_json,
     check_manifest,
     read_manifest,
+    read_vectors,
+    reading_index,
     write_manifest,
 )
 from graphrag_integrations.core.ranking import top_k
@@ -33,7 +35,7 @@ from graphrag_integrations.core.vector_store.validation import (
     check_records,
     parse_where,
 )
-from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 _MISSING = object()
 
@@ -196,9 +198,13 @@ class InMemoryVectorIndex:
         return self._documents[self._rows[id_]]
 
     # -- persistence -----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
-        """Write the index to directory ``path`` atomically (manifest, vectors, records)."""
-        with atomic_directory(path) as tmp:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the index to directory ``path`` atomically (manifest, vectors, records).
+
+        ``overwrite`` is passed to :func:`~graphrag_integrations.core.persistence.atomic_directory`
+        (a non-empty folder that is not such an index is refused without it).
+        """
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             np.save(tmp / "vectors.npy", self._matrix[: self._size], allow_pickle=False)
             atomic_write_json(
                 tmp / "records.json",
@@ -233,23 +239,32 @@ class InMemoryVectorIndex:
         IndexNotFoundError
             If ``path`` holds no index.
         IndexMismatchError
-            On a manifest that does not match, or files that disagree with each other.
+            On a manifest that does not match.
+        CorruptIndexError
+            Naming the file, on a checksum mismatch, an unreadable or NaN/infinite
+            ``vectors.npy``, or files that disagree with each other.
         """
-        src = Path(path)
+        with reading_index(path) as src:
+            return cls._load(src, model_name=model_name, dimension=dimension)
+
+    @classmethod
+    def _load(
+        cls, src: Path, *, model_name: str | None, dimension: int | None
+    ) -> InMemoryVectorIndex:
         manifest = check_manifest(
             read_manifest(src), method=cls.method, embedding_model=model_name, dimension=dimension
         )
         if manifest.embedding_dimension is None or manifest.embedding_model is None:
             raise IndexMismatchError(f"{src}: manifest lacks the embedding model or dimension")
+        matrix = read_vectors(src / "vectors.npy")
         try:
-            matrix = np.load(src / "vectors.npy", allow_pickle=False)
             records = json.loads((src / "records.json").read_text(encoding="utf-8"))
             ids, metas, docs = records["ids"], records["metadatas"], records["documents"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise IndexMismatchError(f"{src}: unreadable vector index files: {exc}") from exc
+            raise CorruptIndexError(f"{src / 'records.json'}: unreadable: {exc}") from exc
         n = len(ids)
         if matrix.shape != (n, manifest.embedding_dimension) or len(metas) != n or len(docs) != n:
-            raise IndexMismatchError(
+            raise CorruptIndexError(
                 f"{src}: files disagree: vectors {matrix.shape}, {n} ids, {len(metas)} "
                 f"metadatas, {len(docs)} documents, dimension {manifest.embedding_dimension}"
             )
