@@ -155,7 +155,15 @@ def test_convert_union_other_than_optional_is_refused() -> None:
 
 
 # -- the Clue parameter classes follow ClueIndex / QIter -------------------------------------
-OBJECTS = {"embedding", "llm", "vector_index", "show_progress", "index", "reranker"}
+OBJECTS = {
+    "embedding",
+    "llm",
+    "vector_index",
+    "graph_backend",
+    "show_progress",
+    "index",
+    "reranker",
+}
 
 
 @pytest.mark.parametrize(

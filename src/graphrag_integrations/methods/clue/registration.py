@@ -37,6 +37,7 @@ def build(
     index_llm: Any = None,
     reranker: Any = None,
     vector_index: Any = None,
+    graph_backend: Any = None,
 ) -> QIter:
     """Build a Clue index over ``passages`` and return its Q-Iter retriever.
 
@@ -58,6 +59,8 @@ def build(
         Q-Iter's path and chunk scorer (default: the fused scorer).
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` of the index's vector stores.
+    graph_backend : type of GraphBackend, optional
+        The class of the index's graph store (default: the networkx ``GraphStore``).
 
     Examples
     --------
@@ -84,6 +87,7 @@ def build(
         embedding=embedder,
         llm=index_llm,
         vector_index=vector_index,
+        graph_backend=graph_backend,
         show_progress=show_progress,
         **index_params.to_kwargs(),
     )
@@ -102,6 +106,7 @@ CLUE = MethodRegistration(
         "index_llm": "the index's knowledge-unit LLM, needed when alpha > 0",
         "reranker": "Reranker or cross-encoder name scoring paths and chunks",
         "vector_index": "factory(layer, dimension, model_name) of the vector stores",
+        "graph_backend": "GraphBackend class holding the graph (default: networkx GraphStore)",
     },
     named_objects=frozenset({"llm", "index_llm", "reranker"}),
     description="Clue-RAG: chunk / knowledge-unit / entity graph with Q-Iter beam search",
