@@ -34,9 +34,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.errors import GraphRAGError
+
+if TYPE_CHECKING:
+    from graphrag_integrations.core.persistence import Manifest
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="index-time option of the method, e.g. alpha=0 (repeatable)",
     )
+    ix.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a non-empty folder that holds no index, or over another method's "
+        "index (files the index did not write are kept)",
+    )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     tr = sub.add_parser("train", help="train a method's learned component and save it")
@@ -161,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
     qu.add_argument("question", help="the query text")
-    qu.add_argument("-k", type=int, default=5, help="number of passages (default 5)")
+    qu.add_argument("-k", type=int, default=5, help="number of passages, >= 1 (default 5)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     qu.add_argument("--json", action="store_true", help="print results as JSON")
     return parser
@@ -267,7 +276,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if _accepts(cls, "show_progress"):
         kwargs["show_progress"] = not args.no_progress
     index = cls.from_documents(docs, **kwargs)
-    index.persist(args.out)
+    index.persist(args.out, overwrite=args.overwrite)
     print(
         f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
     )
@@ -294,28 +303,27 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_manifest(path: Path) -> dict[str, Any]:
-    from graphrag_integrations.errors import IndexNotFoundError
+def _read_manifest(path: Path) -> Manifest:
+    """The manifest of the index in ``path`` (validated; the index's ``load`` verifies the
+    checksums of its files)."""
+    from graphrag_integrations.core.persistence import read_manifest
 
-    file = path / "manifest.json"
-    if not file.is_file():
-        raise IndexNotFoundError(f"{path} holds no index (no manifest.json)")
-    manifest: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
-    return manifest
+    return read_manifest(path, verify=False)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    from graphrag_integrations.core.validation import check_k
     from graphrag_integrations.evaluation.registry import get_registration
 
+    k = check_k(args.k)  # before loading anything
     manifest = _read_manifest(args.index)
-    method = str(manifest.get("method", ""))
-    cls = get_registration(method).resolve_index_class()
+    cls = get_registration(manifest.method).resolve_index_class()
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
-        kwargs["embedding"] = args.embedding or manifest.get("embedding_model")
+        kwargs["embedding"] = args.embedding or manifest.embedding_model
     index = cls.load(args.index, **kwargs)
-    results = index.retrieve(args.question, k=args.k)
+    results = index.retrieve(args.question, k=k)
     if args.json:
         rows = [
             {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
