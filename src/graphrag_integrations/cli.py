@@ -262,13 +262,49 @@ def _input_documents(paths: Sequence[Path]) -> list[Any]:
     return docs
 
 
+class _Refusal(Exception):
+    """Leaves the probing ``atomic_directory`` block of :func:`_check_target`."""
+
+
+def _check_target(out: Path, method: str, overwrite: bool) -> None:
+    """Refuse ``--out`` now, as ``persist`` would after the build (nothing is written).
+
+    Raises
+    ------
+    IndexExistsError
+        If ``out`` is a non-empty folder that holds no index, or another method's index, and
+        ``overwrite`` is false; the message names ``--overwrite``.
+    """
+    from graphrag_integrations.core.persistence import atomic_directory
+    from graphrag_integrations.errors import IndexExistsError
+
+    try:
+        with atomic_directory(out, overwrite=overwrite, method=method):
+            raise _Refusal  # an empty block that fails: the target keeps its contents
+    except _Refusal:
+        pass
+    except IndexExistsError as exc:
+        raise IndexExistsError(_cli_wording(str(exc))) from exc
+
+
+def _cli_wording(message: str) -> str:
+    return message.replace("pass overwrite=True", "pass --overwrite")
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    """Build ``--method``'s index from ``--input`` and persist it to ``--out``."""
+    """Build ``--method``'s index from ``--input`` and persist it to ``--out``.
+
+    ``--out`` is checked before the build: a non-empty folder that holds no index, or another
+    method's index, is refused without ``--overwrite`` (files the index did not write are
+    kept either way).
+    """
+    from graphrag_integrations.errors import IndexExistsError
     from graphrag_integrations.evaluation.registry import get_registration
 
     reg = get_registration(args.method)
     params = reg.index_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
     cls = reg.resolve_index_class()
+    _check_target(args.out, cls.method, args.overwrite)
     docs = _input_documents(args.input)
     kwargs: dict[str, Any] = params.to_kwargs()
     if _accepts(cls, "embedding"):
@@ -276,7 +312,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     if _accepts(cls, "show_progress"):
         kwargs["show_progress"] = not args.no_progress
     index = cls.from_documents(docs, **kwargs)
-    index.persist(args.out, overwrite=args.overwrite)
+    try:
+        index.persist(args.out, overwrite=args.overwrite)
+    except IndexExistsError as exc:  # the folder changed during the build
+        raise IndexExistsError(_cli_wording(str(exc))) from exc
     print(
         f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
     )
