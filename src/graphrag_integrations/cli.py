@@ -17,6 +17,9 @@ Build a BM25 index over a folder, then query it::
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
 
+``--out`` must be a new or empty folder or an index of the same method; ``--overwrite``
+writes into another folder (its files are kept) or over another method's index.
+
 Train a method's learned component (methods that register a trainer) and save it::
 
     graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
