@@ -15,11 +15,13 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 * every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
   serve the final re-ranking without re-encoding at query time.
 
-Storage is the core's (:mod:`~graphrag_integrations.methods.clue.stores`): the chunk / unit /
-entity graph in a ``GraphStore`` (:attr:`ClueIndex.graph_store`, provenance = document id, so
-``delete`` is ``remove_provenance``) and the vectors in core vector indexes (in memory by
-default, Chroma through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is
-Q-Iter's derived array view of them, rebuilt after each mutation.
+Storage is the core :class:`~graphrag_integrations.core.index_store.IndexStore`
+(:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.stores`): the
+chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`, networkx
+``GraphStore`` by default; provenance = document id, so ``delete`` is
+``remove_document``) and the vectors in core vector indexes (in memory by default, Chroma
+through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is Q-Iter's derived
+array view of them (the store's derived view ``"qiter"``), rebuilt after each mutation.
 
 With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
 given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
@@ -39,29 +41,34 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.documents import content_id, load_documents, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
-from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
+    check_embedder,
     check_manifest,
     read_manifest,
-    write_manifest,
+    reading_index,
 )
-from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
-from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
+from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
     ENTITY,
+    LAYERS,
     UNIT,
-    ClueStore,
-    VectorIndexFactory,
+    KnowledgeUnit,
+    add_units,
+    clue_metadata,
+    clue_store,
 )
 
 logger = logging.getLogger(__name__)
@@ -71,8 +78,11 @@ TITLE_LABEL = "TITLE"
 #: Passages per spaCy slice of a build: the units of one slice are embedded while the next
 #: is parsed.
 PARSE_SLICE = 256
-#: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``.
+#: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``
+#: (unchanged by the move to the core ``IndexStore``, which writes the same files).
 FORMAT_VERSION = 2
+#: Name of Q-Iter's view among the store's derived views.
+VIEW = "qiter"
 
 
 def _as_unit(parsed: ParsedText) -> Sentence:
@@ -80,11 +90,15 @@ def _as_unit(parsed: ParsedText) -> Sentence:
     return Sentence(parsed.text.strip(), 0, len(parsed.text), parsed.entities)
 
 
-def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
-    """One :class:`Passage` per non-empty document (no chunking)."""
+def passages_from_documents(documents: Iterable[Any], **load_options: Any) -> list[Passage]:
+    """One :class:`Passage` per non-empty document (no chunking).
+
+    ``load_options`` (``errors=``, ``report=``...) go to
+    :func:`~graphrag_integrations.core.documents.load_documents`.
+    """
     return [
         Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-        for d in load_documents(documents)
+        for d in load_documents(documents, **load_options)
         if d.text.strip()
     ]
 
@@ -145,14 +159,19 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` making the vector index of each layer
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
-        :class:`~graphrag_integrations.methods.clue.stores.ChromaVectors`; ``None``: exact
+        :class:`~graphrag_integrations.core.index_store.ChromaVectors`; ``None``: exact
         in-memory indexes.
+    graph_backend : GraphBackend class, optional
+        The graph store class (see :class:`~graphrag_integrations.core.graph_store.GraphBackend`);
+        ``None``: the networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`.
 
     Attributes
     ----------
-    graph_store : GraphStore
-        The chunk / unit / entity graph (export with ``to_graphml``, explore with
-        ``neighbors``; node ids from :func:`~graphrag_integrations.methods.clue.stores.node_id`).
+    store : IndexStore
+        Graph and vectors (the source of truth).
+    graph_store : GraphBackend
+        The chunk / unit / entity graph (explore with ``neighbors``; node ids from
+        :func:`~graphrag_integrations.core.index_store.node_id`).
     vector_indexes : dict of str to VectorIndex
         The vectors of each layer.
     graph : ClueGraph
@@ -165,8 +184,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     Examples
     --------
-    >>> index = ClueIndex.from_documents(["Paris is the capital of France."])  # doctest: +SKIP
-    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text  # doctest: +SKIP
+    With the offline default models (MiniLM, spaCy ``en_core_web_sm``):
+
+    >>> index = ClueIndex.from_documents(
+    ...     ["Paris is the capital of France.", "Rome is the capital of Italy."]
+    ... )
+    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text
     'Paris is the capital of France.'
     """
 
@@ -187,6 +210,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         show_progress: bool = False,
         k: int = 5,
         vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
     ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
@@ -206,8 +230,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.excluded_labels = frozenset(excluded_labels)
         self.show_progress = show_progress
         self.default_k = k
-        self.store = ClueStore(self.embedder.model_name, vector_index)
-        self.graph = ClueGraph()
+        self.vector_index = vector_index
+        self.graph_backend = graph_backend
+        self.store: IndexStore = clue_store(self.embedder.model_name, vector_index, graph_backend)
         self.timings = dict.fromkeys(("nlp", "llm", "embedding", "graph", "total"), 0.0)
         self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
         self._retriever: Any = None
@@ -218,22 +243,33 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return [self.graph.passages[pid] for pid in self.graph.passage_ids]
 
     @property
-    def graph_store(self) -> GraphStore:
-        """The chunk / unit / entity graph (core ``GraphStore``; change it via the index)."""
-        return self.store.graph_store
+    def graph(self) -> ClueGraph:
+        """Q-Iter's derived arrays for the store's current version (do not mutate)."""
+        return self.store.derived(VIEW, ClueGraph.build)
+
+    @property
+    def graph_store(self) -> GraphBackend:
+        """The chunk / unit / entity graph (a core ``GraphBackend``; change it via the index)."""
+        return self.store.graph
 
     @property
     def vector_indexes(self) -> dict[str, VectorIndex]:
         """The core vector index of each layer (``"chunks"``, ``"units"``, ``"entities"``)."""
         return dict(self.store.vectors)
 
-    def nearest_units(self, vector: FloatMatrix, k: int) -> list[int]:
-        """Rows of the ``k`` units nearest ``vector`` (a unit vector-index query)."""
-        return self._nearest(UNIT, vector, k, self.graph.unit_row)
+    def nearest_units(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]:
+        """Rows (of ``graph``, default :attr:`graph`) of the ``k`` units nearest ``vector``
+        (a unit vector-index query)."""
+        return self._nearest(UNIT, vector, k, (graph or self.graph).unit_row)
 
-    def nearest_entities(self, vector: FloatMatrix, k: int) -> list[int]:
-        """Rows of the ``k`` entity nodes nearest ``vector`` (an entity vector-index query)."""
-        return self._nearest(ENTITY, vector, k, self.graph.entity_row)
+    def nearest_entities(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]:
+        """Rows (of ``graph``, default :attr:`graph`) of the ``k`` entity nodes nearest
+        ``vector`` (an entity vector-index query)."""
+        return self._nearest(ENTITY, vector, k, (graph or self.graph).entity_row)
 
     def _nearest(self, kind: str, vector: FloatMatrix, k: int, rows: dict[str, int]) -> list[int]:
         """Best first; equal scores by graph row, whatever the backend's own order."""
@@ -250,7 +286,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ClueIndex:
-        return cls.from_passages(passages_from_documents(documents), **kwargs)
+        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
+        accepts, one chunk per document; its options (``errors="skip"``, ``report=``...) go
+        to it, the other keyword arguments to the constructor."""
+        passages = passages_from_documents(documents, **pop_load_options(kwargs))
+        return cls.from_passages(passages, **kwargs)
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
@@ -261,10 +301,16 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = passages_from_documents(documents)
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Index documents (one chunk each) into the existing graph; returns the ids added.
+
+        Documents already indexed are skipped with a warning; ``load_options`` (``errors=``,
+        ``report=``...) go to ``load_documents``.
+        """
+        indexed = {p.doc_id for p in self.graph.passages.values()}
+        passages = drop_indexed(passages_from_documents(documents, **load_options), indexed)
         self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        return document_ids(passages)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
@@ -326,7 +372,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         new_names = self._new_entities(units, labels)
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t2 = time.perf_counter()
-        self.store.add(
+        add_units(
+            self.store,
             new,
             units,
             chunk_vectors=chunk_vecs,
@@ -334,7 +381,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             entity_vectors={n: entity_vecs[n] for n in new_names},
             entity_labels=labels,
         )
-        self.graph.refresh(self.store)
+        n_entities = self.graph.n_entities  # rebuilds the view now, as part of the build
         t3 = time.perf_counter()
         split = {
             "nlp": t_nlp,
@@ -350,7 +397,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             "(nlp %.1fs, embedding %.1fs, overlapping; graph %.1fs)",
             len(new),
             len(units),
-            self.graph.n_entities,
+            n_entities,
             split["total"],
             split["nlp"],
             split["embedding"],
@@ -501,11 +548,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
 
-    def delete(self, doc_id: str) -> None:
-        removed = self.store.remove_document(doc_id)
-        self.graph.refresh(self.store)
+    def delete(self, doc_id: str) -> bool:
+        removed = self.store.remove_document(doc_id).get(CHUNK)
+        _ = self.graph  # rebuild the view now, not in the next query
         if not removed:
-            logger.warning("delete(%r): no such document in the index", doc_id)
+            return self._unknown_document(doc_id)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def as_retriever(self, **qiter_params: Any) -> Any:
@@ -516,6 +564,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
+        k = check_k(k, self.default_k)
         if self._retriever is None:
             self._retriever = self.as_retriever(N=self.default_k)
         result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
@@ -537,16 +586,21 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "entities": self.graph.n_entities,
             },
             models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
-            embedding_dimension=self.graph.dimension,
+            embedding_dimension=self.graph.dimension or None,  # None: no vectors yet
             format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index directory atomically: manifest, ``graph.json`` (the GraphStore)
-        and ``vectors/<layer>/`` (the vector indexes)."""
-        with _atomic_directory(path) as out:
-            self.store.persist(out)
-            write_manifest(out, self.manifest())
+        and ``vectors/<layer>/`` (the vector indexes), through :meth:`IndexStore.persist`.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a Clue index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
+        """
+        self.store.persist(path, self.manifest(), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
@@ -558,38 +612,37 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         ------
         IndexNotFoundError
             No index in ``path``.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
         IndexMismatchError
-            Another method, an older or newer format, another embedding model or dimension,
-            or graph and vectors that disagree (corrupt index).
+            Another method, an older or newer format, another embedding model or dimension
+            (checked here, not at the first query), or graph and vectors that disagree.
         """
-        src = Path(path)
-        manifest = check_manifest(
-            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-        )
-        if manifest.format_version < FORMAT_VERSION:
-            raise IndexMismatchError(
-                f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
-                f"layout ({FORMAT_VERSION}); rebuild the index"
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
             )
-        params = manifest.parameters
-        for key in ("title_prefix", "link_title", "excluded_labels"):
-            kwargs.setdefault(key, params[key])
-        kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older indexes
-        kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
-        index = cls(**kwargs)
-        check_manifest(
-            manifest,
-            method=cls.method,
-            embedding_model=index.embedder.model_name,
-            supported_format_version=FORMAT_VERSION,
-        )
-        index.store = ClueStore.load(
-            src,
-            model_name=index.embedder.model_name,
-            dimension=int(manifest.embedding_dimension or 0),
-            factory=kwargs.get("vector_index"),
-        )
-        index.graph.refresh(index.store)
+            if manifest.format_version < FORMAT_VERSION:
+                raise IndexMismatchError(
+                    f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
+                    f"layout ({FORMAT_VERSION}); rebuild the index"
+                )
+            params = manifest.parameters
+            for key in ("title_prefix", "link_title", "excluded_labels"):
+                kwargs.setdefault(key, params[key])
+            kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older
+            kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
+            index = cls(**kwargs)
+            check_embedder(manifest, index.embedder, source=src)
+            index.store = IndexStore.load(
+                src,
+                model_name=index.embedder.model_name,
+                dimension=int(manifest.embedding_dimension or 0),
+                layers=LAYERS,
+                factory=index.vector_index,
+                graph=index.graph_backend,
+                metadata=clue_metadata,
+            )
         counts = (len(index.graph.passages), index.graph.n_units, index.graph.n_entities)
         expected = (params["passages"], params["units"], params["entities"])
         if counts != expected:
