@@ -4,6 +4,8 @@ LLM-refined supervision, with structure-aware evidence chains.
 Stages, one module each: ``kg`` (KG sources), ``store`` (storage), ``candidates`` (candidate
 pools and structural merging), ``refinement`` (LLM-guided refinement, appendix G prompt),
 ``subgraph`` (bounded question subgraphs and DDE), ``retriever`` (MLP scorer and its
-training), ``reorganisation`` (BFS evidence chains and merging), ``index`` (``RegIndex``),
-``evaluation`` (registry builder and KGQA answer metrics); ``params`` holds the parameters.
+training), ``reorganisation`` (BFS evidence chains and merging), ``index``
+(``RefinedSubgraphRetriever``, alias ``RegIndex``), ``kgqa`` (the KGQA harness wrapper),
+``registration`` + ``training`` (registry entries, ``train --method reg``), ``artefacts``
+(committed scorers); ``params`` holds the parameters.
 """

@@ -1,16 +1,17 @@
-"""ReG (Refined Graph-based RAG) over a knowledge graph: :class:`RegIndex`.
+"""ReG (Refined Graph-based RAG) over a knowledge graph: :class:`RefinedSubgraphRetriever`
+(alias ``RegIndex``).
 
 Stages (each in its module): KG sources (:mod:`.kg`) -> storage (:mod:`.store`) -> candidate
 pools for training questions (:mod:`.candidates`) -> LLM-refined or weak supervision
 (:mod:`.refinement`) -> the DDE + MLP triple retriever (:mod:`.subgraph`,
 :mod:`.retriever`) -> structure-aware re-organisation into evidence chains
-(:mod:`.reorganisation`). :meth:`RegIndex.retrieve` returns one passage per evidence chain,
-formatted ``h -> [r] -> t -> ...`` as in the paper's prompts, best first.
+(:mod:`.reorganisation`). :meth:`RefinedSubgraphRetriever.retrieve` returns one passage per
+evidence chain, formatted ``h -> [r] -> t -> ...`` as in the paper's prompts, best first.
 
 **Anchors** (the query's topic entities): ``[bracketed]`` names in the query (MetaQA style),
 else every longest non-overlapping span of the query whose lower-cased word sequence equals
 an entity's (spans made only of stop words are ignored), else - logged and counted in
-:attr:`RegIndex.stats` - the entity nearest the query embedding.
+:attr:`RefinedSubgraphRetriever.stats` - the entity nearest the query embedding.
 """
 
 from __future__ import annotations
@@ -20,27 +21,30 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents
+from graphrag_integrations.core.documents import content_id, load_documents, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.index_base import BaseIndex, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
     atomic_write_bytes,
+    check_embedder,
     check_manifest,
     read_manifest,
+    reading_index,
     write_manifest,
 )
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.reg.candidates import CandidatePool, PoolStats, build_pool
 from graphrag_integrations.methods.reg.kg import (
@@ -74,9 +78,10 @@ from graphrag_integrations.methods.reg.subgraph import Subgraph, extract_subgrap
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: core IndexStore layout (relation nodes, "entity:" node ids)
 SCORER_FILE = "scorer.pt"
 SCORER_CONFIG = "scorer.json"
+DOCUMENTS_FILE = "documents.json"
 _BRACKET = re.compile(r"\[([^\]]+)\]")
 _WORD = re.compile(r"\w+")
 _STOP_WORDS = (
@@ -138,7 +143,7 @@ class Supervision:
         }
 
 
-class RegIndex(FrameworkSurface, BaseIndex):
+class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
     """The ReG retriever over a knowledge graph (see the module docstring).
 
     Parameters
@@ -169,7 +174,7 @@ class RegIndex(FrameworkSurface, BaseIndex):
     ...         return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
     ...     def embed_query(self, text):
     ...         return self.embed([text])[0]
-    >>> index = RegIndex.from_triples(
+    >>> index = RefinedSubgraphRetriever.from_triples(
     ...     [("Kismet", "directed_by", "William Dieterle"), ("Kismet", "release_year", "1944")],
     ...     embedding=Toy())
     >>> index.retrieve("who directed [Kismet]", k=1)[0].text
@@ -197,9 +202,16 @@ class RegIndex(FrameworkSurface, BaseIndex):
         self.candidate_params = candidates or CandidateParams()
         self.default_k = k
         self.show_progress = show_progress
-        self.store = RegStore(self.embedder.model_name, self.embedder.dimension)
+        self.store = RegStore(self.embedder.model_name)
         self.scorer: TripleScorer | None = None
-        self.stats = {"entity_fallback": 0, "truncated_subgraphs": 0, "untrained_queries": 0}
+        self.stats = {
+            "entity_fallback": 0,
+            "truncated_subgraphs": 0,
+            "untrained_queries": 0,
+            "filled_outside_subgraph": 0,
+        }
+        #: Metadata of each source document (copied into the passages it backs).
+        self.document_metadata: dict[str, dict[str, Any]] = {}
         self._linker: tuple[KGView, dict[tuple[str, ...], list[int]]] | None = None
 
     # -- building ---------------------------------------------------------------------------
@@ -212,7 +224,7 @@ class RegIndex(FrameworkSurface, BaseIndex):
     @classmethod
     def from_triples(
         cls, triples: Iterable[Sequence[str]], *, doc_id: str = "triples", **kwargs: Any
-    ) -> RegIndex:
+    ) -> RefinedSubgraphRetriever:
         """Build from Python triples, all under provenance ``doc_id``."""
         checked = check_triples(triples)
         if not checked:
@@ -224,14 +236,16 @@ class RegIndex(FrameworkSurface, BaseIndex):
     @classmethod
     def from_file(
         cls, path: str | Path, *, delimiter: str | None = None, **kwargs: Any
-    ) -> RegIndex:
+    ) -> RefinedSubgraphRetriever:
         """Build from a TSV / CSV / ``h|r|t`` file (provenance: the file name)."""
         return cls.from_triples(
             read_triples(path, delimiter=delimiter), doc_id=Path(path).name, **kwargs
         )
 
     @classmethod
-    def from_graph_documents(cls, graph_documents: Iterable[Any], **kwargs: Any) -> RegIndex:
+    def from_graph_documents(
+        cls, graph_documents: Iterable[Any], **kwargs: Any
+    ) -> RefinedSubgraphRetriever:
         """Build from LangChain ``GraphDocument``s; each one's provenance is the content id of
         its source document (or of its relationships when it has none)."""
         index = cls(**kwargs)
@@ -241,7 +255,7 @@ class RegIndex(FrameworkSurface, BaseIndex):
             doc_id = content_id(source if source else json.dumps(triples))
             if triples:
                 index.insert_triples(triples, doc_id)
-        if not index.store.view().n_triples:
+        if not index.view.n_triples:
             raise EmptyCorpusError("the graph documents hold no relationships")
         return index
 
@@ -253,33 +267,44 @@ class RegIndex(FrameworkSurface, BaseIndex):
         doc_id: str = "property_graph",
         filters: dict[str, Any] | None = None,
         **kwargs: Any,
-    ) -> RegIndex:
+    ) -> RefinedSubgraphRetriever:
         """Build from a LlamaIndex property-graph store's triplets
         (:func:`.kg.triples_from_property_graph_store`, ``filters`` passed on)."""
         triples = triples_from_property_graph_store(store, **(filters or {}))
         return cls.from_triples(triples, doc_id=doc_id, **kwargs)
 
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> RegIndex:
-        """Build a KG from text documents with the core NLP (:func:`.kg.triples_from_parses`)."""
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> RefinedSubgraphRetriever:
+        """Build a KG from text documents with the core NLP (:func:`.kg.triples_from_parses`);
+        load options (``errors="skip"``, ``report=``...) go to ``load_documents``."""
+        load_options = pop_load_options(kwargs)
         index = cls(**kwargs)
-        if not index.insert(documents):
+        if not index.insert(documents, **load_options):
             raise EmptyCorpusError("no triples could be extracted from the documents")
         return index
 
     @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> RegIndex:
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> RefinedSubgraphRetriever:
         """Build from already chunked passages (provenance: each passage's ``doc_id``)."""
         index = cls(**kwargs)
         if not index._add_texts([(p.doc_id, p.text) for p in passages]):
             raise EmptyCorpusError("no triples could be extracted from the passages")
+        for p in passages:
+            index.document_metadata.setdefault(p.doc_id, dict(p.metadata))
         return index
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
         """Add text documents (triples extracted by the core NLP); returns the ids of the
-        documents that contributed triples."""
-        docs = [d for d in load_documents(documents) if d.text.strip()]
-        return self._add_texts([(d.id, d.text) for d in docs])
+        documents that contributed triples. Documents already indexed are skipped with a
+        warning; ``load_options`` go to ``load_documents``."""
+        docs = [d for d in load_documents(documents, **load_options) if d.text.strip()]
+        passages = [Passage(d.id, d.text, d.id) for d in docs]
+        fresh = drop_indexed(passages, self.store.document_ids())
+        added = self._add_texts([(p.doc_id, p.text) for p in fresh])
+        meta = {d.id: dict(d.metadata) for d in docs}
+        for doc_id in added:
+            self.document_metadata[doc_id] = meta[doc_id]
+        return added
 
     def _add_texts(self, items: Sequence[tuple[str, str]]) -> list[str]:
         parses = self.parser.parse_many([t for _, t in items], show_progress=self.show_progress)
@@ -305,10 +330,9 @@ class RegIndex(FrameworkSurface, BaseIndex):
         """Remove every triple (and entity) only ``doc_id`` backs; ``False`` (and a warning)
         for an unknown id."""
         removed = self.store.remove_document(doc_id)
+        self.document_metadata.pop(doc_id, None)
         self._linker = None
-        if not removed:
-            logger.warning("delete(%r): no such document in the index", doc_id)
-        return removed
+        return removed or self._unknown_document(doc_id)
 
     @property
     def view(self) -> KGView:
@@ -477,7 +501,7 @@ class RegIndex(FrameworkSurface, BaseIndex):
     def _scores(self, feats: Features) -> np.ndarray[Any, np.dtype[np.float32]]:
         if self.scorer is None:
             if not self.stats["untrained_queries"]:
-                logger.warning("RegIndex has no trained scorer: zero-shot similarity order used")
+                logger.warning("ReG has no trained scorer: zero-shot similarity order used")
             self.stats["untrained_queries"] += 1
             return untrained_scores(feats)
         return self.scorer.score(feats)
@@ -529,21 +553,43 @@ class RegIndex(FrameworkSurface, BaseIndex):
         return chains, top, anchors
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        """One passage per evidence chain (``h -> [r] -> t -> ...``), best first."""
+        """One passage per evidence chain (``h -> [r] -> t -> ...``), best first; when there
+        are fewer than ``k`` chains, the best top-K triples that no chain holds follow, one
+        passage each (``metadata["chained"]`` is ``False``)."""
+        k = check_k(k, self.default_k)
         chains, top, anchors = self.evidence_chains(query)
         view = self.view
         score_of = {t.triple: t.score for t in top}
+        units: list[tuple[str, list[Triple], list[str], float, bool]] = [
+            (
+                chain.render(view),
+                [view.triple(r) for r in chain.rows],
+                [view.entities[t] for t in chain.targets],
+                chain.score,
+                True,
+            )
+            for chain in chains[:k]
+        ]
+        if len(units) < k:
+            chained = {view.triple(r) for chain in chains for r in chain.rows}
+            singles = [t for t in top if t.triple not in chained]
+            if len(units) + len(singles) < k:
+                singles += self._outside_subgraph(query, {t.triple for t in top})
+            for t in singles[: k - len(units)]:
+                text = f"{t.head} -> [{t.relation}] -> {t.tail}"
+                units.append((text, [t.triple], [], t.score, False))
+                score_of.setdefault(t.triple, t.score)
         out: list[RetrievedPassage] = []
-        for chain in chains[: k or self.default_k]:
-            text = chain.render(view)
-            triples = [view.triple(r) for r in chain.rows]
+        for text, triples, targets, score, is_chain in units:
             provenance = sorted({d for t in triples for d in self.store.triple_provenance(t)})
             meta: dict[str, Any] = {
+                **self.document_metadata.get(provenance[0], {}),
                 "triples": [list(t) for t in triples],
                 "triple_scores": [score_of[t] for t in triples],
                 "anchors": anchors,
-                "targets": [view.entities[t] for t in chain.targets],
+                "targets": targets,
                 "doc_ids": provenance,
+                "chained": is_chain,
             }
             passage = Passage(content_id("reg", text), text, provenance[0], meta)
             explanation = {
@@ -551,7 +597,27 @@ class RegIndex(FrameworkSurface, BaseIndex):
                 "scorer": "trained" if self.scorer is not None else "untrained",
                 **meta,
             }
-            out.append(RetrievedPassage(passage, chain.score, explanation))
+            out.append(RetrievedPassage(passage, score, explanation))
+        return out
+
+    def _outside_subgraph(self, query: str, seen: set[Triple]) -> list[ScoredTriple]:
+        """KG triples outside the query's subgraph, by zero-shot similarity (cosine of the
+        query with relation, head and tail): what fills ``retrieve`` when the subgraph holds
+        fewer than ``k`` results (logged at debug level, counted)."""
+        self.stats["filled_outside_subgraph"] += 1
+        logger.debug("subgraph of %r too small for k; filling from the rest of the KG", query)
+        view = self.view
+        q = np.asarray(self.embedder.embed([_BRACKET.sub(r"\1", query)])[0], np.float32)
+        ent = view.entity_vectors @ q
+        rel = view.relation_vectors @ q
+        scores = rel[view.rels] + ent[view.heads] + ent[view.tails]
+        out = []
+        for row in np.argsort(-scores, kind="stable"):
+            t = view.triple(int(row))
+            if t not in seen:
+                out.append(ScoredTriple(*t, float(scores[row])))
+            if len(out) >= self.default_k + 50:
+                break
         return out
 
     # -- persistence -------------------------------------------------------------------------
@@ -560,9 +626,9 @@ class RegIndex(FrameworkSurface, BaseIndex):
         return Manifest(
             method=self.method,
             parameters={
-                "retriever": asdict(self.retriever_params),
-                "reorganisation": asdict(self.reorganisation_params),
-                "candidates": asdict(self.candidate_params),
+                "retriever": self.retriever_params.to_kwargs(),
+                "reorganisation": self.reorganisation_params.to_kwargs(),
+                "candidates": self.candidate_params.to_kwargs(),
                 "k": self.default_k,
                 "entities": len(view.entities),
                 "triples": view.n_triples,
@@ -573,47 +639,58 @@ class RegIndex(FrameworkSurface, BaseIndex):
             format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path) -> None:
-        """Write manifest, ``graph.json``, ``vectors/`` and (if trained) the scorer."""
-        with atomic_directory(path) as out:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write manifest, ``graph.json``, ``vectors/`` and (if trained) the scorer, atomically
+        (:func:`~graphrag_integrations.core.persistence.atomic_directory`: a folder that is
+        not a ReG index is refused unless ``overwrite``)."""
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
             self.store.persist(out)
             if self.scorer is not None:
                 atomic_write_bytes(out / SCORER_FILE, self.scorer.to_bytes())
                 atomic_write_bytes(out / SCORER_CONFIG, json.dumps(self.scorer.config()).encode())
+            atomic_write_bytes(
+                out / DOCUMENTS_FILE,
+                json.dumps(self.document_metadata, sort_keys=True, default=str).encode(),
+            )
             write_manifest(out, self.manifest())
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> RegIndex:
+    def load(cls, path: str | Path, **kwargs: Any) -> RefinedSubgraphRetriever:
         """Load a persisted index (parameters from the manifest unless given).
 
         Raises
         ------
         IndexNotFoundError, IndexMismatchError
         """
-        src = Path(path)
-        manifest = check_manifest(
-            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-        )
-        params = manifest.parameters
-        kwargs.setdefault("retriever", RetrieverParams(**params["retriever"]))
-        kwargs.setdefault("reorganisation", ReorganisationParams(**params["reorganisation"]))
-        kwargs.setdefault("candidates", CandidateParams(**params["candidates"]))
-        kwargs.setdefault("k", params["k"])
-        index = cls(**kwargs)
-        check_manifest(
-            manifest,
-            method=cls.method,
-            embedding_model=index.embedder.model_name,
-            supported_format_version=FORMAT_VERSION,
-        )
-        index.store = RegStore.load(
-            src, model_name=index.embedder.model_name, dimension=index.embedder.dimension
-        )
-        if index.view.n_triples != params["triples"]:
-            raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
-        if params["trained"]:
-            config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
-            index.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+            )
+            if manifest.format_version < FORMAT_VERSION:
+                raise IndexMismatchError(
+                    f"{src}: ReG index format {manifest.format_version} predates the core "
+                    f"IndexStore layout ({FORMAT_VERSION}); rebuild the index"
+                )
+            params = manifest.parameters
+            kwargs.setdefault("retriever", RetrieverParams(**params["retriever"]))
+            kwargs.setdefault("reorganisation", ReorganisationParams(**params["reorganisation"]))
+            kwargs.setdefault("candidates", CandidateParams(**params["candidates"]))
+            kwargs.setdefault("k", params["k"])
+            index = cls(**kwargs)
+            check_embedder(manifest, index.embedder, source=src)
+            index.store = RegStore.load(
+                src,
+                model_name=index.embedder.model_name,
+                dimension=int(manifest.embedding_dimension or 0),
+            )
+            if index.view.n_triples != params["triples"]:
+                raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
+            documents = src / DOCUMENTS_FILE
+            if documents.is_file():
+                index.document_metadata = json.loads(documents.read_text(encoding="utf-8"))
+            if params["trained"]:
+                config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
+                index.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
         return index
 
     def timed_retrieve(self, query: str, **kwargs: Any) -> tuple[list[ScoredTriple], float]:
@@ -621,3 +698,7 @@ class RegIndex(FrameworkSurface, BaseIndex):
         start = time.perf_counter()
         out = self.retrieve_triples(query, **kwargs)
         return out, time.perf_counter() - start
+
+
+#: Short alias (phase-1 name).
+RegIndex = RefinedSubgraphRetriever

@@ -1,131 +1,135 @@
-"""ReG's parameters, one frozen dataclass per stage; each field's ``metadata`` names the paper
-symbol (``""`` for an implementation choice) and what it means.
+"""ReG's parameters, one :class:`~graphrag_integrations.core.params.Params` class per stage;
+each field names its paper symbol (``docs/symbols.md``; empty for an implementation choice).
 
-``PAPER`` holds the paper-faithful values where this package deviates by default.
+Every class has a ``"paper"`` preset with the paper-faithful values where this package deviates
+by default (:data:`PAPER`).
+
+Examples
+--------
+>>> ReorganisationParams.from_options({"preset": "paper"}).strict_direction
+True
+>>> RetrieverParams.from_options({"top_k": "50"}).top_k
+50
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
+from graphrag_integrations.core.params import Params, param
 
-def _m(symbol: str, doc: str) -> dict[str, str]:
-    return {"symbol": symbol, "doc": doc}
+__all__ = [
+    "PAPER",
+    "CandidateParams",
+    "RefinementParams",
+    "ReorganisationParams",
+    "RetrieverParams",
+    "TrainParams",
+]
 
 
 @dataclass(frozen=True)
-class CandidateParams:
+class CandidateParams(Params):
     """Multi-faceted candidate pool (paper 4.1, appendix E.2)."""
 
-    max_path_length: int = field(
-        default=3, metadata=_m("", "longest q->a shortest path considered (hops)")
+    max_path_length: int = param(3, doc="longest q->a shortest path considered (hops)", ge=1)
+    max_paths: int = param(
+        2000, doc="cap on raw shortest paths per (topic, answer) pair (counted when hit)", ge=1
     )
-    max_paths: int = field(
-        default=2000,
-        metadata=_m("", "cap on raw shortest paths per (topic, answer) pair (counted when hit)"),
+    neighbourhood_cap: int = param(
+        50, symbol="P_q, P_a", doc="one-hop triples per query / answer entity kept", ge=0
     )
-    neighbourhood_cap: int = field(
-        default=50, metadata=_m("", "one-hop triples per query / answer entity kept in P_q / P_a")
-    )
-    answer_merging: bool = field(
-        default=True, metadata=_m("E.2 (I)", "keep one representative answer a*")
-    )
-    relation_merging: bool = field(
-        default=True, metadata=_m("E.2 (II)", "merge paths sharing a (directed) relation chain")
+    answer_merging: bool = param(True, symbol="E.2 (I)", doc="keep one representative answer a*")
+    relation_merging: bool = param(
+        True, symbol="E.2 (II)", doc="merge paths sharing a (directed) relation chain"
     )
 
 
 @dataclass(frozen=True)
-class RefinementParams:
+class RefinementParams(Params):
     """LLM-guided candidate refinement (paper 4.1, appendix G)."""
 
-    mode: Literal["choice", "generate"] = field(
-        default="choice",
-        metadata=_m(
-            "",
-            "'choice': score every 'ans: Path i' continuation by log-probability (small local "
-            "models); 'generate': free-text reply parsed for 'ans: Path i' lines (paper)",
-        ),
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "default": {},
+        "paper": {"mode": "generate", "require_answer_path": False},
+    }
+
+    mode: Literal["choice", "generate"] = param(
+        "choice",
+        doc="'choice': score every 'ans: Path i' continuation by log-probability (small local "
+        "models); 'generate': free-text reply parsed for 'ans: Path i' lines (paper)",
     )
-    choice_ratio: float = field(
-        default=0.5,
-        metadata=_m("", "choice mode: keep options with probability >= ratio * the best one's"),
+    choice_ratio: float = param(
+        0.5, doc="choice mode: keep options with probability >= ratio * the best one's", gt=0, le=1
     )
-    require_answer_path: bool = field(
-        default=True,
-        metadata=_m("", "add the best q->a candidate when the LLM kept none (logged, counted)"),
+    require_answer_path: bool = param(
+        True, doc="add the best q->a candidate when the LLM kept none (logged, counted)"
     )
-    ground_to_all_answers: bool = field(
-        default=True,
-        metadata=_m("", "label the kept relation chains' paths to every answer, not only a*"),
+    ground_to_all_answers: bool = param(
+        True, doc="label the kept relation chains' paths to every answer, not only a*"
     )
-    max_tokens: int = field(default=256, metadata=_m("", "generate mode: completion limit"))
+    max_tokens: int = param(256, doc="generate mode: completion limit", ge=1)
 
 
 @dataclass(frozen=True)
-class RetrieverParams:
+class RetrieverParams(Params):
     """Triple retriever (DDE + MLP, appendix F; SubgraphRAG)."""
 
-    dde_rounds: int = field(
-        default=2, metadata=_m("DDE", "forward rounds (head->tail mean propagation)")
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {"top_k": 200}}
+
+    dde_rounds: int = param(2, symbol="DDE", doc="forward rounds (head->tail propagation)", ge=0)
+    dde_reverse_rounds: int = param(2, symbol="DDE", doc="reverse rounds (tail->head)", ge=0)
+    hidden: int = param(256, doc="MLP hidden width", ge=1)
+    subgraph_hops: int = param(2, doc="hops of the per-question subgraph around the anchors", ge=1)
+    max_degree: int = param(
+        200, doc="an entity with more triples is a hub: reached, never expanded through", ge=1
     )
-    dde_reverse_rounds: int = field(default=2, metadata=_m("DDE", "reverse rounds (tail->head)"))
-    hidden: int = field(default=256, metadata=_m("", "MLP hidden width"))
-    subgraph_hops: int = field(
-        default=2, metadata=_m("", "hops of the per-question subgraph around the anchors")
-    )
-    max_degree: int = field(
-        default=200,
-        metadata=_m("", "an entity with more triples is a hub: reached, never expanded through"),
-    )
-    max_triples: int = field(default=5000, metadata=_m("", "cap on triples per question subgraph"))
-    top_k: int = field(
-        default=100, metadata=_m("K", "triples kept for reorganisation (paper: 200 / 500)")
-    )
+    max_triples: int = param(5000, doc="cap on triples per question subgraph", ge=1)
+    top_k: int = param(100, symbol="K", doc="triples kept for reorganisation (paper: 200)", ge=1)
 
 
 @dataclass(frozen=True)
-class TrainParams:
+class TrainParams(Params):
     """Retriever training (eq. 29, appendix F)."""
 
-    epochs: int = field(default=20, metadata=_m("", "epochs (paper: 80)"))
-    lr: float = field(default=1e-3, metadata=_m("", "Adam learning rate"))
-    recall_k: int = field(
-        default=100, metadata=_m("", "validation triple recall@k for checkpoint selection")
-    )
-    seed: int = field(default=42, metadata=_m("", "torch seed"))
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {"epochs": 80}}
+
+    epochs: int = param(20, doc="epochs (paper: 80)", ge=1)
+    lr: float = param(1e-3, doc="Adam learning rate", gt=0)
+    recall_k: int = param(100, doc="validation triple recall@k for checkpoint selection", ge=1)
+    seed: int = param(42, doc="torch seed")
 
 
 @dataclass(frozen=True)
-class ReorganisationParams:
+class ReorganisationParams(Params):
     """Structure-aware re-organisation (paper 4.2, appendix E.4)."""
 
-    max_length: int = field(default=2, metadata=_m("L", "longest evidence chain (triples)"))
-    strict_direction: bool = field(
-        default=False,
-        metadata=_m(
-            "Alg. 1",
-            "True: only head->tail chaining, two passes (paper); False: a chain may also step "
-            "against an edge (rendered '<- [r] <-'), which MetaQA's 'films starring X' needs",
-        ),
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "default": {},
+        "paper": {"strict_direction": True, "keep_prefixes": True},
+    }
+
+    max_length: int = param(2, symbol="L", doc="longest evidence chain (triples)", ge=1)
+    strict_direction: bool = param(
+        False,
+        symbol="Alg. 1",
+        doc="True: only head->tail chaining, two passes (paper); False: a chain may also step "
+        "against an edge (rendered '<- [r] <-'), which MetaQA's 'films starring X' needs",
     )
-    keep_prefixes: bool = field(
-        default=False,
-        metadata=_m("Alg. 1", "keep chains that prefix a longer kept chain (paper: True)"),
+    keep_prefixes: bool = param(
+        False, symbol="Alg. 1", doc="keep chains that prefix a longer kept chain (paper: True)"
     )
-    multi_answer_merging: bool = field(
-        default=True, metadata=_m("E.4.2", "merge chains ending in different targets")
+    multi_answer_merging: bool = param(
+        True, symbol="E.4.2", doc="merge chains ending in different targets"
     )
-    multi_entity_merging: bool = field(
-        default=True, metadata=_m("E.4.2", "pair chains of distinct anchors")
-    )
+    multi_entity_merging: bool = param(True, symbol="E.4.2", doc="pair chains of distinct anchors")
 
 
-#: Paper-faithful settings where the defaults deviate.
+#: Paper-faithful settings where the defaults deviate (each class's ``"paper"`` preset).
 PAPER = {
-    "refinement": RefinementParams(mode="generate", require_answer_path=False),
-    "retriever": RetrieverParams(top_k=200),
-    "train": TrainParams(epochs=80),
-    "reorganisation": ReorganisationParams(strict_direction=True, keep_prefixes=True),
+    "refinement": RefinementParams.from_options({"preset": "paper"}),
+    "retriever": RetrieverParams.from_options({"preset": "paper"}),
+    "train": TrainParams.from_options({"preset": "paper"}),
+    "reorganisation": ReorganisationParams.from_options({"preset": "paper"}),
 }

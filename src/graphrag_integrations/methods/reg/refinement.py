@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.methods.reg.candidates import CandidatePool, ground
 from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.store import KGView
@@ -121,55 +122,21 @@ def option_text(i: int) -> str:
 
 
 def score_continuations(llm: Any, prompt: str, continuations: Sequence[str]) -> list[float]:
-    """Summed log-probability of each continuation after ``prompt``.
-
-    Uses ``llm.score_continuations`` (or that of ``llm.llm``) when offered; otherwise a local
-    transformers model (``TransformersLLM``: ``model``, ``tokenizer``, ``encode_prompt``).
+    """Summed log-probability of each continuation after ``prompt``, through
+    ``LLMClient.score_continuations`` (response cache and token accounting); ``llm`` is an
+    ``LLMClient`` or what it wraps.
 
     Raises
     ------
-    TypeError
-        An LLM that can do neither (use ``mode="generate"``).
+    ModelUnavailableError
+        A model that cannot score continuations (use ``mode="generate"``).
     """
-    for obj in (llm, getattr(llm, "llm", None)):
-        fn = getattr(obj, "score_continuations", None)
-        if callable(fn):
-            return [float(x) for x in fn(prompt, list(continuations))]
-    local = getattr(llm, "llm", llm)
-    if not all(hasattr(local, a) for a in ("model", "tokenizer", "encode_prompt")):
-        raise TypeError(
-            f"{type(local).__name__} cannot score continuations; use refinement mode='generate'"
-        )
-    return _local_scores(local, prompt, continuations)
+    return as_client(llm).score_continuations(prompt, list(continuations))
 
 
-def _local_scores(lm: Any, prompt: str, continuations: Sequence[str]) -> list[float]:
-    """The prompt runs once; each continuation is scored on a copy of its KV cache."""
-    import copy
-
-    import torch
-
-    ids = lm.encode_prompt(prompt)["input_ids"]
-    out: list[float] = []
-    with torch.inference_mode():
-        first = lm.model(input_ids=ids, use_cache=True)
-        next_logp = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
-        for text in continuations:
-            tokens = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
-            if not tokens:
-                raise ValueError(f"continuation {text!r} has no tokens")
-            total = float(next_logp[tokens[0]])
-            if len(tokens) > 1:
-                step = lm.model(
-                    input_ids=torch.tensor([tokens[:-1]], device=ids.device),
-                    past_key_values=copy.deepcopy(first.past_key_values),
-                    use_cache=True,
-                )
-                logp = torch.log_softmax(step.logits[0].float(), dim=-1)
-                rows = torch.arange(len(tokens) - 1)
-                total += float(logp[rows, torch.tensor(tokens[1:])].sum())
-            out.append(total)
-    return out
+def as_client(llm: Any) -> LLMClient:
+    """``llm`` itself if it is an ``LLMClient``, else an ``LLMClient`` wrapping it."""
+    return llm if isinstance(llm, LLMClient) else LLMClient(llm)
 
 
 def choose(scores: Sequence[float], ratio: float) -> list[int]:
@@ -214,9 +181,9 @@ class Refiner:
 
     Parameters
     ----------
-    llm : any
-        ``LLMClient`` (or anything with ``complete``) for generate mode; for choice mode
-        something :func:`score_continuations` accepts.
+    llm : LLMClient or what it wraps
+        Choice mode needs a model with ``score_continuations`` (a local ``TransformersLLM``);
+        generate mode any LLM. Calls go through ``LLMClient`` (its cache and usage).
     params : RefinementParams
     cache_path : Path, optional
         JSONL file of selections, appended as questions are refined (resumable).
@@ -227,6 +194,9 @@ class Refiner:
     cache_path: Path | None = None
     stats: RefineStats = field(default_factory=RefineStats)
     _cache: dict[str, dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        self.llm = as_client(self.llm)
 
     def _load_cache(self) -> dict[str, dict[str, Any]]:
         if self._cache is None:
@@ -289,6 +259,5 @@ class Refiner:
                 "scores": scores,
                 "order": order,
             }
-        reply = self.llm.complete(prompt, max_tokens=self.params.max_tokens)
-        text = reply if isinstance(reply, str) else str(getattr(reply, "text", reply))
+        text = self.llm.complete(prompt, max_tokens=self.params.max_tokens)
         return {"selected": parse_selection(text, n), "raw": text}

@@ -1,44 +1,49 @@
-"""All storage of ReG in one place: the KG in a core ``GraphStore``, the text vectors in two
-core vector indexes, and :class:`KGView`, the array view every query uses (rebuilt after
-each mutation).
+"""ReG's storage schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`
+and :class:`KGView`, the array view every query uses (a derived view of the store, rebuilt
+after each mutation).
 
-* nodes: one per entity, type ``"entity"``, id = the entity name;
-* edges: one per triple ``head -> tail``, type and key = the relation, so parallel relations
-  between two entities stay separate edges (a directed multigraph) and re-adding a triple
-  only merges provenance;
+* nodes: one per entity (kind ``"entity"``, key = the entity name) and one per relation (kind
+  ``"relation"``, key = the relation), so the two vector layers of the store hold the entity
+  names (layer ``"entities"``) and the relation texts (layer ``"relations"``,
+  :func:`relation_text`); each text is embedded once, when it first enters the KG, and
+  persisted with the index;
+* edges: one per triple ``head -> tail`` between entity nodes, type and key = the relation, so
+  parallel relations between two entities stay separate edges (a directed multigraph) and
+  re-adding a triple only merges provenance;
 * provenance = the source-document id on every node and edge, so ``delete(doc_id)`` is
-  :meth:`GraphStore.remove_provenance` (an entity or triple also backed by another
-  document survives);
-* vectors: layer ``"entities"`` keyed by entity name (embedded from the name) and layer
-  ``"relations"`` keyed by relation (embedded from :func:`relation_text`); each text is
-  embedded once, when it first enters the KG, and persisted with the index.
+  :meth:`IndexStore.remove_document` (an entity, relation or triple also backed by another
+  document survives).
 
-This module is the only one of the package that touches storage, so moving it onto the core
-``IndexStore`` changes nothing else.
+The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`:
+the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
+does not offer.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.vector_store import InMemoryVectorIndex
+from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple
 
 logger = logging.getLogger(__name__)
 
 ENTITY = "entity"
-GRAPH_FILE = "graph.json"
-VECTORS_DIR = "vectors"
-LAYERS = ("entities", "relations")
+RELATION = "relation"
+#: ``{node kind: vector layer}`` of the store.
+LAYERS: Mapping[str, str] = {ENTITY: "entities", RELATION: "relations"}
+VIEW = "kg_view"
 IntArray = npt.NDArray[np.int64]
 
 
@@ -118,130 +123,137 @@ def _group(keys: IntArray, n: int) -> list[IntArray]:
 
 
 class RegStore:
-    """The KG and its text vectors (see the module docstring)."""
+    """The KG and its text vectors on one :class:`IndexStore` (see the module docstring).
 
-    def __init__(self, model_name: str, dimension: int) -> None:
+    Examples
+    --------
+    >>> from graphrag_integrations.testing import FakeEmbedder
+    >>> store = RegStore("fake")
+    >>> store.add_triples([("A", "r", "B"), ("B", "r", "C")], "d1", FakeEmbedder())
+    2
+    >>> view = store.view()
+    >>> view.entities, view.n_triples, store.document_ids()
+    (['A', 'B', 'C'], 2, {'d1'})
+    >>> store.remove_document("d1"), store.view().n_triples
+    (True, 0)
+    """
+
+    def __init__(self, model_name: str, store: IndexStore | None = None) -> None:
         self.model_name = model_name
-        self.dimension = dimension
-        self.graph_store = GraphStore()
-        self.vectors = {name: InMemoryVectorIndex(dimension, model_name) for name in LAYERS}
-        self._view: KGView | None = None
+        self.index_store = store or IndexStore(model_name, LAYERS, graph=GraphStore)
+
+    @property
+    def graph(self) -> GraphStore:
+        """The networkx graph store (entity and relation nodes, triple edges)."""
+        return cast(GraphStore, self.index_store.graph)
+
+    @property
+    def dimension(self) -> int:
+        return self.index_store.dimension
 
     # -- mutation ---------------------------------------------------------------------------
     def add_triples(self, triples: Sequence[Triple], doc_id: str, embedder: Embedder) -> int:
         """Add ``triples`` under provenance ``doc_id``; embed entity and relation texts not seen
         before. Returns the number of triples new to the KG."""
-        g = self.graph_store.graph
+        store = self.index_store
         new_entities = list(
-            dict.fromkeys(
-                x for h, _, t in triples for x in (h, t) if x not in self.vectors[LAYERS[0]]
-            )
+            dict.fromkeys(x for h, _, t in triples for x in (h, t) if not store.has(ENTITY, x))
         )
-        new_relations = list(
-            dict.fromkeys(r for _, r, _ in triples if r not in self.vectors[LAYERS[1]])
+        new_relations = list(dict.fromkeys(r for _, r, _ in triples if not store.has(RELATION, r)))
+        entity_vectors = embedder.embed(new_entities) if new_entities else None
+        relation_vectors = (
+            embedder.embed([relation_text(r) for r in new_relations]) if new_relations else None
         )
-        if new_entities:
-            self.vectors["entities"].add(new_entities, embedder.embed(new_entities))
-        if new_relations:
-            texts = [relation_text(r) for r in new_relations]
-            self.vectors["relations"].add(new_relations, embedder.embed(texts))
-        added = 0
-        for h, r, t in triples:
-            for node in (h, t):
-                self.graph_store.add_node(node, ENTITY, provenance=(doc_id,))
-            added += int(not g.has_edge(h, t, r))
-            self.graph_store.add_edge(h, t, r, provenance=(doc_id,))
-        self._view = None
-        return added
+        graph = self.graph
+        before = graph.number_of_edges()
+        with store.writing():
+            for h, r, t in triples:
+                store.add_node(RELATION, r, (doc_id,))
+                hid = store.add_node(ENTITY, h, (doc_id,))
+                tid = store.add_node(ENTITY, t, (doc_id,))
+                store.add_edge(hid, tid, r, (doc_id,), key=r)
+            if entity_vectors is not None:
+                store.add_vectors(ENTITY, dict(zip(new_entities, entity_vectors, strict=True)))
+            if relation_vectors is not None:
+                store.add_vectors(RELATION, dict(zip(new_relations, relation_vectors, strict=True)))
+        return graph.number_of_edges() - before
 
     def remove_document(self, doc_id: str) -> bool:
-        """Forget ``doc_id``; drop the vectors of entities and relations left unused."""
-        removed = self.graph_store.remove_provenance(doc_id)
-        if not (removed.nodes or removed.edges) and not self.has_document(doc_id):
+        """Forget ``doc_id`` (nodes left without provenance lose their vectors); ``False`` if
+        nothing carried it."""
+        if doc_id not in self.document_ids():
             return False
-        if removed.nodes:
-            self.vectors["entities"].delete(removed.nodes)
-        used = {r for *_, r in self.graph_store.graph.edges(keys=True)}
-        stale = [r for r in self.vectors["relations"].ids if r not in used]
-        if stale:
-            self.vectors["relations"].delete(stale)
-        self._view = None
+        self.index_store.remove_document(doc_id)
         return True
-
-    def has_document(self, doc_id: str) -> bool:
-        g = self.graph_store.graph
-        return any(doc_id in p for _, p in g.nodes(data="provenance")) or any(
-            doc_id in p for *_, p in g.edges(keys=True, data="provenance")
-        )
 
     def document_ids(self) -> set[str]:
         """Every source-document id in the KG."""
         out: set[str] = set()
-        for *_, prov in self.graph_store.graph.edges(keys=True, data="provenance"):
-            out |= prov
+        graph = self.graph
+        for node in graph.nodes(ENTITY):
+            out |= graph.provenance(node)
         return out
 
     def triple_provenance(self, triple: Triple) -> list[str]:
         """Sorted source-document ids of ``triple``."""
         h, r, t = triple
-        return sorted(self.graph_store.edge(h, t, r)["provenance"])
+        return sorted(self.graph.edge(node_id(ENTITY, h), node_id(ENTITY, t), r)["provenance"])
 
     # -- derived view -----------------------------------------------------------------------
     def view(self) -> KGView:
-        """The array view (built on first use after a mutation)."""
-        if self._view is None:
-            self._view = self._build_view()
-        return self._view
-
-    def _build_view(self) -> KGView:
-        g = self.graph_store.graph
-        triples = sorted((h, k, t) for h, t, k in g.edges(keys=True))
-        entities = sorted(g.nodes)
-        relations = sorted({r for _, r, _ in triples})
-        erow = {e: i for i, e in enumerate(entities)}
-        rrow = {r: i for i, r in enumerate(relations)}
-        n = len(triples)
-        heads = np.fromiter((erow[h] for h, _, _ in triples), np.int64, n)
-        rels = np.fromiter((rrow[r] for _, r, _ in triples), np.int64, n)
-        tails = np.fromiter((erow[t] for _, _, t in triples), np.int64, n)
-        dim = self.dimension
-        ev = self.vectors["entities"].get_embeddings(entities) if entities else np.zeros((0, dim))
-        rv = (
-            self.vectors["relations"].get_embeddings(relations) if relations else np.zeros((0, dim))
-        )
-        if ev.shape[0] != len(entities) or rv.shape[0] != len(relations):
-            raise IndexMismatchError("graph and vectors disagree (corrupt index)")
-        return KGView(
-            entities=entities,
-            relations=relations,
-            heads=heads,
-            rels=rels,
-            tails=tails,
-            out_edges=_group(heads, len(entities)),
-            in_edges=_group(tails, len(entities)),
-            entity_vectors=np.asarray(ev, np.float32),
-            relation_vectors=np.asarray(rv, np.float32),
-            entity_row=erow,
-            relation_row=rrow,
-        )
+        """The array view (rebuilt on first use after a mutation)."""
+        return self.index_store.derived(VIEW, _build_view)
 
     # -- persistence ------------------------------------------------------------------------
-    def persist(self, directory: Path) -> None:
-        """Write ``graph.json`` and ``vectors/<layer>/`` into ``directory``."""
-        self.graph_store.save(directory / GRAPH_FILE)
-        for name, index in self.vectors.items():
-            index.persist(directory / VECTORS_DIR / name)
+    def persist(
+        self, directory: str | Path, manifest: Manifest | None = None, *, overwrite: bool = False
+    ) -> None:
+        """:meth:`IndexStore.persist` (``graph.json`` and ``vectors/<layer>/``)."""
+        self.index_store.persist(directory, manifest, overwrite=overwrite)
 
     @classmethod
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> RegStore:
         """Read what :meth:`persist` wrote; graph and vectors must agree."""
-        store = cls(model_name, dimension)
-        store.graph_store = GraphStore.load(directory / GRAPH_FILE)
-        for name in LAYERS:
-            store.vectors[name] = InMemoryVectorIndex.load(
-                directory / VECTORS_DIR / name, model_name=model_name, dimension=dimension
-            )
-        if len(store.vectors["entities"]) != len(store.graph_store):
-            raise IndexMismatchError(f"{directory}: entity vectors and graph disagree")
+        store = cls(
+            model_name,
+            IndexStore.load(
+                directory,
+                model_name=model_name,
+                dimension=dimension,
+                layers=LAYERS,
+                graph=GraphStore,
+            ),
+        )
         store.view()
         return store
+
+
+def _build_view(store: IndexStore, previous: Any = None) -> KGView:
+    graph = cast(GraphStore, store.graph)
+    triples = sorted((node_key(u), k, node_key(v)) for u, v, k in graph.edges())
+    entities = sorted(node_key(n) for n in graph.nodes(ENTITY))
+    relations = sorted({r for _, r, _ in triples})
+    erow = {e: i for i, e in enumerate(entities)}
+    rrow = {r: i for i, r in enumerate(relations)}
+    n = len(triples)
+    heads = np.fromiter((erow[h] for h, _, _ in triples), np.int64, n)
+    rels = np.fromiter((rrow[r] for _, r, _ in triples), np.int64, n)
+    tails = np.fromiter((erow[t] for _, _, t in triples), np.int64, n)
+    dim = store.dimension
+    ev = store.embeddings(ENTITY, entities) if entities else np.zeros((0, dim), np.float32)
+    rv = store.embeddings(RELATION, relations) if relations else np.zeros((0, dim), np.float32)
+    if ev.shape[0] != len(entities) or rv.shape[0] != len(relations):
+        raise IndexMismatchError("graph and vectors disagree (corrupt index)")
+    return KGView(
+        entities=entities,
+        relations=relations,
+        heads=heads,
+        rels=rels,
+        tails=tails,
+        out_edges=_group(heads, len(entities)),
+        in_edges=_group(tails, len(entities)),
+        entity_vectors=np.asarray(ev, np.float32),
+        relation_vectors=np.asarray(rv, np.float32),
+        entity_row=erow,
+        relation_row=rrow,
+    )

@@ -1,0 +1,202 @@
+"""ReG's method registrations: ``reg`` (scorers trained on LLM-refined supervision) and
+``reg-weak`` (scorers trained on weak, shortest-path supervision), both over the triples and
+questions of a KGQA dataset (MetaQA), plus the ``train --method reg`` trainer.
+
+Importing this module is cheap: the builder imports the index on first call.
+
+Examples
+--------
+>>> [r.name for r in REGISTRATIONS], sorted(REG.inputs)
+(['reg', 'reg-weak'], ['questions', 'triples'])
+>>> opts = REG.parse_options({"top_k": "50", "max_length": "3", "scorer": "none"})
+>>> opts.index_params.top_k, opts.query_params.max_length, opts.index_params.scorer
+(50, 3, 'none')
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphrag_integrations.core.params import param
+from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.methods.reg.params import ReorganisationParams, RetrieverParams
+from graphrag_integrations.methods.reg.training import RegTrainParams
+
+if TYPE_CHECKING:
+    from graphrag_integrations.methods.reg.kgqa import KGQARetriever
+
+__all__ = ["REG", "REGISTRATIONS", "REG_WEAK", "RegBuildParams", "build_reg", "build_reg_weak"]
+
+logger = logging.getLogger(__name__)
+
+#: Hop counts with a committed MetaQA scorer per supervision.
+COMMITTED_HOPS = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class RegBuildParams(RetrieverParams):
+    """Index-time options of the ``reg`` / ``reg-weak`` builders: the retriever's, plus where
+    the trained scorers and the built KG index come from."""
+
+    scorer: str = param(
+        "",
+        doc="'' = the committed MetaQA scorers of this registration (one per hop count); a "
+        "folder written by `train --method reg` (its scorer for every hop); 'none' = untrained",
+        kwarg=False,
+    )
+    index_cache: str = param(
+        "",
+        doc="folder of a persisted ReG index of the same triples (loaded if present, written "
+        "after a build otherwise); '' = build in memory",
+        kwarg=False,
+    )
+
+
+def _scorers(spec: str, supervision: str) -> dict[int, Any]:
+    from graphrag_integrations.methods.reg.artefacts import artefact, load_scorer
+
+    if spec == "none":
+        return {}
+    if spec:
+        stems = sorted(Path(spec).glob("*.pt.gz"))
+        if not stems:
+            raise FileNotFoundError(f"{spec}: no trained ReG scorer (*.pt.gz)")
+        out = {}
+        for stem in stems:
+            scorer, meta = load_scorer(str(stem)[: -len(".pt.gz")])
+            out[int(meta["hops"])] = scorer
+        return out
+    out = {}
+    for hops in COMMITTED_HOPS:
+        stem = artefact(supervision, hops)
+        if Path(f"{stem}.pt.gz").is_file():
+            out[hops] = load_scorer(stem)[0]
+        else:
+            logger.warning("no committed %s scorer for %d-hop questions", supervision, hops)
+    return out
+
+
+def _build(
+    supervision: str,
+    embedder: Any,
+    triples: Sequence[tuple[str, str, str]],
+    questions: Sequence[Any],
+    index_params: RegBuildParams | None,
+    query_params: ReorganisationParams | None,
+    show_progress: bool,
+) -> KGQARetriever:
+    from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
+    from graphrag_integrations.methods.reg.kgqa import KGQARetriever
+
+    params = index_params or RegBuildParams()
+    retriever = RetrieverParams(**params.to_kwargs())
+    common: dict[str, Any] = {
+        "embedding": embedder,
+        "retriever": retriever,
+        "reorganisation": query_params or ReorganisationParams(),
+        "show_progress": show_progress,
+    }
+    cache = Path(params.index_cache) if params.index_cache else None
+    if cache is not None and (cache / "manifest.json").is_file():
+        index = RefinedSubgraphRetriever.load(cache, **common)
+        if index.view.n_triples != len(set(map(tuple, triples))):
+            raise ValueError(f"{cache} holds another KG ({index.view.n_triples} triples)")
+    else:
+        index = RefinedSubgraphRetriever.from_triples(triples, doc_id="kb", **common)
+        if cache is not None:
+            index.persist(cache)
+    scorers = _scorers(params.scorer, supervision)
+    kgqa = KGQARetriever(index, scorers)
+    kgqa.default_scorer = scorers.get(2) or next(iter(scorers.values()), None)
+    _check_disjoint(params.scorer, supervision, questions)
+    return kgqa
+
+
+def _check_disjoint(spec: str, supervision: str, questions: Sequence[Any]) -> None:
+    """Warn (and say how many) when evaluation questions were used to train the scorers."""
+    import json
+
+    from graphrag_integrations.methods.reg.artefacts import ARTEFACTS
+
+    if spec == "none":
+        return
+    folder = Path(spec) if spec else ARTEFACTS
+    pattern = "*.json" if spec else f"{supervision}-*hop.json"
+    used: set[str] = set()
+    for meta in folder.glob(pattern):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        used |= set(data.get("train_ids", [])) | set(data.get("validation_ids", []))
+    overlap = sum(1 for q in questions if q.id in used)
+    if overlap:
+        logger.warning(
+            "%d of %d evaluation questions were used to train the ReG scorers",
+            overlap,
+            len(questions),
+        )
+
+
+def build_reg(
+    embedder: Any,
+    *,
+    triples: Sequence[tuple[str, str, str]],
+    questions: Sequence[Any],
+    index_params: RegBuildParams | None = None,
+    query_params: ReorganisationParams | None = None,
+    show_progress: bool = False,
+) -> KGQARetriever:
+    """ReG over ``triples`` with the scorers trained on LLM-refined supervision.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.testing import FakeEmbedder
+    >>> r = build_reg(FakeEmbedder(), triples=[("A", "r", "B")], questions=[],
+    ...               index_params=RegBuildParams(scorer="none"))
+    >>> r.retrieve("[A]")[0].text
+    'A -> [r] -> B'
+    """
+    return _build(
+        "refined", embedder, triples, questions, index_params, query_params, show_progress
+    )
+
+
+def build_reg_weak(
+    embedder: Any,
+    *,
+    triples: Sequence[tuple[str, str, str]],
+    questions: Sequence[Any],
+    index_params: RegBuildParams | None = None,
+    query_params: ReorganisationParams | None = None,
+    show_progress: bool = False,
+) -> KGQARetriever:
+    """ReG over ``triples`` with the scorers trained on weak (shortest-path) supervision."""
+    return _build("weak", embedder, triples, questions, index_params, query_params, show_progress)
+
+
+_COMMON: dict[str, Any] = {
+    "index_class": "graphrag_integrations.methods.reg.index:RefinedSubgraphRetriever",
+    "index_params": RegBuildParams,
+    "query_params": ReorganisationParams,
+    "inputs": frozenset({"triples", "questions"}),
+    "trainer": "graphrag_integrations.methods.reg.training:train",
+    "train_params": RegTrainParams,
+}
+
+REG = MethodRegistration(
+    name="reg",
+    builder="graphrag_integrations.methods.reg.registration:build_reg",
+    description="ReG: DDE+MLP triple scorer trained on LLM-refined supervision, evidence chains",
+    **_COMMON,
+)
+REG_WEAK = MethodRegistration(
+    name="reg-weak",
+    builder="graphrag_integrations.methods.reg.registration:build_reg_weak",
+    description="ReG ablation: the triple scorer trained on weak (shortest-path) supervision",
+    **_COMMON,
+)
+
+#: What :mod:`graphrag_integrations.evaluation.registry` reads from this module.
+REGISTRATIONS: tuple[MethodRegistration, ...] = (REG, REG_WEAK)
