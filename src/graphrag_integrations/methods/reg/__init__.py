@@ -6,6 +6,7 @@ pools and structural merging), ``refinement`` (LLM-guided refinement, appendix G
 ``subgraph`` (bounded question subgraphs and DDE), ``retriever`` (MLP scorer and its
 training), ``reorganisation`` (BFS evidence chains and merging), ``index``
 (``RefinedSubgraphRetriever``, alias ``RegIndex``), ``kgqa`` (the KGQA harness wrapper),
-``registration`` + ``training`` (registry entries, ``train --method reg``), ``artefacts``
+``registration`` (registry entries; the trainer is
+``evaluation.metaqa.train_reg``), ``artefacts``
 (committed scorers); ``params`` holds the parameters.
 """

@@ -23,6 +23,7 @@ __all__ = [
     "PAPER",
     "CandidateParams",
     "RefinementParams",
+    "RegTrainParams",
     "ReorganisationParams",
     "RetrieverParams",
     "TrainParams",
@@ -124,6 +125,26 @@ class ReorganisationParams(Params):
         True, symbol="E.4.2", doc="merge chains ending in different targets"
     )
     multi_entity_merging: bool = param(True, symbol="E.4.2", doc="pair chains of distinct anchors")
+
+
+@dataclass(frozen=True)
+class RegTrainParams(TrainParams):
+    """Options of ``train --method reg`` (the :class:`TrainParams` plus data and labels)."""
+
+    supervision: Literal["weak", "refined", "oracle"] = param(
+        "refined",
+        doc="training labels: weak shortest paths, LLM-refined, or oracle (qtype)",
+        kwarg=False,
+    )
+    hops: int = param(2, doc="MetaQA hop set (1, 2 or 3)", ge=1, le=3, kwarg=False)
+    train: int = param(300, doc="training questions (sample 1)", ge=1, kwarg=False)
+    val: int = param(50, doc="validation questions (sample 2)", ge=1, kwarg=False)
+    test: int = param(200, doc="held-out test questions (sample 3, not used)", ge=0, kwarg=False)
+    sample_seed: int = param(0, doc="seed of the disjoint samples", kwarg=False)
+    llm: str = param("", doc="refined: LLM name or path ('' = offline SmolLM2)", kwarg=False)
+    index_cache: str = param(
+        "", doc="persisted ReG index of kb.txt (loaded if present, else written)", kwarg=False
+    )
 
 
 #: Paper-faithful settings where the defaults deviate (each class's ``"paper"`` preset).

@@ -19,12 +19,15 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphrag_integrations.core.params import param
 from graphrag_integrations.core.registry import MethodRegistration
-from graphrag_integrations.methods.reg.params import ReorganisationParams, RetrieverParams
-from graphrag_integrations.methods.reg.training import RegTrainParams
+from graphrag_integrations.methods.reg.params import (
+    RegTrainParams,
+    ReorganisationParams,
+    RetrieverParams,
+)
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
@@ -40,7 +43,10 @@ COMMITTED_HOPS = (1, 2, 3)
 @dataclass(frozen=True)
 class RegBuildParams(RetrieverParams):
     """Index-time options of the ``reg`` / ``reg-weak`` builders: the retriever's, plus where
-    the trained scorers and the built KG index come from."""
+    the trained scorers and the built KG index come from. The ``preset`` option is the
+    query side's (:class:`ReorganisationParams`); the paper's K is ``top_k=200``."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
 
     scorer: str = param(
         "",
@@ -181,7 +187,7 @@ _COMMON: dict[str, Any] = {
     "index_params": RegBuildParams,
     "query_params": ReorganisationParams,
     "inputs": frozenset({"triples", "questions"}),
-    "trainer": "graphrag_integrations.methods.reg.training:train",
+    "trainer": "graphrag_integrations.evaluation.metaqa:train_reg",
     "train_params": RegTrainParams,
 }
 
