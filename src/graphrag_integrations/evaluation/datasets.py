@@ -321,7 +321,12 @@ def load_dataset(
     if src.is_dir() and (src / _LIHUA_ZIP).is_file():
         ds = load_lihuaworld(src, queries=queries)
     elif src.is_dir() and (src / _METAQA_KB).is_file():
-        raise DocumentLoadError(f"{src} is a MetaQA knowledge-graph set; use load_metaqa()")
+        kg = load_metaqa(src)
+        if queries is not None:  # a MetaQA question file (question<TAB>ans1|ans2)
+            from graphrag_integrations.evaluation.metaqa import load_questions as metaqa_questions
+
+            kg.questions = metaqa_questions(queries)
+        ds = kg.to_dataset()
     else:
         qfile = src / _QUESTIONS_FILE if src.is_dir() else src
         if src.is_dir() and (src / _CORPUS_FILE).is_file():
