@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
+
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing import FakeEmbedder, compliance_documents
@@ -79,12 +81,14 @@ def ranking(hits: Sequence[Any]) -> list[tuple[str, float]]:
     return [(h.id, round(h.score, 6)) for h in hits]
 
 
-def test_a_query_sees_the_index_before_or_after_an_insert_never_half() -> None:
+@pytest.mark.parametrize("via", ["index", "qiter"])
+def test_a_query_sees_the_index_before_or_after_an_insert_never_half(via: str) -> None:
     index = build()
-    before = ranking(index.retrieve(EXTRA_QUERY.query, k=3))
+    retriever: Any = index if via == "index" else index.as_retriever(N=5)
+    before = ranking(retriever.retrieve(EXTRA_QUERY.query, k=3))
     out, overlapped = paused_race(
         index,
-        lambda: ranking(index.retrieve(EXTRA_QUERY.query, k=3)),
+        lambda: ranking(retriever.retrieve(EXTRA_QUERY.query, k=3)),
         lambda: index.insert(compliance_documents([EXTRA])),
     )
     assert not isinstance(out["first"], Exception), out["first"]
