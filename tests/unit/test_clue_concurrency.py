@@ -126,4 +126,6 @@ def test_two_inserts_of_the_same_document_serialise_and_add_it_once() -> None:
     fresh = ClueIndex.from_documents(compliance_documents(), embedding=FakeEmbedder())
     fresh.insert(compliance_documents([EXTRA]))
     for probe in (*QUERIES, EXTRA_QUERY):
-        assert ranking(index.retrieve(probe.query, k=3)) == ranking(fresh.retrieve(probe.query, k=3))
+        assert ranking(index.retrieve(probe.query, k=3)) == ranking(
+            fresh.retrieve(probe.query, k=3)
+        )

@@ -219,7 +219,9 @@ def test_an_async_guarded_method_is_refused_at_class_creation() -> None:
                 return []
 
     with pytest.raises(TypeError, match="plain method"):
-        guard_methods(type("G", (), {"retrieve": lambda self: (yield)}), readers=["retrieve"], writers=[])
+        guard_methods(
+            type("G", (), {"retrieve": lambda self: (yield)}), readers=["retrieve"], writers=[]
+        )
 
 
 def test_a_reader_inside_a_writer_and_an_upsert_inside_a_writer_work() -> None:
@@ -236,7 +238,9 @@ def test_mutations_serialise_and_queries_wait_for_a_whole_mutation() -> None:
     index.delay = 0.05
     results: list[list[str]] = []
     outcomes: list[list[str]] = []
-    writers = [started(lambda d=d: outcomes.append(index.insert(d))) for d in (["x", "y"], ["y", "z"])]
+    writers = [
+        started(lambda d=d: outcomes.append(index.insert(d))) for d in (["x", "y"], ["y", "z"])
+    ]
 
     def query() -> None:
         while any(w.is_alive() for w in writers):
