@@ -60,3 +60,11 @@ class TestRegCompliance(IndexComplianceTests):
         self, embedder: Any, tmp_path: Any
     ) -> None:
         super().test_undecodable_files_are_skipped_with_errors_skip(embedder, tmp_path)
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="the suite's 'violin' document names no entity, so ReG's insert adds no triple "
+        "for it and returns [] (see test_a_one_entity_document_yields_no_triple)",
+    )
+    def test_concurrent_inserts_land_exactly_once(self, index: Any) -> None:
+        super().test_concurrent_inserts_land_exactly_once(index)

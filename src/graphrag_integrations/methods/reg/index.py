@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -182,6 +182,17 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
     """
 
     method = "reg"
+    #: Also under the index lock (see ``core.index_base``): queries and training-label reads
+    #: as readers, triple insertion and training (which replaces the scorer) as writers.
+    read_methods: ClassVar[tuple[str, ...]] = (
+        *BaseIndex.read_methods,
+        "retrieve_triples",
+        "evidence_chains",
+        "score_triples",
+        "candidate_pool",
+        "supervision",
+    )
+    write_methods: ClassVar[tuple[str, ...]] = (*BaseIndex.write_methods, "insert_triples", "train")
 
     def __init__(
         self,

@@ -69,18 +69,20 @@ class KGQARetriever:
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Evidence chains for a text query (default scorer)."""
-        self._use(None)
-        return self.index.retrieve(query, k)
+        with self.index.rwlock.write():  # the scorer and subgraph depth are switched
+            self._use(None)
+            return self.index.retrieve(query, k)
 
     def rank_answers(self, question: Any, k: int) -> list[str]:
         """Up to ``k`` answer entities, best first (see the module docstring)."""
         meta = getattr(question, "metadata", {}) or {}
         hops = meta.get("hops")
-        self._use(int(hops) if hops else None)
         topic = meta.get("topic_entity")
-        chains, top, anchors = self.index.evidence_chains(
-            question.text, topic_entities=[topic] if topic else None
-        )
+        with self.index.rwlock.write():  # the scorer and subgraph depth are switched
+            self._use(int(hops) if hops else None)
+            chains, top, anchors = self.index.evidence_chains(
+                question.text, topic_entities=[topic] if topic else None
+            )
         view = self.index.view
         self.stats["questions"] += 1
         self.stats["chains"] += len(chains)
