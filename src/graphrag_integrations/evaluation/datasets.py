@@ -322,10 +322,18 @@ def load_dataset(
         ds = load_lihuaworld(src, queries=queries)
     elif src.is_dir() and (src / _METAQA_KB).is_file():
         kg = load_metaqa(src)
-        if queries is not None:  # a MetaQA question file (question<TAB>ans1|ans2)
-            from graphrag_integrations.evaluation.metaqa import load_questions as metaqa_questions
-
-            kg.questions = metaqa_questions(queries)
+        if queries is not None:  # a MetaQA question file in an N-hop folder
+            qpath = Path(queries)
+            hop = re.fullmatch(r"(\d+)-hop", qpath.parent.name)
+            if hop is None:
+                raise DocumentLoadError(f"{qpath}: put MetaQA questions in an 'N-hop' folder")
+            lines = qpath.read_text(encoding="utf-8").splitlines()
+            prefix = f"{hop.group(1)}-hop/{qpath.stem}"
+            kg.questions = [
+                parse_metaqa_line(line, f"{prefix}/{i}", int(hop.group(1)))
+                for i, line in enumerate(lines)
+                if line.strip()
+            ]
         ds = kg.to_dataset()
     else:
         qfile = src / _QUESTIONS_FILE if src.is_dir() else src
