@@ -6,8 +6,9 @@ A MetaQA question carries its topic entity and hop count in its metadata
 anchors the question there, uses the scorer of that hop count (the default scorer for an
 unknown one) and a subgraph of ``max(2, hops)`` hops. The ranked answers are the end entity of
 the best evidence chain, then every entity of the top-K triples in triple-rank order (anchors
-left out), so the harness's ``Hit@1`` is the top chain's answer and ``AnsR@k`` the share of
-gold answers among the first ``k`` of these entities. ``retrieve`` (plain text queries) uses
+left out; a topic entity missing from the KG is logged, counted and replaced by the
+entities linked in the text), so the harness's ``Hit@1`` is the top chain's answer and
+``AnsR@k`` the share of gold answers among the first ``k`` of these entities. ``retrieve`` (plain text queries) uses
 the default scorer. :attr:`KGQARetriever.stats` sums chains and tokens (chars / 4) of the
 evidence per answered question.
 """
@@ -59,7 +60,12 @@ class KGQARetriever:
         self.default_scorer = index.scorer
         self.scorers = dict(scorers)
         self.base_params = index.retriever_params
-        self.stats: dict[str, int] = {"questions": 0, "chains": 0, "tokens": 0}
+        self.stats: dict[str, int] = {
+            "questions": 0,
+            "chains": 0,
+            "tokens": 0,
+            "topic_not_in_kg": 0,
+        }
 
     def _use(self, hops: int | None) -> None:
         scorer = self.scorers.get(hops, self.default_scorer) if hops else self.default_scorer
@@ -78,6 +84,12 @@ class KGQARetriever:
         meta = getattr(question, "metadata", {}) or {}
         hops = meta.get("hops")
         topic = meta.get("topic_entity")
+        if topic and topic not in self.index.view.entity_row:
+            self.stats["topic_not_in_kg"] += 1
+            logger.warning(
+                "%s: topic entity %r is not in the KG; linking the text", question.id, topic
+            )
+            topic = None
         with self.index.rwlock.write():  # the scorer and subgraph depth are switched
             self._use(int(hops) if hops else None)
             chains, top, anchors = self.index.evidence_chains(
