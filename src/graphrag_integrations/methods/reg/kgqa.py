@@ -9,8 +9,8 @@ the best evidence chain, then every entity of the top-K triples in triple-rank o
 left out; a topic entity missing from the KG is logged, counted and replaced by the
 entities linked in the text), so the harness's ``Hit@1`` is the top chain's answer and
 ``AnsR@k`` the share of gold answers among the first ``k`` of these entities. ``retrieve``
-(plain text queries) uses the default scorer. :attr:`KGQARetriever.stats` sums chains and tokens (chars / 4) of the
-evidence per answered question.
+(plain text queries) uses the default scorer. :attr:`KGQARetriever.stats` sums chains and
+tokens (chars / 4) of the evidence per answered question.
 """
 
 from __future__ import annotations
