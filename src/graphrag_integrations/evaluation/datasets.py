@@ -357,6 +357,43 @@ def lihua_timestamp(name: str) -> str:
     return f"{day}_{hour}:{minute}"
 
 
+def load_lihua_chats(archive: str | Path) -> list[Passage]:
+    """The LiHuaWorld chat files of ``LiHuaWorld.zip``: one passage each, id = timestamp.
+
+    The first line ``Time: YYYYMMDD_HH:MM`` is authoritative (some files are named by day);
+    passages are sorted by timestamp.
+
+    Raises
+    ------
+    DocumentLoadError
+        A missing archive or two files with one timestamp.
+    """
+    archive = Path(archive)
+    if not archive.is_file():
+        raise DocumentLoadError(f"{archive} does not exist")
+    passages: list[Passage] = []
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            if info.is_dir() or not info.filename.endswith(".txt"):
+                continue
+            text = io.TextIOWrapper(zf.open(info), encoding="utf-8").read().strip()
+            first = text.split("\n", 1)[0]
+            stamp = lihua_timestamp(first if first.startswith("Time:") else info.filename)
+            week = Path(info.filename).parent.name
+            passages.append(
+                Passage(
+                    id=stamp,
+                    text=text,
+                    doc_id=stamp,
+                    metadata={"title": stamp, "week": week, "source": info.filename},
+                )
+            )
+    passages.sort(key=lambda p: p.id)
+    if len({p.id for p in passages}) != len(passages):
+        raise DocumentLoadError(f"{archive}: two chat files share a timestamp")
+    return passages
+
+
 def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> Dataset:
     """LiHuaWorld chat logs: one passage per chat file, id = its timestamp ``YYYYMMDD_HH:MM``.
 
@@ -376,43 +413,19 @@ def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> D
     """
     src = Path(path)
     archive = src / _LIHUA_ZIP if src.is_dir() else src
-    if not archive.is_file():
-        raise DocumentLoadError(f"{archive} does not exist")
-    passages: list[Passage] = []
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            if info.is_dir() or not info.filename.endswith(".txt"):
-                continue
-            text = io.TextIOWrapper(zf.open(info), encoding="utf-8").read().strip()
-            # the first line "Time: YYYYMMDD_HH:MM" is authoritative (some files are named by day)
-            first = text.split("\n", 1)[0]
-            stamp = lihua_timestamp(first if first.startswith("Time:") else info.filename)
-            week = Path(info.filename).parent.name
-            passages.append(
-                Passage(
-                    id=stamp,
-                    text=text,
-                    doc_id=stamp,
-                    metadata={"title": stamp, "week": week, "source": info.filename},
-                )
-            )
-    passages.sort(key=lambda p: p.id)
-    if len({p.id for p in passages}) != len(passages):
-        raise DocumentLoadError(f"{archive}: two chat files share a timestamp")
+    passages = load_lihua_chats(archive)
     qfile = Path(queries) if queries is not None else archive.parent / _LIHUA_QUERIES
     items = _read_json(qfile)
     if not isinstance(items, Mapping):
         raise DocumentLoadError(f"{qfile}: expected a JSON object id -> query")
+    from graphrag_integrations.evaluation.lihuaworld import parse_evidence
+
     ids = {p.id for p in passages}
     questions = []
     for qid, item in items.items():
-        evidence = str(item.get("evidence", "N/A")).strip()
-        gold = (
-            [] if evidence in ("", "N/A") else [lihua_timestamp(e) for e in evidence.split("<and>")]
-        )
-        for g in gold:
-            if g not in ids:
-                logger.warning("LiHuaWorld query %s: evidence %s is not a chat file", qid, g)
+        # dirty evidence ("Time: ...", "20260619_0815", stray words) is repaired or skipped
+        # (logged), never fatal: see evaluation.lihuaworld.parse_evidence
+        gold = parse_evidence(item.get("evidence", "N/A"), ids, qid=str(qid)).gold
         questions.append(
             Question(
                 id=str(qid),
