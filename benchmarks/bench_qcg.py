@@ -36,38 +36,55 @@ def _chunks(data: Path, n: int, chunk_size: int, overlap: int) -> list[Any]:
 
 
 def pilot(args: argparse.Namespace) -> None:
+    """One chunk at a time, printing a JSON line per chunk (figures survive an interrupt)."""
     import torch
 
     from graphrag_integrations.core.llm import LLMClient, TransformersLLM
-    from graphrag_integrations.methods.qcg.generation import Doc2QueryGenerator, QuerySet
+    from graphrag_integrations.methods.qcg.generation import (
+        DOC2QUERY_PROMPT,
+        SMALL_MODEL_PROMPT,
+        Doc2QueryGenerator,
+        QuerySet,
+    )
 
     torch.set_num_threads(1)
     chunks = _chunks(args.data, args.chunks, 1200, 100)
+    template = SMALL_MODEL_PROMPT if args.template == "small" else DOC2QUERY_PROMPT
     llm = TransformersLLM(max_new_tokens=args.max_tokens)
     client = LLMClient(llm, cache_dir=args.cache, max_concurrency=1, max_retries=0)
-    gen = Doc2QueryGenerator(client, M=args.M, max_tokens=args.max_tokens, show_progress=True)
-    llm.tokenizer  # load outside the timed section
-    start = time.perf_counter()
-    pairs = gen.generate([c.text for c in chunks])
-    took = time.perf_counter() - start
-    usage = client.usage.as_dict()
+    gen = Doc2QueryGenerator(client, M=args.M, template=template, max_tokens=args.max_tokens)
+    _ = llm.tokenizer  # load outside the timed section
     qs = QuerySet({}, model=client.model_name, prompt_hash=gen.prompt_hash, M=args.M)
-    qs.update((c.text, p) for c, p in zip(chunks, pairs, strict=True))
-    qs.save(args.out)
-    report = {
+    total = 0.0
+    for chunk in chunks:
+        before = client.usage.as_dict()
+        start = time.perf_counter()
+        pairs = gen.generate([chunk.text])[0]
+        took = time.perf_counter() - start
+        total += took
+        after = client.usage.as_dict()
+        qs.update([(chunk.text, pairs)])
+        qs.save(args.out)
+        done = {k: after[k] - before[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+        row = {"chunk": chunk.id, "seconds": round(took, 1), **done, "pairs": len(pairs)}
+        row["completion_tok_s"] = round(done["completion_tokens"] / took, 2) if took else None
+        row["example"] = [f"{p.query} -> {p.answer}" for p in pairs[:2]]
+        print(json.dumps(row), flush=True)
+    usage = client.usage.as_dict()
+    summary = {
+        "template": args.template,
+        "M": args.M,
+        "max_tokens": args.max_tokens,
         "chunks": len(chunks),
-        "seconds": round(took, 1),
-        "chunks_per_s": round(len(chunks) / took, 3),
-        "completion_tokens_per_s": round(usage["completion_tokens"] / took, 1),
-        "total_tokens_per_s": round(usage["total_tokens"] / took, 1),
+        "seconds": round(total, 1),
+        "chunks_per_s": round(len(chunks) / total, 4) if total else None,
+        "completion_tokens_per_s": round(usage["completion_tokens"] / total, 2) if total else None,
+        "total_tokens_per_s": round(usage["total_tokens"] / total, 2) if total else None,
         "usage": usage,
         "stats": gen.stats.as_dict(),
-        "pairs_per_chunk": [len(p) for p in pairs],
         "query_set": str(args.out),
     }
-    print(json.dumps(report, indent=1))
-    for c, p in list(zip(chunks, pairs, strict=True))[:3]:
-        print(c.id, [f"{q.query} -> {q.answer}" for q in p[:4]])
+    print(json.dumps(summary, indent=1), flush=True)
 
 
 def main() -> None:
@@ -78,6 +95,7 @@ def main() -> None:
     p.add_argument("--chunks", type=int, default=10)
     p.add_argument("--M", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--template", choices=("paper", "small"), default="paper")
     p.add_argument("--cache", default="/tmp/qcg_pilot_cache")
     p.add_argument("--out", type=Path, default=Path("/tmp/qcg_pilot.jsonl.gz"))
     args = ap.parse_args()

@@ -415,26 +415,15 @@ def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> D
     archive = src / _LIHUA_ZIP if src.is_dir() else src
     passages = load_lihua_chats(archive)
     qfile = Path(queries) if queries is not None else archive.parent / _LIHUA_QUERIES
-    items = _read_json(qfile)
-    if not isinstance(items, Mapping):
-        raise DocumentLoadError(f"{qfile}: expected a JSON object id -> query")
-    from graphrag_integrations.evaluation.lihuaworld import parse_evidence
+    # dirty records ("Time: ..." or "20260619_0815" evidence, stray words, no question) are
+    # repaired or skipped with a logged count, never fatal: see evaluation.lihuaworld
+    from graphrag_integrations.evaluation.lihuaworld import load_questions as load_lihua_questions
 
-    ids = {p.id for p in passages}
-    questions = []
-    for qid, item in items.items():
-        # dirty evidence ("Time: ...", "20260619_0815", stray words) is repaired or skipped
-        # (logged), never fatal: see evaluation.lihuaworld.parse_evidence
-        gold = parse_evidence(item.get("evidence", "N/A"), ids, qid=str(qid)).gold
-        questions.append(
-            Question(
-                id=str(qid),
-                text=str(item["question"]),
-                answers=[str(item["answer"])],
-                gold_passage_ids=gold,
-                metadata={"type": item.get("type", "")},
-            )
-        )
+    cleaned = load_lihua_questions(qfile, {p.id for p in passages})
+    questions = [
+        Question(q.id, q.text, [q.answer], q.evidence.gold, {"type": q.type})
+        for q in cleaned.questions
+    ]
     return Dataset("lihuaworld", passages, questions)
 
 

@@ -446,8 +446,7 @@ def evaluate_lihuaworld(
                 judged[group] += 1
                 correct[group] += verdict
     recall = {
-        group: {k: 100.0 * total[k] / counted[group] for k in ks}
-        for group, total in sums.items()
+        group: {k: 100.0 * total[k] / counted[group] for k in ks} for group, total in sums.items()
     }
     accuracy = {g: 100.0 * correct[g] / judged[g] for g in judged}
     label = judge_name or (str(getattr(judge, "model_name", "judge")) if judge else None)

@@ -202,7 +202,9 @@ class QCGIndex(FrameworkSurface, BaseIndex):
             If no document has any text.
         """
         chunker = kwargs.get("chunker")
-        return cls.from_passages(documents_to_passages(load_documents(documents), chunker), **kwargs)
+        return cls.from_passages(
+            documents_to_passages(load_documents(documents), chunker), **kwargs
+        )
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QCGIndex:
@@ -260,11 +262,11 @@ class QCGIndex(FrameworkSurface, BaseIndex):
                 raise AssertionError("alpha keeps at least one pair")
             if not ps:
                 self.counts["empty_chunks"] += 1
-                logger.warning("chunk %s has no generated query: it cannot be retrieved", passage.id)
+                logger.warning(
+                    "chunk %s has no generated query: it cannot be retrieved", passage.id
+                )
             node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
-            added.update(
-                self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text])
-            )
+            added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
             self.counts["pairs"] += len(ps)
         self.counts["chunks"] += len(new)
         self._repair(before, added, set())
@@ -294,7 +296,9 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         pair_vecs = _stack([vecs[p.text()] for p in pairs], vecs)
         chunk_vec = vecs[passage.text]
         scores = similarities(pair_vecs, chunk_vec)
-        return [(i, float(scores[i])) for i in top_alpha(pair_vecs, chunk_vec, self.index_params.alpha)]
+        return [
+            (i, float(scores[i])) for i in top_alpha(pair_vecs, chunk_vec, self.index_params.alpha)
+        ]
 
     def _repair(self, before: dict[str, list[str]], added: set[str], removed: set[str]) -> None:
         """Rewrite the kNN lists the change affects, then refresh the derived arrays."""

@@ -132,7 +132,9 @@ def preset(name: str) -> QCGPreset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown QCG preset {name!r}; expected one of {sorted(PRESETS)}") from None
+        raise ValueError(
+            f"unknown QCG preset {name!r}; expected one of {sorted(PRESETS)}"
+        ) from None
 
 
 def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

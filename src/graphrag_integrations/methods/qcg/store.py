@@ -111,9 +111,7 @@ class QCGStore:
         return node_id(CHUNK, passage_id) in self.graph_store
 
     def has_document(self, doc_id: str) -> bool:
-        return any(
-            d.get("doc_id") == doc_id for _, d in self.graph_store.graph.nodes(data=True)
-        )
+        return any(d.get("doc_id") == doc_id for _, d in self.graph_store.graph.nodes(data=True))
 
     def passage(self, passage_id: str) -> Passage:
         data = self.graph_store.node(node_id(CHUNK, passage_id))
@@ -221,7 +219,9 @@ class QCGStore:
         layer = LAYERS[kind]
         if layer not in self.vectors:
             if self.dimension and dimension != self.dimension:
-                raise ValueError(f"vector dimension {dimension} != index dimension {self.dimension}")
+                raise ValueError(
+                    f"vector dimension {dimension} != index dimension {self.dimension}"
+                )
             self.dimension = dimension
             self.vectors[layer] = self.factory(layer, dimension, self.model_name)
         return self.vectors[layer]

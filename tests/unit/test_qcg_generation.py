@@ -1,0 +1,109 @@
+"""Extended Doc2Query: the paper's prompt, the tolerant parser, the retry and its counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.methods.qcg.generation import (
+    REPAIR_SUFFIX,
+    Doc2QueryGenerator,
+    QAPair,
+    doc2query_prompt,
+    parse_qa_pairs,
+    prompt_hash,
+)
+
+PAIRS = [{"index": i, "query": f"Question {i}?", "answer": f"Answer {i}"} for i in range(4)]
+
+
+def test_prompt_is_the_papers_with_m_and_the_chunk() -> None:
+    p = doc2query_prompt("LiHua: see you at 7!", M=12)
+    assert "generate 12 distinct user queries" in p
+    assert '{ "index": 11, "query": "", "answer": "" }' in p
+    assert p.rstrip().endswith("---Input chunk---\nLiHua: see you at 7!")
+    assert "{chunk}" not in p and "Chunk-grounded specificity" in p
+    assert prompt_hash() != prompt_hash("other {chunk}")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        json.dumps(PAIRS),
+        "Sure! Here you are:\n```json\n" + json.dumps(PAIRS, indent=2) + "\n```\nDone.",
+        json.dumps({"queries": PAIRS}),
+        json.dumps(PAIRS).replace('"answer"', '"Answer"').replace('"query"', '"question"'),
+    ],
+)
+def test_clean_json_replies(reply: str) -> None:
+    parsed = parse_qa_pairs(reply)
+    assert parsed.how == "json"
+    assert parsed.pairs == [QAPair(f"Question {i}?", f"Answer {i}") for i in range(4)]
+
+
+def test_a_cut_off_reply_keeps_every_complete_pair() -> None:
+    reply = json.dumps(PAIRS)[:-40]  # the last object is cut
+    parsed = parse_qa_pairs(reply)
+    assert parsed.how == "objects"
+    assert [p.query for p in parsed.pairs] == ["Question 0?", "Question 1?", "Question 2?"]
+
+
+def test_key_values_and_plain_lines() -> None:
+    kv = parse_qa_pairs('query: "Who came?", answer: "Bob"\n"query": "Where?" "answer": \'Rome\'')
+    assert kv.how == "key-values" and kv.pairs == [
+        QAPair("Who came?", "Bob"),
+        QAPair("Where?", "Rome"),
+    ]
+    lines = parse_qa_pairs("1. Question: Who came?\n   Answer: Bob\n2. Q: Where?\nA: Rome")
+    assert lines.how == "lines" and len(lines.pairs) == 2
+
+
+def test_drops_empty_duplicate_echoed_and_extra_pairs() -> None:
+    items = [
+        {"query": "Where did Alice and Bob meet?", "answer": "Central Cafe"},  # the example
+        {"query": "", "answer": "x"},
+        {"query": "Who?", "answer": ""},
+        {"query": "Who came?", "answer": "Bob"},
+        {"query": "who came?", "answer": "bob"},
+        {"query": "When?", "answer": "7 pm"},
+        {"query": "Why?", "answer": "fun"},
+    ]
+    parsed = parse_qa_pairs(json.dumps(items), M=2)
+    assert parsed.pairs == [QAPair("Who came?", "Bob"), QAPair("When?", "7 pm")]
+    assert parsed.dropped == 5
+    assert parse_qa_pairs('[{"index": 0, "query": "", "answer": "..."}]').how == "none"
+
+
+def test_retry_once_with_the_repair_instruction_and_count() -> None:
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return json.dumps(PAIRS[:2]) if prompt.endswith(REPAIR_SUFFIX) else "I am a helpful bot."
+
+    gen = Doc2QueryGenerator(LLMClient(llm), M=20)
+    assert len(gen.generate(["Some chunk."])[0]) == 2
+    assert len(prompts) == 2 and gen.stats.retried == 1 and gen.stats.failed == 0
+
+    gen = Doc2QueryGenerator(LLMClient(lambda p: "never JSON"), M=20)
+    assert gen.generate(["A chunk.", "  "]) == [[], []]  # blank chunks are not sent
+    assert (gen.stats.chunks, gen.stats.retried, gen.stats.failed) == (1, 1, 1)
+
+
+def test_usage_and_progress_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    client = LLMClient(lambda p: json.dumps(PAIRS))
+    gen = Doc2QueryGenerator(client, M=4, show_progress=True)
+    gen.generate(["one chunk", "another chunk"])
+    assert client.usage.calls == 2 and client.usage.completion_tokens > 0
+    assert gen.stats.as_dict()["pairs"] == 8
+    err = capsys.readouterr().err
+    assert "chunk/s" in err and "tok_s" in err
+
+
+def test_bad_template_and_m() -> None:
+    with pytest.raises(ValueError):
+        Doc2QueryGenerator(LLMClient(lambda p: ""), template="no placeholder")
+    with pytest.raises(ValueError):
+        Doc2QueryGenerator(LLMClient(lambda p: ""), M=0)
