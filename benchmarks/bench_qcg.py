@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 
 def _chunks(data: Path, n: int, chunk_size: int, overlap: int) -> list[Any]:
     from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
@@ -87,6 +85,90 @@ def pilot(args: argparse.Namespace) -> None:
     print(json.dumps(summary, indent=1), flush=True)
 
 
+def latency(args: argparse.Namespace) -> None:
+    """Retrieval latency of a QCGIndex with >= ``--queries`` query nodes vs the dense baseline.
+
+    Chunks are synthetic sentences, pairs come from a deterministic fake generator (no LLM)
+    and vectors from the hashing embedder of the tests (384 dimensions), so the figure is the
+    index's own cost: scoring every query node, top-n, h-hop expansion, chunk ranking and
+    explanations (query embedding excluded for both methods).
+    """
+    import random
+    import statistics
+
+    from tests.conftest import FakeEmbedder
+
+    from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.core.types import Passage
+    from graphrag_integrations.methods.qcg.index import QCGIndex
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(3000)]
+    per_chunk = 20
+    n_chunks = -(-args.queries // 16)  # alpha = 0.8 keeps 16 of 20
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words) for _ in range(10)) + "."
+
+    chunks = [
+        Passage(f"c{i:05d}", " ".join(sentence() for _ in range(8)), f"d{i}")
+        for i in range(n_chunks)
+    ]
+
+    def fake_llm(prompt: str) -> str:
+        chunk = prompt.rsplit("---Input chunk---\n", 1)[1].strip()
+        sents = chunk.split(". ")
+        items = [
+            {
+                "index": j,
+                "query": f"what about {sents[j % len(sents)][:30]}?",
+                "answer": sents[(j + 1) % len(sents)][:40],
+            }
+            for j in range(per_chunk)
+        ]
+        return json.dumps(items)
+
+    class Cached(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__(384)
+            self.query_vecs: dict[str, Any] = {}
+
+        def embed_query(self, text: str) -> Any:
+            if text not in self.query_vecs:
+                self.query_vecs[text] = super().embed_query(text)
+            return self.query_vecs[text]
+
+    emb = Cached()
+    start = time.perf_counter()
+    index = QCGIndex.from_passages(chunks, embedding=emb, llm=fake_llm, max_concurrency=1, h=args.h)
+    build = time.perf_counter() - start
+    dense = DenseRetriever(chunks, embedding=emb)
+    questions = [sentence() for _ in range(args.repeat)]
+    for q in questions:
+        emb.embed_query(q)  # query vectors cached: time the index, not the embedder
+    rows = {}
+    for name, retriever in (("qcg", index), ("dense", dense)):
+        times = []
+        for q in questions:
+            t = time.perf_counter()
+            retriever.retrieve(q, k=5)
+            times.append(time.perf_counter() - t)
+        rows[name] = 1000 * statistics.median(times)
+    print(
+        json.dumps(
+            {
+                "chunks": len(chunks),
+                "query_nodes": len(index.graph),
+                "h": args.h,
+                "build_s": round(build, 1),
+                "qcg_p50_ms": round(rows["qcg"], 2),
+                "dense_p50_ms": round(rows["dense"], 2),
+                "ratio_qcg_over_dense": round(rows["qcg"] / rows["dense"], 2),
+            }
+        )
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -98,11 +180,16 @@ def main() -> None:
     p.add_argument("--template", choices=("paper", "small"), default="paper")
     p.add_argument("--cache", default="/tmp/qcg_pilot_cache")
     p.add_argument("--out", type=Path, default=Path("/tmp/qcg_pilot.jsonl.gz"))
+    lat = sub.add_parser("latency")
+    lat.add_argument("--queries", type=int, default=10_000)
+    lat.add_argument("--h", type=int, default=1)
+    lat.add_argument("--repeat", type=int, default=50)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
         pilot(args)
-    np.set_printoptions(precision=3)
+    elif args.command == "latency":
+        latency(args)
 
 
 if __name__ == "__main__":
