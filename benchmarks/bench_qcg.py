@@ -121,7 +121,7 @@ def latency(args: argparse.Namespace) -> None:
         items = [
             {
                 "index": j,
-                "query": f"what about {sents[j % len(sents)][:30]}?",
+                "query": f"question {j}: what about {sents[j % len(sents)][:30]}?",
                 "answer": sents[(j + 1) % len(sents)][:40],
             }
             for j in range(per_chunk)
