@@ -356,3 +356,18 @@ def test_query_set_file_roundtrip(tmp_path: Path) -> None:
     (tmp_path / "bad.gz").write_bytes(b"nope")
     with pytest.raises(IndexMismatchError):
         QuerySet.load(tmp_path / "bad.gz")
+
+
+from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa: E402
+
+
+class TestQCGLangChainStandard(RetrieversIntegrationTests):
+    """langchain-tests' standard retriever suite through ``QCGIndex.as_langchain_retriever``."""
+
+    @property
+    def retriever_constructor(self) -> Any:
+        return build().as_langchain_retriever
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "When did Chelsea win the FA Cup?"

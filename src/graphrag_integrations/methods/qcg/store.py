@@ -110,9 +110,6 @@ class QCGStore:
     def has_chunk(self, passage_id: str) -> bool:
         return node_id(CHUNK, passage_id) in self.graph_store
 
-    def has_document(self, doc_id: str) -> bool:
-        return any(d.get("doc_id") == doc_id for _, d in self.graph_store.graph.nodes(data=True))
-
     def passage(self, passage_id: str) -> Passage:
         data = self.graph_store.node(node_id(CHUNK, passage_id))
         return Passage(passage_id, data["text"], data["doc_id"], dict(data["metadata"]))
