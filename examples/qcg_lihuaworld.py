@@ -29,8 +29,8 @@ HERE = Path(__file__).resolve().parent
 CHUNKS = HERE / "data" / "qcg_lihua_chunks.json"
 QUERY_SET = HERE / "data" / "qcg_lihua_queries.jsonl.gz"
 QUESTIONS = [
-    "What did Li Hua and Wolfgang talk about?",
-    "Who is going to the concert?",
+    "Who offered Li Hua a basement to practice music?",
+    "What fitness challenge did Jennifer Moore propose?",
 ]
 
 

@@ -371,3 +371,14 @@ class TestQCGLangChainStandard(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return "When did Chelsea win the FA Cup?"
+
+
+def test_evaluation_builder_passes_options() -> None:
+    from graphrag_integrations.core.types import Passage
+    from graphrag_integrations.methods.qcg.evaluation import build as eval_build
+
+    passages = [Passage(f"p{i}", text, doc) for i, (doc, text) in enumerate(CORPUS)]
+    retriever = eval_build(passages, FakeEmbedder(), llm=FakeLLM(), preset="lihuaworld", h=2)
+    assert isinstance(retriever, QCGIndex)
+    assert (retriever.index_params.k_neighbors, retriever.query_params.h) == (2, 2)
+    assert retriever.retrieve("When did Chelsea win the FA Cup?", k=1)[0].id == "p2"
