@@ -164,6 +164,7 @@ _LINE = re.compile(
     r"^\s*(?:[-*]\s*)?(?:\d+[.)]\s*)?(query|question|q|answer|a)\s*[:\-]\s*(.+?)\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
+_ENUMERATION = re.compile(r"^\s*\d+[.)]\s+")
 _QUERY_KEYS = ("query", "question", "q")
 _ANSWER_KEYS = ("answer", "a", "ans")
 
@@ -336,13 +337,14 @@ def _line_pairs(reply: str) -> list[tuple[str, str]]:
 
     Examples
     --------
-    >>> _line_pairs("1. Question: Who came?\\nAnswer: Bob\\nQ: Where?\\nA: Rome")
+    >>> _line_pairs("1. Question: Who came?\\nAnswer: Bob\\nQ: 2. Where?\\nA: Rome")
     [('Who came?', 'Bob'), ('Where?', 'Rome')]
     """
     out: list[tuple[str, str]] = []
     query: str | None = None
     for match in _LINE.finditer(reply):
-        key, value = match.group(1).lower(), _clean(match.group(2).strip("\"'"))
+        value = _ENUMERATION.sub("", match.group(2).strip("\"'"))
+        key, value = match.group(1).lower(), _clean(value)
         if key in ("query", "question", "q"):
             query = value
         elif query is not None:
