@@ -322,7 +322,8 @@ def test_chunk_weight_fuses_the_chunk_cosine() -> None:
     plain = build(CORPUS[:4])
     fused = build(CORPUS[:4], chunk_weight=0.5)
     q = "Where was the manager of Nottingham Forest born?"
-    a, b = plain.retrieve(q, k=4), fused.retrieve(q, k=4)
+    b = fused.retrieve(q, k=4)
+    assert {h.id for h in b} <= {h.id for h in plain.retrieve(q, k=len(CORPUS))}
     emb = FakeEmbedder()
     qv = emb.embed_query(q)
     for hit in b:
@@ -330,7 +331,6 @@ def test_chunk_weight_fuses_the_chunk_cosine() -> None:
         assert hit.score == pytest.approx(
             0.5 * hit.explanation["mean_query_s"] + 0.5 * own, abs=1e-5
         )
-    assert {h.id for h in a} == {h.id for h in b} or [h.id for h in a] != [h.id for h in b]
 
 
 def test_framework_surface() -> None:
