@@ -68,11 +68,12 @@ def test_drops_empty_duplicate_echoed_and_extra_pairs() -> None:
         {"query": "Who came?", "answer": "Bob"},
         {"query": "who came?", "answer": "bob"},
         {"query": "When?", "answer": "7 pm"},
+        {"query": "[1]", "answer": "[2]"},
         {"query": "Why?", "answer": "fun"},
     ]
     parsed = parse_qa_pairs(json.dumps(items), M=2)
     assert parsed.pairs == [QAPair("Who came?", "Bob"), QAPair("When?", "7 pm")]
-    assert parsed.dropped == 5
+    assert parsed.dropped == 6
     assert parse_qa_pairs('[{"index": 0, "query": "", "answer": "..."}]').how == "none"
 
 

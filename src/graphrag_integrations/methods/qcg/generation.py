@@ -13,7 +13,8 @@ print). Replies are parsed tolerantly, since small local models rarely return cl
 4. failing that, plain ``Question: ...`` / ``Answer: ...`` lines (also ``Query:``, ``Q:``,
    ``A:``, optionally numbered).
 
-Pairs are whitespace-normalised; pairs with an empty query or answer, duplicates, pairs that
+Pairs are whitespace-normalised; pairs with an empty answer or a query without a letter
+(``"[1]"``), duplicates, pairs that
 copy a query of the prompt's own example (small models echo it) and pairs beyond ``M`` are
 dropped (counted). A reply giving no pair is retried once with a short repair instruction
 appended (its own cache entry); a chunk still without pairs is counted as failed and logged.
@@ -323,7 +324,8 @@ def parse_qa_pairs(reply: str, M: int | None = None) -> ParsedReply:
     seen: set[tuple[str, str]] = set()
     for query, answer in raw:
         key = (query.lower(), answer.lower())
-        if not query or not answer or key in seen or query.lower() in EXAMPLE_QUERIES:
+        wordless = not any(ch.isalpha() for ch in query)
+        if not answer or wordless or key in seen or query.lower() in EXAMPLE_QUERIES:
             continue
         if M is not None and len(pairs) >= M:
             continue
