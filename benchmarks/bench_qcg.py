@@ -81,6 +81,7 @@ def pilot(args: argparse.Namespace) -> None:
         "usage": usage,
         "stats": gen.stats.as_dict(),
         "query_set": str(args.out),
+        "reparsed_query_set_pairs_per_chunk": [len(v) for v in qs.pairs.values()],
     }
     print(json.dumps(summary, indent=1), flush=True)
 

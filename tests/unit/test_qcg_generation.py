@@ -69,11 +69,12 @@ def test_drops_empty_duplicate_echoed_and_extra_pairs() -> None:
         {"query": "who came?", "answer": "bob"},
         {"query": "When?", "answer": "7 pm"},
         {"query": "[1]", "answer": "[2]"},
+        {"query": "your_json_array", "answer": "your_json_array"},
         {"query": "Why?", "answer": "fun"},
     ]
     parsed = parse_qa_pairs(json.dumps(items), M=2)
     assert parsed.pairs == [QAPair("Who came?", "Bob"), QAPair("When?", "7 pm")]
-    assert parsed.dropped == 6
+    assert parsed.dropped == 7
     assert parse_qa_pairs('[{"index": 0, "query": "", "answer": "..."}]').how == "none"
 
 
@@ -91,6 +92,23 @@ def test_retry_once_with_the_repair_instruction_and_count() -> None:
     gen = Doc2QueryGenerator(LLMClient(lambda p: "never JSON"), M=20)
     assert gen.generate(["A chunk.", "  "]) == [[], []]  # blank chunks are not sent
     assert (gen.stats.chunks, gen.stats.retried, gen.stats.failed) == (1, 1, 1)
+
+
+def test_small_model_template_retries_in_its_own_format() -> None:
+    from graphrag_integrations.methods.qcg.generation import (
+        SMALL_MODEL_PROMPT,
+        SMALL_MODEL_REPAIR_SUFFIX,
+    )
+
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Question: Who came?\nAnswer: Bob" if len(prompts) == 2 else "1. Who came?"
+
+    gen = Doc2QueryGenerator(LLMClient(llm), M=3, template=SMALL_MODEL_PROMPT)
+    assert gen.generate(["Bob came."]) == [[QAPair("Who came?", "Bob")]]
+    assert prompts[1].endswith(SMALL_MODEL_REPAIR_SUFFIX) and "Bob came." in prompts[0]
 
 
 def test_usage_and_progress_figures(capsys: pytest.CaptureFixture[str]) -> None:

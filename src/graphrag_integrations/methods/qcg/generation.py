@@ -49,6 +49,7 @@ __all__ = [
     "DOC2QUERY_PROMPT",
     "REPAIR_SUFFIX",
     "SMALL_MODEL_PROMPT",
+    "SMALL_MODEL_REPAIR_SUFFIX",
     "Doc2QueryGenerator",
     "GenerationStats",
     "QAPair",
@@ -145,6 +146,12 @@ Text:
 REPAIR_SUFFIX = (
     "\nYour previous reply could not be read. Reply with the JSON array only, "
     'each item like { "index": 0, "query": "...", "answer": "..." }.\n'
+)
+
+#: The retry instruction for :data:`SMALL_MODEL_PROMPT` (line format, not JSON).
+SMALL_MODEL_REPAIR_SUFFIX = (
+    "\nWrite each question on a line starting with 'Question:' and its answer on the next "
+    "line starting with 'Answer:'.\n"
 )
 
 #: Queries of the prompt's example: a pair repeating one is an echo, not a generated query.
@@ -325,7 +332,8 @@ def parse_qa_pairs(reply: str, M: int | None = None) -> ParsedReply:
     for query, answer in raw:
         key = (query.lower(), answer.lower())
         wordless = not any(ch.isalpha() for ch in query)
-        if not answer or wordless or key in seen or query.lower() in EXAMPLE_QUERIES:
+        echoed = query.lower() in EXAMPLE_QUERIES or key[0] == key[1]
+        if not answer or wordless or key in seen or echoed:
             continue
         if M is not None and len(pairs) >= M:
             continue
@@ -434,6 +442,9 @@ class Doc2QueryGenerator:
         Prompt with ``{chunk}`` (and optionally ``{M}`` / ``{last}``).
     max_tokens : int, optional
         Generation limit per reply (``None``: the client's / model's default).
+    repair_suffix : str, optional
+        Appended to the prompt for the one retry; ``None``: :data:`SMALL_MODEL_REPAIR_SUFFIX`
+        for :data:`SMALL_MODEL_PROMPT`, else :data:`REPAIR_SUFFIX` (JSON).
     show_progress : bool
         Progress bar with chunks/s and tokens/s.
 
@@ -453,6 +464,7 @@ class Doc2QueryGenerator:
         M: int = 20,
         template: str = DOC2QUERY_PROMPT,
         max_tokens: int | None = None,
+        repair_suffix: str | None = None,
         show_progress: bool = False,
     ) -> None:
         if "{chunk}" not in template:
@@ -463,6 +475,10 @@ class Doc2QueryGenerator:
         self.M = M
         self.template = template
         self.max_tokens = max_tokens
+        if repair_suffix is None:
+            small = template == SMALL_MODEL_PROMPT
+            repair_suffix = SMALL_MODEL_REPAIR_SUFFIX if small else REPAIR_SUFFIX
+        self.repair_suffix = repair_suffix
         self.show_progress = show_progress
         self.stats = GenerationStats()
 
@@ -485,7 +501,7 @@ class Doc2QueryGenerator:
         retried = not parsed.pairs
         if retried:
             logger.info("Doc2Query reply gave no pair; retrying once with a repair instruction")
-            parsed = parse_qa_pairs(self._complete(prompt + REPAIR_SUFFIX), self.M)
+            parsed = parse_qa_pairs(self._complete(prompt + self.repair_suffix), self.M)
             if not parsed.pairs:
                 logger.warning(
                     "Doc2Query: no query-answer pair for a chunk after one retry (%r...)",
