@@ -382,3 +382,25 @@ def test_evaluation_builder_passes_options() -> None:
     assert isinstance(retriever, QCGIndex)
     assert (retriever.index_params.k_neighbors, retriever.query_params.h) == (2, 2)
     assert retriever.retrieve("When did Chelsea win the FA Cup?", k=1)[0].id == "p2"
+
+
+@pytest.mark.slow
+def test_example_query_set_with_minilm() -> None:
+    """The shipped SmolLM2 query set over the shipped LiHuaWorld chunks, all-MiniLM-L6-v2."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "data"
+    chunks = json.loads((root / "qcg_lihua_chunks.json").read_text(encoding="utf-8"))["chunks"]
+    from graphrag_integrations.core.types import Passage
+
+    passages = [Passage(c["id"], c["text"], c["doc_id"]) for c in chunks]
+    qs = QuerySet.load(root / "qcg_lihua_queries.jsonl.gz")
+    assert qs.model == "SmolLM2-135M-Instruct" and all(qs.get(p.text) is not None for p in passages)
+
+    def no_llm(prompt: str) -> str:
+        raise AssertionError("the query set covers every chunk")
+
+    index = QCGIndex.from_passages(
+        passages, preset="lihuaworld", query_set=qs, llm=no_llm, gamma=1.0
+    )
+    hits = index.retrieve("What fitness challenge did Jennifer Moore propose?", k=2)
+    assert hits[0].id == "20261129_19:00-0"
+    assert "pull-ups" in hits[0].explanation["queries"][0]["answer"]
