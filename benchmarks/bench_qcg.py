@@ -87,7 +87,7 @@ def pilot(args: argparse.Namespace) -> None:
 
 
 def latency(args: argparse.Namespace) -> None:
-    """Retrieval latency of a QCGIndex with >= ``--queries`` query nodes vs the dense baseline.
+    """Retrieval latency of a QueryCentricGraphIndex (>= ``--queries`` query nodes) vs dense.
 
     Chunks are synthetic sentences, pairs come from a deterministic fake generator (no LLM)
     and vectors from the hashing embedder of the tests (384 dimensions), so the figure is the
@@ -101,7 +101,7 @@ def latency(args: argparse.Namespace) -> None:
 
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.core.types import Passage
-    from graphrag_integrations.methods.qcg.index import QCGIndex
+    from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 
     rng = random.Random(0)
     words = [f"w{i}" for i in range(3000)]
@@ -141,7 +141,9 @@ def latency(args: argparse.Namespace) -> None:
 
     emb = Cached()
     start = time.perf_counter()
-    index = QCGIndex.from_passages(chunks, embedding=emb, llm=fake_llm, max_concurrency=1, h=args.h)
+    index = QueryCentricGraphIndex.from_passages(
+        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, h=args.h
+    )
     build = time.perf_counter() - start
     dense = DenseRetriever(chunks, embedding=emb)
     questions = [sentence() for _ in range(args.repeat)]
@@ -170,6 +172,93 @@ def latency(args: argparse.Namespace) -> None:
     )
 
 
+def generate(args: argparse.Namespace) -> None:
+    """Resumable offline generation on HotpotQA-100, question by question.
+
+    Questions ``--start`` to ``--end`` are taken in file order, ``--group`` at a time; each
+    group's context passages (10 per question) that the output query set lacks are sent to the
+    generator in batches, then the query set is rewritten with the questions it now covers
+    (``extra["questions_done"]``), so any prefix of the run is a closed sub-corpus. A rerun
+    (or a run seeded with ``--seed`` query sets, e.g. the committed artefact) skips what is
+    done; the SQLite cache (``--cache``) keeps every finished batch across crashes.
+    """
+    import datetime
+    import hashlib
+
+    import torch
+
+    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
+    from graphrag_integrations.evaluation.datasets import load_dataset
+    from graphrag_integrations.methods.qcg.generation import (
+        SMALL_MODEL_PROMPT,
+        Doc2QueryGenerator,
+        QuerySet,
+    )
+
+    torch.set_num_threads(1)
+    folder = args.data / "hotpotqa-100"
+    dataset = load_dataset(folder)
+    by_title = {str(p.metadata["title"]): p for p in dataset.passages}
+    raw = json.loads((folder / "questions.json").read_text())
+    llm = TransformersLLM(max_new_tokens=args.max_tokens)
+    client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
+    gen = Doc2QueryGenerator(
+        client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
+    )
+    qs = QuerySet.load(args.out) if args.out.exists() else None
+    if qs is None:
+        qs = QuerySet({}, model=client.model_name, prompt_hash=gen.prompt_hash, M=args.M)
+    for seed in args.seed:
+        qs.pairs.update(QuerySet.load(seed).pairs)
+    done = set(qs.extra.get("questions_done", []))
+    qs.extra.update(
+        {
+            "dataset": "hotpotqa-100",
+            "alpha": 0.8,
+            "max_tokens": args.max_tokens,
+            "template": "SMALL_MODEL_PROMPT",
+            "decoding": "greedy, SmolLM2-135M-Instruct fp32 CPU, 1 torch thread",
+            "corpus_passages": len(dataset.passages),
+        }
+    )
+    _ = llm.tokenizer
+    items = raw[args.start : args.end]
+    for g in range(0, len(items), args.group):
+        group = [q for q in items[g : g + args.group] if q["_id"] not in done]
+        if not group:
+            continue
+        titles = list(dict.fromkeys(str(t) for q in group for t, _ in q["context"]))
+        texts = [by_title[t].text for t in titles if qs.get(by_title[t].text) is None]
+        before = client.usage.as_dict()
+        stats0 = gen.stats.as_dict()
+        start = time.perf_counter()
+        if texts:
+            qs.update(zip(texts, gen.generate(texts), strict=True))
+        took = time.perf_counter() - start
+        done.update(q["_id"] for q in group)
+        qs.extra["questions_done"] = sorted(done)
+        qs.extra["passages_done"] = len(qs.pairs)
+        qs.extra["updated"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        qs.save(args.out)
+        after = client.usage.as_dict()
+        stats = gen.stats.as_dict()
+        used = {k: after[k] - before[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
+        row = {
+            "questions": [q["_id"] for q in group],
+            "passages": len(texts),
+            "seconds": round(took, 1),
+            **used,
+            **{k: stats[k] - stats0[k] for k in ("pairs", "retried", "failed", "dropped_pairs")},
+            "completion_tok_s": round(used["completion_tokens"] / took, 2) if took else None,
+            "total_tok_s": round((used["prompt_tokens"] + used["completion_tokens"]) / took, 1)
+            if took
+            else None,
+            "questions_done": len(done),
+            "query_set_sha": hashlib.sha256(args.out.read_bytes()).hexdigest()[:12],
+        }
+        print(json.dumps(row), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -185,12 +274,25 @@ def main() -> None:
     lat.add_argument("--queries", type=int, default=10_000)
     lat.add_argument("--h", type=int, default=1)
     lat.add_argument("--repeat", type=int, default=50)
+    gen = sub.add_parser("generate")
+    gen.add_argument("--data", type=Path, default=Path("../shared/data"))
+    gen.add_argument("--start", type=int, default=0)
+    gen.add_argument("--end", type=int, default=100)
+    gen.add_argument("--group", type=int, default=2)
+    gen.add_argument("--M", type=int, default=5)
+    gen.add_argument("--max-tokens", type=int, default=128)
+    gen.add_argument("--batch-size", type=int, default=8)
+    gen.add_argument("--cache", default="runs/qcg/cache")
+    gen.add_argument("--out", type=Path, default=Path("runs/qcg/hotpotqa100.jsonl.gz"))
+    gen.add_argument("--seed", type=Path, action="append", default=[])
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
         pilot(args)
     elif args.command == "latency":
         latency(args)
+    elif args.command == "generate":
+        generate(args)
 
 
 if __name__ == "__main__":

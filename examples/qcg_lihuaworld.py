@@ -23,7 +23,7 @@ from pathlib import Path
 
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.generation import QuerySet
-from graphrag_integrations.methods.qcg.index import QCGIndex
+from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 
 HERE = Path(__file__).resolve().parent
 CHUNKS = HERE / "data" / "qcg_lihua_chunks.json"
@@ -60,7 +60,7 @@ def main() -> None:
         raise RuntimeError("a chunk is missing from the query set; pass an llm to generate it")
 
     start = time.perf_counter()
-    index = QCGIndex.from_passages(
+    index = QueryCentricGraphIndex.from_passages(
         chunks, preset="lihuaworld", query_set=query_set, llm=no_llm, h=args.h, gamma=1.0
     )
     report = index.generation_report()
@@ -82,7 +82,7 @@ def main() -> None:
     print(f"\nLangChain retriever: {[d.metadata['passage_id'] for d in docs]}")
     with tempfile.TemporaryDirectory() as tmp:
         index.persist(tmp)
-        loaded = QCGIndex.load(tmp, llm=no_llm)
+        loaded = QueryCentricGraphIndex.load(tmp, llm=no_llm)
         print(f"persisted and loaded: {len(loaded.graph)} query nodes")
         doc = chunks[0].doc_id
         loaded.delete(doc)

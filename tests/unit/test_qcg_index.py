@@ -1,4 +1,4 @@
-"""QCGIndex: build, lifecycle (insert / delete == rebuild), persistence, explanations."""
+"""QueryCentricGraphIndex: build, lifecycle (insert / delete == rebuild), persistence."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet, chunk_key
-from graphrag_integrations.methods.qcg.index import QCGIndex
+from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from tests.conftest import FakeEmbedder
 
 CORPUS = [
@@ -70,25 +70,27 @@ def documents(items: list[tuple[str, str]] = CORPUS) -> list[SourceDocument]:
     return [SourceDocument(text=text, id=doc_id) for doc_id, text in items]
 
 
-def build(items: list[tuple[str, str]] = CORPUS, **kwargs: Any) -> QCGIndex:
+def build(items: list[tuple[str, str]] = CORPUS, **kwargs: Any) -> QueryCentricGraphIndex:
     kwargs.setdefault("llm", FakeLLM())
-    return QCGIndex.from_documents(documents(items), embedding=FakeEmbedder(), **kwargs)
+    return QueryCentricGraphIndex.from_documents(
+        documents(items), embedding=FakeEmbedder(), **kwargs
+    )
 
 
-def answers(index: QCGIndex, **kw: Any) -> list[list[tuple[str, float]]]:
+def answers(index: QueryCentricGraphIndex, **kw: Any) -> list[list[tuple[str, float]]]:
     return [[(h.id, round(h.score, 5)) for h in index.retrieve(q, k=4)] for q in QUESTIONS]
 
 
-def state(index: QCGIndex) -> tuple[Any, ...]:
+def state(index: QueryCentricGraphIndex) -> tuple[Any, ...]:
     return (index.store.query_ids(), index.store.knn(), answers(index))
 
 
 @pytest.fixture(scope="module")
-def index() -> QCGIndex:
+def index() -> QueryCentricGraphIndex:
     return build()
 
 
-def test_build_filters_each_chunk_to_top_alpha(index: QCGIndex) -> None:
+def test_build_filters_each_chunk_to_top_alpha(index: QueryCentricGraphIndex) -> None:
     for p in index.passages:
         generated = index.store.generated_pairs(p.id)
         kept = [q for q in index.store.query_ids() if index.store.chunk_of(q) == p.id]
@@ -104,7 +106,7 @@ def test_build_filters_each_chunk_to_top_alpha(index: QCGIndex) -> None:
                 assert cos <= scores[0] + 1e-6
 
 
-def test_query_ids_follow_the_paper_and_knn_has_k_out_edges(index: QCGIndex) -> None:
+def test_query_ids_follow_the_paper_and_knn_has_k_out_edges(index: QueryCentricGraphIndex) -> None:
     ids = index.store.query_ids()
     assert all(re.fullmatch(r".+-\d+", q) for q in ids)
     knn = index.store.knn()
@@ -113,7 +115,7 @@ def test_query_ids_follow_the_paper_and_knn_has_k_out_edges(index: QCGIndex) -> 
     assert index.graph_store.number_of_edges("from_chunk") == len(ids)
 
 
-def test_retrieve_explains_matched_queries_with_hops(index: QCGIndex) -> None:
+def test_retrieve_explains_matched_queries_with_hops(index: QueryCentricGraphIndex) -> None:
     hits = index.retrieve("What is the capital of France?", k=3)
     assert hits[0].doc_id == "paris"
     json.dumps([h.explanation for h in hits])  # JSON-serialisable
@@ -136,7 +138,7 @@ def test_hop_zero_uses_only_retrieved_queries() -> None:
     assert len(queries) == 2 and all(q["hop"] == 0 for q in queries)
 
 
-def test_k_is_honoured_and_empty_query_rejected(index: QCGIndex) -> None:
+def test_k_is_honoured_and_empty_query_rejected(index: QueryCentricGraphIndex) -> None:
     assert len(index.retrieve("Nottingham Forest FA Cup", k=2)) == 2
     assert len(index.retrieve("Nottingham Forest FA Cup")) <= index.default_k == 5
     with pytest.raises(EmptyQueryError):
@@ -179,38 +181,43 @@ def test_from_framework_documents() -> None:
     lc = [Document(page_content=t, metadata={"source": d}) for d, t in CORPUS[:3]]
     li = [LlamaDocument(text=t, id_=d) for d, t in CORPUS[:3]]
     for docs in (lc, li, [t for _, t in CORPUS[:3]]):
-        idx = QCGIndex.from_documents(docs, embedding=FakeEmbedder(), llm=FakeLLM())
+        idx = QueryCentricGraphIndex.from_documents(docs, embedding=FakeEmbedder(), llm=FakeLLM())
         assert len(idx.passages) == 3
         assert idx.retrieve("When did Chelsea win the FA Cup?", k=1)[0].text == CORPUS[2][1]
 
 
-def test_persist_load_roundtrip(index: QCGIndex, tmp_path: Path) -> None:
+def test_persist_load_roundtrip(index: QueryCentricGraphIndex, tmp_path: Path) -> None:
     index.persist(tmp_path / "ix")
     manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
     from graphrag_integrations.core.llm import LLMClient
 
     assert manifest["models"]["generator"] == LLMClient(FakeLLM()).model_name
     assert len(manifest["parameters"]["prompt_hash"]) == 16
-    loaded = QCGIndex.load(tmp_path / "ix", embedding=FakeEmbedder())
+    loaded = QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder())
     assert state(loaded) == state(index)
     assert loaded.export_query_set().pairs == index.export_query_set().pairs
     with pytest.raises(IndexMismatchError):
-        QCGIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), k_neighbors=2)
+        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), k_neighbors=2)
     with pytest.raises(IndexMismatchError):
-        QCGIndex.load(tmp_path / "ix", embedding=FakeEmbedder(model_name="other"))
+        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(model_name="other"))
     with pytest.raises(IndexNotFoundError):
-        QCGIndex.load(tmp_path / "missing", embedding=FakeEmbedder())
-    assert QCGIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), h=0).query_params.h == 0
+        QueryCentricGraphIndex.load(tmp_path / "missing", embedding=FakeEmbedder())
+    assert (
+        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), h=0).query_params.h
+        == 0
+    )
 
 
-def test_loaded_index_accepts_inserts_and_deletes(index: QCGIndex, tmp_path: Path) -> None:
+def test_loaded_index_accepts_inserts_and_deletes(
+    index: QueryCentricGraphIndex, tmp_path: Path
+) -> None:
     build(CORPUS[:-1]).persist(tmp_path / "ix")
-    loaded = QCGIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), llm=FakeLLM())
+    loaded = QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), llm=FakeLLM())
     loaded.insert(documents(CORPUS[-1:]))
     assert state(loaded) == state(index)
 
 
-def test_query_set_is_reused_without_llm(index: QCGIndex, tmp_path: Path) -> None:
+def test_query_set_is_reused_without_llm(index: QueryCentricGraphIndex, tmp_path: Path) -> None:
     qs = index.export_query_set()
     qs.save(tmp_path / "qs.jsonl.gz")
 
@@ -277,7 +284,7 @@ def test_concurrency_limit_is_respected() -> None:
     assert peak == 2
 
 
-def test_generation_report_counts_tokens_and_parses(index: QCGIndex) -> None:
+def test_generation_report_counts_tokens_and_parses(index: QueryCentricGraphIndex) -> None:
     report = index.generation_report()
     assert report["generated_chunks"] == len(CORPUS)
     assert report["stats"]["json_replies"] == len(CORPUS) and report["stats"]["failed"] == 0
@@ -306,16 +313,16 @@ def test_node_text_ablation_changes_the_embedded_text() -> None:
 
 
 def test_presets_and_unknown_parameters() -> None:
-    idx = QCGIndex(embedding=FakeEmbedder(), preset="lihuaworld")
+    idx = QueryCentricGraphIndex(embedding=FakeEmbedder(), preset="lihuaworld")
     assert (idx.index_params.k_neighbors, idx.query_params.n, idx.query_params.gamma) == (
         2,
         10,
         1.5,
     )
     with pytest.raises(TypeError):
-        QCGIndex(embedding=FakeEmbedder(), beta=3)
+        QueryCentricGraphIndex(embedding=FakeEmbedder(), beta=3)
     with pytest.raises(ValueError):
-        QCGIndex(embedding=FakeEmbedder(), preset="nope")
+        QueryCentricGraphIndex(embedding=FakeEmbedder(), preset="nope")
 
 
 def test_chunk_weight_fuses_the_chunk_cosine() -> None:
@@ -362,7 +369,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa
 
 
 class TestQCGLangChainStandard(RetrieversIntegrationTests):
-    """langchain-tests' standard retriever suite through ``QCGIndex.as_langchain_retriever``."""
+    """langchain-tests standard retriever suite through ``as_langchain_retriever``."""
 
     @property
     def retriever_constructor(self) -> Any:
@@ -373,15 +380,43 @@ class TestQCGLangChainStandard(RetrieversIntegrationTests):
         return "When did Chelsea win the FA Cup?"
 
 
-def test_evaluation_builder_passes_options() -> None:
+def test_registration_builds_with_presets_and_reuses_a_query_set(tmp_path: Path) -> None:
     from graphrag_integrations.core.types import Passage
-    from graphrag_integrations.methods.qcg.evaluation import build as eval_build
+    from graphrag_integrations.evaluation.registry import get_registration
 
+    reg = get_registration("qcg")
     passages = [Passage(f"p{i}", text, doc) for i, (doc, text) in enumerate(CORPUS)]
-    retriever = eval_build(passages, FakeEmbedder(), llm=FakeLLM(), preset="lihuaworld", h=2)
-    assert isinstance(retriever, QCGIndex)
+    llm = FakeLLM()
+    retriever = reg.build(
+        FakeEmbedder(),
+        {"passages": passages},
+        {"preset": "lihuaworld", "h": "2", "llm": llm, "query_set": "none"},
+    )
+    assert isinstance(retriever, QueryCentricGraphIndex)
     assert (retriever.index_params.k_neighbors, retriever.query_params.h) == (2, 2)
+    assert (retriever.query_params.n, retriever.query_params.gamma) == (10, 1.5)
     assert retriever.retrieve("When did Chelsea win the FA Cup?", k=1)[0].id == "p2"
+    calls = len(llm.calls)
+    path = tmp_path / "qs.jsonl.gz"
+    retriever.export_query_set().save(path)
+    again = reg.build(FakeEmbedder(), {"passages": passages}, {"llm": llm, "query_set": str(path)})
+    assert len(llm.calls) == calls  # every chunk came from the query set
+    assert again.generation_report()["reused_chunks"] == len(passages)
+
+
+def test_missing_skip_indexes_uncovered_chunks_without_queries(tmp_path: Path) -> None:
+    covered = build(CORPUS[:3])
+    path = tmp_path / "qs.jsonl.gz"
+    covered.export_query_set().save(path)
+    llm = FakeLLM()
+    index = build(CORPUS, llm=llm, query_set=path, missing="skip")
+    assert llm.calls == []
+    report = index.generation_report()
+    assert report["skipped_chunks"] == len(CORPUS) - 3 == report["empty_chunks"]
+    assert len(index.passages) == len(CORPUS)
+    assert {index.store.chunk_of(q) for q in index.store.query_ids()} == {
+        p.id for p in covered.passages
+    }
 
 
 @pytest.mark.slow
@@ -398,7 +433,7 @@ def test_example_query_set_with_minilm() -> None:
     def no_llm(prompt: str) -> str:
         raise AssertionError("the query set covers every chunk")
 
-    index = QCGIndex.from_passages(
+    index = QueryCentricGraphIndex.from_passages(
         passages, preset="lihuaworld", query_set=qs, llm=no_llm, gamma=1.0
     )
     hits = index.retrieve("What fitness challenge did Jennifer Moore propose?", k=2)

@@ -33,11 +33,9 @@ True
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
-import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +44,8 @@ from typing import Any
 from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.types import Passage, Triple
 from graphrag_integrations.errors import DocumentLoadError
+from graphrag_integrations.evaluation.lihuaworld import load_lihua_chats
+from graphrag_integrations.evaluation.lihuaworld import load_questions as load_lihua_questions
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,6 @@ _CORPUS_FILE = "corpus.json"
 _LIHUA_ZIP = "LiHuaWorld.zip"
 _LIHUA_QUERIES = "queries-dev.json"
 _METAQA_KB = "kb.txt"
-_LIHUA_TIME = re.compile(r"(\d{8})_(\d{2}):?(\d{2})")
 
 
 @dataclass(frozen=True)
@@ -353,58 +352,6 @@ def load_dataset(
 
 
 # -- LiHuaWorld --------------------------------------------------------------------------
-def lihua_timestamp(name: str) -> str:
-    """Normalise ``YYYYMMDD_HHMM`` or ``YYYYMMDD_HH:MM`` to the evidence form ``YYYYMMDD_HH:MM``.
-
-    Examples
-    --------
-    >>> lihua_timestamp("week1/20260108_1900.txt")
-    '20260108_19:00'
-    """
-    match = _LIHUA_TIME.search(name)
-    if match is None:
-        raise DocumentLoadError(f"no YYYYMMDD_HHMM timestamp in {name!r}")
-    day, hour, minute = match.groups()
-    return f"{day}_{hour}:{minute}"
-
-
-def load_lihua_chats(archive: str | Path) -> list[Passage]:
-    """The LiHuaWorld chat files of ``LiHuaWorld.zip``: one passage each, id = timestamp.
-
-    The first line ``Time: YYYYMMDD_HH:MM`` is authoritative (some files are named by day);
-    passages are sorted by timestamp.
-
-    Raises
-    ------
-    DocumentLoadError
-        A missing archive or two files with one timestamp.
-    """
-    archive = Path(archive)
-    if not archive.is_file():
-        raise DocumentLoadError(f"{archive} does not exist")
-    passages: list[Passage] = []
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            if info.is_dir() or not info.filename.endswith(".txt"):
-                continue
-            text = io.TextIOWrapper(zf.open(info), encoding="utf-8").read().strip()
-            first = text.split("\n", 1)[0]
-            stamp = lihua_timestamp(first if first.startswith("Time:") else info.filename)
-            week = Path(info.filename).parent.name
-            passages.append(
-                Passage(
-                    id=stamp,
-                    text=text,
-                    doc_id=stamp,
-                    metadata={"title": stamp, "week": week, "source": info.filename},
-                )
-            )
-    passages.sort(key=lambda p: p.id)
-    if len({p.id for p in passages}) != len(passages):
-        raise DocumentLoadError(f"{archive}: two chat files share a timestamp")
-    return passages
-
-
 def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> Dataset:
     """LiHuaWorld chat logs: one passage per chat file, id = its timestamp ``YYYYMMDD_HH:MM``.
 
@@ -422,8 +369,6 @@ def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> D
     qfile = Path(queries) if queries is not None else archive.parent / _LIHUA_QUERIES
     # dirty records ("Time: ..." or "20260619_0815" evidence, stray words, no question) are
     # repaired or skipped with a logged count, never fatal: see evaluation.lihuaworld
-    from graphrag_integrations.evaluation.lihuaworld import load_questions as load_lihua_questions
-
     cleaned = load_lihua_questions(qfile, {p.id for p in passages})
     questions = [
         Question(q.id, q.text, [q.answer], q.evidence.gold, {"type": q.type})

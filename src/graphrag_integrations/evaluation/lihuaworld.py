@@ -21,8 +21,10 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import re
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -239,10 +241,63 @@ def load_questions(file: str | Path, known_ids: Sequence[str] | set[str]) -> Que
 
 
 # -- corpus -------------------------------------------------------------------------------
+_LIHUA_TIME = re.compile(r"(\d{8})_(\d{2}):?(\d{2})")
+
+
+def lihua_timestamp(name: str) -> str:
+    """Normalise ``YYYYMMDD_HHMM`` or ``YYYYMMDD_HH:MM`` to the evidence form ``YYYYMMDD_HH:MM``.
+
+    Examples
+    --------
+    >>> lihua_timestamp("week1/20260108_1900.txt")
+    '20260108_19:00'
+    """
+    match = _LIHUA_TIME.search(name)
+    if match is None:
+        raise DocumentLoadError(f"no YYYYMMDD_HHMM timestamp in {name!r}")
+    day, hour, minute = match.groups()
+    return f"{day}_{hour}:{minute}"
+
+
+def load_lihua_chats(archive: str | Path) -> list[Passage]:
+    """The LiHuaWorld chat files of ``LiHuaWorld.zip``: one passage each, id = timestamp.
+
+    The first line ``Time: YYYYMMDD_HH:MM`` is authoritative (some files are named by day);
+    passages are sorted by timestamp.
+
+    Raises
+    ------
+    DocumentLoadError
+        A missing archive or two files with one timestamp.
+    """
+    archive = Path(archive)
+    if not archive.is_file():
+        raise DocumentLoadError(f"{archive} does not exist")
+    passages: list[Passage] = []
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            if info.is_dir() or not info.filename.endswith(".txt"):
+                continue
+            text = io.TextIOWrapper(zf.open(info), encoding="utf-8").read().strip()
+            first = text.split("\n", 1)[0]
+            stamp = lihua_timestamp(first if first.startswith("Time:") else info.filename)
+            week = Path(info.filename).parent.name
+            passages.append(
+                Passage(
+                    id=stamp,
+                    text=text,
+                    doc_id=stamp,
+                    metadata={"title": stamp, "week": week, "source": info.filename},
+                )
+            )
+    passages.sort(key=lambda p: p.id)
+    if len({p.id for p in passages}) != len(passages):
+        raise DocumentLoadError(f"{archive}: two chat files share a timestamp")
+    return passages
+
+
 def load_chat_documents(path: str | Path) -> list[Passage]:
     """The 442 chats (one passage each, id = timestamp) from a folder or ``LiHuaWorld.zip``."""
-    from graphrag_integrations.evaluation.datasets import load_lihua_chats
-
     src = Path(path)
     return load_lihua_chats(src / "LiHuaWorld.zip" if src.is_dir() else src)
 

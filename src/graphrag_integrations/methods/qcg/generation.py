@@ -177,6 +177,29 @@ _QUERY_KEYS = ("query", "question", "q")
 _ANSWER_KEYS = ("answer", "a", "ans")
 
 
+#: Named Doc2Query templates (``QueryCentricGraphIndex(template="small")``).
+TEMPLATES: dict[str, str] = {"paper": DOC2QUERY_PROMPT, "small": SMALL_MODEL_PROMPT}
+
+
+def resolve_template(template: str) -> str:
+    """A template by name (``"paper"``, ``"small"``) or a template text with ``{chunk}``.
+
+    Examples
+    --------
+    >>> resolve_template("small") == SMALL_MODEL_PROMPT
+    True
+    >>> resolve_template("Questions about: {chunk}")
+    'Questions about: {chunk}'
+    """
+    text = TEMPLATES.get(template, template)
+    if "{chunk}" not in text:
+        raise ValueError(
+            f"Doc2Query template must be one of {sorted(TEMPLATES)} or contain {{chunk}}, "
+            f"got {template[:60]!r}"
+        )
+    return text
+
+
 def prompt_hash(template: str = DOC2QUERY_PROMPT) -> str:
     """First 16 hex digits of the template's SHA-256 (recorded in manifests and query sets).
 
@@ -502,16 +525,57 @@ class Doc2QueryGenerator:
         if retried:
             logger.info("Doc2Query reply gave no pair; retrying once with a repair instruction")
             parsed = parse_qa_pairs(self._complete(prompt + self.repair_suffix), self.M)
-            if not parsed.pairs:
-                logger.warning(
-                    "Doc2Query: no query-answer pair for a chunk after one retry (%r...)",
-                    chunk[:60],
-                )
+        return self._finish(chunk, parsed, retried)
+
+    def _finish(self, chunk: str, parsed: ParsedReply, retried: bool) -> list[QAPair]:
+        if not parsed.pairs:
+            logger.warning(
+                "Doc2Query: no query-answer pair for a chunk after one retry (%r...)", chunk[:60]
+            )
         self.stats.record(parsed, retried)
         return parsed.pairs
 
+    @property
+    def batched(self) -> bool:
+        """Whether the client batches a local model (``LLMClient.complete_many`` +
+        ``complete_batch``): then :meth:`generate` sends every first prompt in batches, then
+        every retry prompt, instead of one chunk per thread."""
+        llm = getattr(self.client, "llm", None)
+        return callable(getattr(self.client, "complete_many", None)) and callable(
+            getattr(llm, "complete_batch", None)
+        )
+
+    def _generate_batched(self, chunks: Sequence[str], todo: list[int]) -> dict[int, list[QAPair]]:
+        """First replies of every chunk in batches, then the retries in batches.
+
+        ``complete_many`` caches each batch as it completes under the same keys as single
+        calls, so a batched and a one-at-a-time build share the cache.
+        """
+        prompts = {i: doc2query_prompt(chunks[i], self.M, self.template) for i in todo}
+        replies = self.client.complete_many(
+            [prompts[i] for i in todo],
+            show_progress=self.show_progress,
+            desc="Doc2Query",
+            max_tokens=self.max_tokens,
+        )
+        parsed = {i: parse_qa_pairs(str(r), self.M) for i, r in zip(todo, replies, strict=True)}
+        retry = [i for i in todo if not parsed[i].pairs]
+        if retry:
+            logger.info("Doc2Query: %d replies gave no pair; retrying each once", len(retry))
+            again = self.client.complete_many(
+                [prompts[i] + self.repair_suffix for i in retry],
+                show_progress=self.show_progress,
+                desc="Doc2Query retries",
+                max_tokens=self.max_tokens,
+            )
+            for i, reply in zip(retry, again, strict=True):
+                parsed[i] = parse_qa_pairs(str(reply), self.M)
+        retried = set(retry)
+        return {i: self._finish(chunks[i], parsed[i], i in retried) for i in todo}
+
     def generate(self, chunks: Sequence[str]) -> list[list[QAPair]]:
-        """Pairs of every chunk, in order, with at most ``max_concurrency`` calls in flight.
+        """Pairs of every chunk, in order, with at most ``max_concurrency`` calls in flight
+        (or in ``batch_size`` batches when :attr:`batched`).
 
         Every reply is cached by the client as soon as it arrives; an exception from the model
         (after the client's retries) propagates once the calls in flight have finished.
@@ -522,9 +586,14 @@ class Doc2QueryGenerator:
             return out
         from tqdm.auto import tqdm
 
+        start = time.perf_counter()
+        if self.batched:
+            for i, pairs in self._generate_batched(chunks, todo).items():
+                out[i] = pairs
+            self.stats.seconds += time.perf_counter() - start
+            return out
         usage = getattr(self.client, "usage", None)
         tokens0 = usage.total_tokens if usage is not None else 0
-        start = time.perf_counter()
         workers = max(1, min(int(getattr(self.client, "max_concurrency", 1)), len(todo)))
         with (
             ThreadPoolExecutor(workers, thread_name_prefix="doc2query") as pool,

@@ -1,4 +1,4 @@
-"""QCGIndex: the query-centric graph with its lifecycle (build, insert, delete, persist, load).
+"""QueryCentricGraphIndex: the query-centric graph and its lifecycle (build, insert, delete, load).
 
 Build (§3.3): chunks -> extended Doc2Query pairs (a :class:`QuerySet` first, the LLM for the
 rest) -> extended Doc2Query-- (per-chunk top-alpha by ``cos(q (+) a, chunk)``) -> query nodes
@@ -22,8 +22,9 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.documents import load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -36,11 +37,11 @@ from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import (
-    DOC2QUERY_PROMPT,
     Doc2QueryGenerator,
     QAPair,
     QuerySet,
     prompt_hash,
+    resolve_template,
 )
 from graphrag_integrations.methods.qcg.graph import QueryGraph, repair_knn
 from graphrag_integrations.methods.qcg.params import (
@@ -50,14 +51,14 @@ from graphrag_integrations.methods.qcg.params import (
     split_options,
 )
 from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks
-from graphrag_integrations.methods.qcg.store import QCGStore, VectorIndexFactory
+from graphrag_integrations.methods.qcg.store import QCGStore
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 
 
-class QCGIndex(FrameworkSurface, BaseIndex):
+class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     """The QCG-RAG index and retriever.
 
     Parameters
@@ -105,7 +106,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
     ...     def embed_query(self, text):
     ...         return self.embed([text])[0]
     >>> reply = '[{"query": "Where is Paris?", "answer": "in France"}]'
-    >>> index = QCGIndex.from_documents(["Paris is in France."], embedding=Words(),
+    >>> index = QueryCentricGraphIndex.from_documents(["Paris is in France."], embedding=Words(),
     ...                                 llm=lambda prompt: reply, M=1)
     >>> hit = index.retrieve("Where is Paris?", k=1)[0]
     >>> hit.text, hit.explanation["queries"][0]["query"]
@@ -124,15 +125,17 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         cache_dir: str | Path | None = None,
         max_concurrency: int = 4,
         max_tokens: int | None = None,
-        template: str = DOC2QUERY_PROMPT,
+        template: str = "paper",
         chunker: TokenChunker | None = None,
         show_progress: bool = False,
         vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        batch_size: int = 8,
         **params: Any,
     ) -> None:
         index_opts, query_opts, unknown = split_options(params)
         if unknown:
-            raise TypeError(f"unknown QCGIndex parameters: {sorted(unknown)}")
+            raise TypeError(f"unknown QueryCentricGraphIndex parameters: {sorted(unknown)}")
         base = _preset(preset)
         self.preset = preset
         self.index_params: QCGIndexParams = replace(base.index, **index_opts)
@@ -146,23 +149,39 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         self.cache_dir = cache_dir
         self.max_concurrency = max_concurrency
         self.max_tokens = max_tokens
-        self.template = template
+        self.template = resolve_template(template)
+        self.batch_size = batch_size
+        self.graph_backend = graph_backend
         self.chunker = chunker
         self.show_progress = show_progress
-        self.store = QCGStore(self.embedder.model_name, vector_index)
-        self.graph = QueryGraph()
+        self.vector_index = vector_index
+        self.store = QCGStore(self.embedder.model_name, vector_index, graph_backend)
         self._generator: Doc2QueryGenerator | None = None
         self._generator_model: str | None = None
         self.timings = dict.fromkeys(("generation", "embedding", "graph", "total"), 0.0)
         self.counts = dict.fromkeys(
-            ("chunks", "reused_chunks", "generated_chunks", "pairs", "queries", "empty_chunks"), 0
+            (
+                "chunks",
+                "reused_chunks",
+                "generated_chunks",
+                "skipped_chunks",
+                "pairs",
+                "queries",
+                "empty_chunks",
+            ),
+            0,
         )
 
     # -- properties ---------------------------------------------------------------------------
     @property
-    def graph_store(self) -> GraphStore:
+    def graph_store(self) -> GraphBackend:
         """The chunk / query graph (export with ``to_graphml``; change it via the index)."""
         return self.store.graph_store
+
+    @property
+    def graph(self) -> QueryGraph:
+        """The retrieval arrays (a derived view of the store, rebuilt after a mutation)."""
+        return self.store.query_graph()
 
     @property
     def passages(self) -> list[Passage]:
@@ -179,7 +198,12 @@ class QCGIndex(FrameworkSurface, BaseIndex):
             client = (
                 llm
                 if isinstance(llm, LLMClient)
-                else LLMClient(llm, cache_dir=self.cache_dir, max_concurrency=self.max_concurrency)
+                else LLMClient(
+                    llm,
+                    cache_dir=self.cache_dir,
+                    max_concurrency=self.max_concurrency,
+                    batch_size=self.batch_size,
+                )
             )
             self._generator = Doc2QueryGenerator(
                 client,
@@ -193,7 +217,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> QCGIndex:
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> QueryCentricGraphIndex:
         """Build from strings, LangChain / LlamaIndex documents, files or folders.
 
         Raises
@@ -207,7 +231,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         )
 
     @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QCGIndex:
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:
         """Build from already chunked passages (the evaluation harness's entry)."""
         passages = [p for p in passages if p.text.strip()]
         if not passages:
@@ -217,9 +241,13 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         return index
 
     def insert(self, documents: Iterable[Any]) -> list[str]:
+        """Add documents (those already indexed are skipped with a warning); returns the ids
+        of the documents added."""
         passages = documents_to_passages(load_documents(documents), self.chunker)
+        indexed = {p.doc_id for p in self.passages}
+        passages = [p for p in drop_indexed(passages, indexed) if p.text.strip()]
         self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        return document_ids(passages)
 
     def _pairs(self, passages: Sequence[Passage]) -> list[list[QAPair]]:
         """Pairs of each passage: from the query set, else generated."""
@@ -228,6 +256,15 @@ class QCGIndex(FrameworkSurface, BaseIndex):
             out.append(self.query_set.get(p.text) if self.query_set is not None else None)
         missing = [i for i, pairs in enumerate(out) if pairs is None]
         self.counts["reused_chunks"] += len(passages) - len(missing)
+        if missing and self.index_params.missing == "skip":
+            logger.warning(
+                "%d of %d chunks are not in the query set and missing='skip': indexed without "
+                "generated queries (they cannot be retrieved)",
+                len(missing),
+                len(passages),
+            )
+            self.counts["skipped_chunks"] += len(missing)
+            return [pairs or [] for pairs in out]
         self.counts["generated_chunks"] += len(missing)
         if missing:
             generated = self.generator.generate([passages[i].text for i in missing])
@@ -255,18 +292,22 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         t2 = time.perf_counter()
         before = self.store.knn()
         added: set[str] = set()
+        empty = 0
         steps = progress(new, "QCG: linking chunks", enabled=self.show_progress and len(new) > 1)
         for passage, ps in zip(steps, pairs, strict=True):
             kept = self._filter(passage, ps, vecs)
             if not ps:
-                self.counts["empty_chunks"] += 1
-                logger.warning(
-                    "chunk %s has no generated query: it cannot be retrieved", passage.id
-                )
+                empty += 1
+                logger.info("chunk %s has no generated query: it cannot be retrieved", passage.id)
             node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
             added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
             self.counts["pairs"] += len(ps)
         self.counts["chunks"] += len(new)
+        self.counts["empty_chunks"] += empty
+        if empty:
+            logger.warning(
+                "%d of %d chunks have no generated query: they cannot be retrieved", empty, len(new)
+            )
         self._repair(before, added, set())
         t3 = time.perf_counter()
         for key, value in (
@@ -305,9 +346,6 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         current = {q: n for q, n in before.items() if q not in removed}
         updates = repair_knn(ids, matrix, self.index_params.k_neighbors, current, added, removed)
         self.store.set_knn(updates)
-        self.graph = QueryGraph.build(
-            ids, matrix, [self.store.chunk_of(q) for q in ids], self.store.knn()
-        )
         self.counts["queries"] = len(ids)
 
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
@@ -323,8 +361,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
         before = self.store.knn()
         chunks, queries = self.store.remove_document(doc_id)
         if not chunks and not queries:
-            logger.warning("delete(%r): no such document in the index", doc_id)
-            return False
+            return self._unknown_document(doc_id)
         self._repair(before, set(), set(queries))
         return True
 
@@ -431,7 +468,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
             write_manifest(out, self.manifest())
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> QCGIndex:
+    def load(cls, path: str | Path, **kwargs: Any) -> QueryCentricGraphIndex:
         """Load a persisted index; graph parameters come from the manifest, query parameters
         from it unless given.
 
@@ -472,6 +509,7 @@ class QCGIndex(FrameworkSurface, BaseIndex):
             model_name=index.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
             factory=kwargs.get("vector_index"),
+            graph=kwargs.get("graph_backend"),
         )
         index._repair({}, set(), set())
         if (len(index.store.graph_store.nodes("chunk")), len(index.graph)) != (

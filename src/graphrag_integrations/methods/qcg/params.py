@@ -16,91 +16,87 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
+
+from graphrag_integrations.core.params import Params, param
+
+__all__ = [
+    "NODE_TEXTS",
+    "PRESETS",
+    "QCGIndexParams",
+    "QCGPreset",
+    "QCGQueryParams",
+    "preset",
+    "split_options",
+]
 
 NodeText = Literal["query+answer", "query", "answer"]
 NODE_TEXTS: tuple[str, ...] = ("query+answer", "query", "answer")
 
-
-@dataclass(frozen=True)
-class QCGIndexParams:
-    """How the query-centric graph is built (§3.3).
-
-    Parameters
-    ----------
-    M : int
-        Paper ``M`` (default 20): query-answer pairs asked of the LLM per chunk.
-    alpha : float
-        Paper ``alpha`` (default 0.8): share of each chunk's pairs kept by extended
-        Doc2Query--, ranked by ``cos(q (+) a, chunk)``; ``ceil(alpha * pairs)`` are kept.
-    k_neighbors : int
-        Paper ``k`` of ``KNN(q, k)`` (default 3; LiHuaWorld 2): query-query edges per query node.
-    node_text : {"query+answer", "query", "answer"}
-        What a query node embeds (paper default ``q (+) a``; the other two are the node
-        ablation of §4.2 RQ3). Filtering always scores ``q (+) a`` as the paper does.
-    symmetric_knn : bool
-        Paper: ``False``, edges ``q -> q'`` for ``q'`` in ``KNN(q, k)`` and expansion follows
-        them outwards. ``True`` also follows them backwards (``q'`` reaches ``q``).
-    """
-
-    M: int = field(default=20, metadata={"symbol": "M"})
-    alpha: float = field(default=0.8, metadata={"symbol": "alpha"})
-    k_neighbors: int = field(default=3, metadata={"symbol": "k"})
-    node_text: NodeText = field(default="query+answer", metadata={"symbol": "node"})
-    symmetric_knn: bool = field(default=False, metadata={"symbol": None})
-
-    def __post_init__(self) -> None:
-        if self.M < 1:
-            raise ValueError(f"M must be >= 1, got {self.M}")
-        if not 0.0 < self.alpha <= 1.0:
-            raise ValueError(f"alpha must be in (0, 1], got {self.alpha}")
-        if self.k_neighbors < 0:
-            raise ValueError(f"k_neighbors must be >= 0, got {self.k_neighbors}")
-        if self.node_text not in NODE_TEXTS:
-            raise ValueError(f"node_text must be one of {NODE_TEXTS}, got {self.node_text!r}")
+#: Option values of the paper's LiHuaWorld setting (appendix B.3), per parameter class.
+_LIHUA_INDEX: dict[str, Any] = {"k_neighbors": 2}
+_LIHUA_QUERY: dict[str, Any] = {"n": 10, "gamma": 1.5}
 
 
 @dataclass(frozen=True)
-class QCGQueryParams:
-    """How a user query walks the graph (§3.4).
+class QCGIndexParams(Params):
+    """How the query-centric graph is built (§3.3); presets ``multihop-rag`` / ``lihuaworld``.
 
-    Parameters
-    ----------
-    h : int
-        Paper ``h`` (default 1): kNN hops expanded from the retrieved queries (0, 1, 2).
-    n : int
-        Paper ``n`` (default 15; LiHuaWorld 10): at most this many queries are retrieved, the
-        ``n`` most similar among those passing ``gamma``.
-    gamma : float
-        Paper ``gamma`` in [0, 2] (default 1.0; LiHuaWorld 1.5): threshold on
-        ``s = cos + epsilon``; 1.0 keeps every query with a non-negative cosine.
-    epsilon : float
-        Paper ``epsilon`` (= 1): added to the cosine.
-    K : int
-        Paper ``K`` (default 5): chunks returned when ``retrieve`` gets no ``k``.
-    chunk_weight : float
-        Deviation (default 0 = paper): a chunk's score becomes
-        ``(1 - w) * mean s of its queries + w * (cos(q_u, chunk) + epsilon)``, for every
-        candidate chunk (chunks are still found through queries only).
+    ``node_text`` ``query`` / ``answer`` are the node ablation of §4.2 RQ3 (filtering always
+    scores ``q (+) a``); ``symmetric_knn=True`` is a deviation (the paper's ``E_intra`` edges
+    ``q -> q'`` for ``q'`` in ``KNN(q, k)`` are followed outwards only).
     """
 
-    h: int = field(default=1, metadata={"symbol": "h"})
-    n: int = field(default=15, metadata={"symbol": "n"})
-    gamma: float = field(default=1.0, metadata={"symbol": "gamma"})
-    epsilon: float = field(default=1.0, metadata={"symbol": "epsilon"})
-    K: int = field(default=5, metadata={"symbol": "K"})
-    chunk_weight: float = field(default=0.0, metadata={"symbol": None})
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "multihop-rag": {},
+        "lihuaworld": _LIHUA_INDEX,
+    }
 
-    def __post_init__(self) -> None:
-        if self.h < 0:
-            raise ValueError(f"h must be >= 0, got {self.h}")
-        if self.n < 1:
-            raise ValueError(f"n must be >= 1, got {self.n}")
-        if self.K < 1:
-            raise ValueError(f"K must be >= 1, got {self.K}")
-        if not 0.0 <= self.chunk_weight <= 1.0:
-            raise ValueError(f"chunk_weight must be in [0, 1], got {self.chunk_weight}")
+    M: int = param(20, symbol="M", doc="query-answer pairs asked of the LLM per chunk", ge=1)
+    alpha: float = param(
+        0.8,
+        symbol="α",
+        doc="Doc2Query--: share of a chunk's pairs kept (top ceil(α·pairs) by cos(q⊕a, chunk))",
+        gt=0.0,
+        le=1.0,
+    )
+    k_neighbors: int = param(3, symbol="k", doc="query-query kNN edges per query node", ge=0)
+    node_text: Literal["query+answer", "query", "answer"] = param(
+        "query+answer", symbol="q⊕a", doc="what a query node embeds (RQ3 ablation)"
+    )
+    symmetric_knn: bool = param(
+        False, doc="deviation: also expand along incoming kNN edges (paper: False)"
+    )
+    missing: Literal["generate", "skip"] = param(
+        "generate",
+        doc="chunks the query set lacks: generate their pairs, or index them without (logged)",
+    )
+
+
+@dataclass(frozen=True)
+class QCGQueryParams(Params):
+    """How a user query walks the graph (§3.4); presets ``multihop-rag`` / ``lihuaworld``.
+
+    ``s = cos + ε``; the ``n`` most similar queries with ``s >= γ`` are retrieved, expanded
+    ``h`` hops over the kNN edges, and a chunk scores the mean ``s`` of its retrieved queries.
+    ``chunk_weight`` is a deviation (default 0 = paper): a chunk scores
+    ``(1 - w) * mean s + w * (cos(q_u, chunk) + ε)``.
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "multihop-rag": {},
+        "lihuaworld": _LIHUA_QUERY,
+    }
+
+    h: int = param(1, symbol="h", doc="kNN hops expanded from the retrieved queries", ge=0)
+    n: int = param(15, symbol="n", doc="most similar queries kept among those passing γ", ge=1)
+    gamma: float = param(1.0, symbol="γ", doc="threshold on s = cos + ε", ge=0.0, le=2.0)
+    epsilon: float = param(1.0, symbol="ε", doc="added to the cosine")
+    K: int = param(5, symbol="K", doc="chunks returned when retrieve gets no k", ge=1)
+    chunk_weight: float = param(
+        0.0, doc="deviation: weight of the chunk's own similarity (paper: 0)", ge=0.0, le=1.0
+    )
 
 
 @dataclass(frozen=True)
@@ -114,10 +110,12 @@ class QCGPreset:
 
 #: The paper's two settings (appendix B.3): MultiHop-RAG (the defaults) and LiHuaWorld.
 PRESETS: dict[str, QCGPreset] = {
-    "multihop-rag": QCGPreset("multihop-rag", QCGIndexParams(), QCGQueryParams()),
-    "lihuaworld": QCGPreset(
-        "lihuaworld", QCGIndexParams(k_neighbors=2), QCGQueryParams(n=10, gamma=1.5)
-    ),
+    name: QCGPreset(
+        name,
+        QCGIndexParams.from_options({"preset": name}),
+        QCGQueryParams.from_options({"preset": name}),
+    )
+    for name in QCGIndexParams.PRESETS
 }
 
 

@@ -1,6 +1,7 @@
-"""All storage of a QCG index: one core ``GraphStore`` and two core vector indexes.
+"""QCG-RAG's schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`.
 
-The two-layer graph of §3.3 lives in a :class:`~graphrag_integrations.core.graph_store.GraphStore`:
+The two-layer graph of §3.3 lives in the store's graph backend (networkx ``GraphStore`` by
+default, any :class:`~graphrag_integrations.core.graph_store.GraphBackend` class):
 
 * ``chunk`` nodes ``"chunk:<passage id>"`` (attributes ``text``, ``doc_id``, ``metadata``,
   ``pairs``: every generated pair ``[query, answer]`` before filtering, so the index is
@@ -9,64 +10,41 @@ The two-layer graph of §3.3 lives in a :class:`~graphrag_integrations.core.grap
   pair's position in the generated list, ``score``: its Doc2Query-- cosine to the chunk);
   query ids are ``"<passage id>-<index>"`` as in the paper's case study;
 * ``from_chunk`` edges query -> chunk (``E_inter``) and ``similar`` edges query -> query
-  (``E_intra``, attribute ``rank`` 0..k-1).
+  (``E_intra``, attribute ``rank`` 0..k-1, inserted in rank order so the backend's
+  ``neighbors`` lists them by rank).
 
-Provenance is the document id on every node and edge, so ``delete(doc_id)`` starts with
-:meth:`GraphStore.remove_provenance`; the kNN lists that lost a neighbour are then rewritten
-by the index (:func:`~graphrag_integrations.methods.qcg.graph.repair_knn`).
-Vectors: layer ``"queries"`` (the node text of each query) and ``"chunks"`` (each chunk's
-text), :class:`InMemoryVectorIndex` by default or any factory.
+Provenance is the document id on every node and edge, so ``delete(doc_id)`` is
+:meth:`IndexStore.remove_document`; the kNN lists that lost a neighbour are then rewritten
+(:meth:`IndexStore.remove_edges` + ``add_edge``) by the index
+(:func:`~graphrag_integrations.methods.qcg.graph.repair_knn`). Vector layers: ``"queries"``
+(the node text of each query) and ``"chunks"`` (each chunk's text); the derived retrieval
+arrays (:class:`~graphrag_integrations.methods.qcg.graph.QueryGraph`) are the store's derived
+view ``"qcg"``.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_store import (
+    IndexStore,
+    VectorIndexFactory,
+    node_id,
+    node_key,
+)
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
-from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.qcg.generation import QAPair
 from graphrag_integrations.methods.qcg.graph import QueryGraph
 
-logger = logging.getLogger(__name__)
+__all__ = ["CHUNK", "FROM_CHUNK", "LAYERS", "QUERY", "SIMILAR", "QCGStore", "query_id"]
 
 CHUNK, QUERY = "chunk", "query"
 FROM_CHUNK, SIMILAR = "from_chunk", "similar"
 LAYERS = {QUERY: "queries", CHUNK: "chunks"}
-GRAPH_FILE = "graph.json"
-VECTORS_DIR = "vectors"
-
-VectorIndexFactory = Callable[[str, int, str], VectorIndex]
-"""``factory(layer, dimension, model_name)`` -> a new, empty vector index."""
-
-
-def node_id(kind: str, key: str) -> str:
-    """Graph node id.
-
-    Examples
-    --------
-    >>> node_id("query", "p1-3")
-    'query:p1-3'
-    """
-    return f"{kind}:{key}"
-
-
-def node_key(node: str) -> str:
-    """Inverse of :func:`node_id`.
-
-    Examples
-    --------
-    >>> node_key("chunk:p1")
-    'p1'
-    """
-    return node.split(":", 1)[1]
 
 
 def query_id(passage_id: str, index: int) -> str:
@@ -80,16 +58,21 @@ def query_id(passage_id: str, index: int) -> str:
     return f"{passage_id}-{index}"
 
 
-def in_memory_vectors(layer: str, dimension: int, model_name: str) -> VectorIndex:
-    """Default factory: an exact in-memory index."""
-    return InMemoryVectorIndex(dimension, model_name)
+def qcg_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any] | None:
+    """Vector metadata: ``doc_id`` (and ``chunk_id`` for a query), read from the graph."""
+    data = graph.node(node_id(kind, key))
+    if kind == CHUNK:
+        return {"doc_id": data["doc_id"]}
+    chunk = graph.node(node_id(CHUNK, str(data["chunk"])))
+    return {"doc_id": chunk["doc_id"], "chunk_id": data["chunk"]}
 
 
 class QCGStore:
-    """Graph and vectors of a QCG index.
+    """Graph and vectors of a QCG index (one :class:`IndexStore`).
 
     Examples
     --------
+    >>> import numpy as np
     >>> store = QCGStore("toy")
     >>> store.add_chunk(Passage("p", "Paris is in France.", "d"), [QAPair("Where?", "France")],
     ...                 [(0, 0.9)], np.ones((1, 2), np.float32) / 2**0.5,
@@ -99,70 +82,75 @@ class QCGStore:
     ('p', (['p'], ['p-0']))
     """
 
-    def __init__(self, model_name: str, factory: VectorIndexFactory | None = None) -> None:
-        self.model_name = model_name
-        self.factory: VectorIndexFactory = factory or in_memory_vectors
-        self.graph_store = GraphStore()
-        self.vectors: dict[str, VectorIndex] = {}
-        self.dimension = 0
+    def __init__(
+        self,
+        model_name: str,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        *,
+        store: IndexStore | None = None,
+    ) -> None:
+        self.store = store or IndexStore(
+            model_name, LAYERS, factory=factory, graph=graph, metadata=qcg_metadata
+        )
+
+    @property
+    def model_name(self) -> str:
+        return self.store.model_name
+
+    @property
+    def graph_store(self) -> GraphBackend:
+        return self.store.graph
+
+    @property
+    def dimension(self) -> int:
+        return self.store.dimension
 
     # -- reading ---------------------------------------------------------------------------
     def has_chunk(self, passage_id: str) -> bool:
-        return node_id(CHUNK, passage_id) in self.graph_store
+        return self.store.has(CHUNK, passage_id)
 
     def passage(self, passage_id: str) -> Passage:
-        data = self.graph_store.node(node_id(CHUNK, passage_id))
+        data = self.store.graph.node(node_id(CHUNK, passage_id))
         return Passage(passage_id, data["text"], data["doc_id"], dict(data["metadata"]))
 
     def passages(self) -> list[Passage]:
         """Every chunk, sorted by passage id."""
-        return [self.passage(node_key(n)) for n in sorted(self.graph_store.nodes(CHUNK))]
+        return [self.passage(key) for key in sorted(self.store.keys(CHUNK))]
 
     def generated_pairs(self, passage_id: str) -> list[QAPair]:
         """Every pair generated for a chunk (before filtering)."""
-        data = self.graph_store.node(node_id(CHUNK, passage_id))
+        data = self.store.graph.node(node_id(CHUNK, passage_id))
         return [QAPair(str(q), str(a)) for q, a in data["pairs"]]
 
     def query_ids(self) -> list[str]:
         """Query ids, sorted."""
-        return sorted(node_key(n) for n in self.graph_store.nodes(QUERY))
+        return sorted(self.store.keys(QUERY))
 
     def query(self, qid: str) -> dict[str, Any]:
         """Attributes of a query node (``query``, ``answer``, ``chunk``, ``index``, ``score``)."""
-        return self.graph_store.node(node_id(QUERY, qid))
+        return self.store.graph.node(node_id(QUERY, qid))
 
     def chunk_of(self, qid: str) -> str:
         return str(self.query(qid)["chunk"])
 
     def knn(self) -> dict[str, list[str]]:
-        """Every query's kNN list, by rank."""
-        g = self.graph_store.graph
-        out: dict[str, list[str]] = {}
-        for node in self.graph_store.nodes(QUERY):
-            edges = [
-                (d["rank"], node_key(v))
-                for _, v, d in g.out_edges(node, data=True)
-                if d["type"] == SIMILAR
-            ]
-            out[node_key(node)] = [v for _, v in sorted(edges)]
-        return out
+        """Every query's kNN list, by rank (the order :meth:`set_knn` inserted them in)."""
+        graph = self.store.graph
+        return {
+            node_key(n): [node_key(v) for v in graph.neighbors(n, SIMILAR, "out")]
+            for n in graph.nodes(QUERY)
+        }
 
     def query_vectors(self, ids: Sequence[str]) -> FloatMatrix:
-        if not ids:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return self.vectors[LAYERS[QUERY]].get_embeddings(list(ids))
+        return self.store.embeddings(QUERY, ids)
 
     def chunk_vectors(self, ids: Sequence[str]) -> FloatMatrix:
-        if not ids:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return self.vectors[LAYERS[CHUNK]].get_embeddings(list(ids))
+        return self.store.embeddings(CHUNK, ids)
 
     def query_graph(self) -> QueryGraph:
-        """The derived arrays retrieval reads."""
-        ids = self.query_ids()
-        return QueryGraph.build(
-            ids, self.query_vectors(ids), [self.chunk_of(q) for q in ids], self.knn()
-        )
+        """The derived arrays retrieval reads (rebuilt only after a mutation)."""
+        return self.store.derived("qcg", _build_query_graph)
 
     # -- mutation --------------------------------------------------------------------------
     def add_chunk(
@@ -177,94 +165,58 @@ class QCGStore:
 
         Returns the new query ids.
         """
-        g = self.graph_store
+        store = self.store
         prov = (passage.doc_id,)
-        chunk = node_id(CHUNK, passage.id)
-        g.add_node(
-            chunk,
-            CHUNK,
-            prov,
-            text=passage.text,
-            doc_id=passage.doc_id,
-            metadata=dict(passage.metadata),
-            pairs=[[p.query, p.answer] for p in pairs],
-        )
-        qids = []
-        for index, score in kept:
-            qid = query_id(passage.id, index)
-            pair = pairs[index]
-            g.add_node(
-                node_id(QUERY, qid),
-                QUERY,
+        qids = [query_id(passage.id, index) for index, _ in kept]
+        with store.writing():
+            chunk = store.add_node(
+                CHUNK,
+                passage.id,
                 prov,
-                query=pair.query,
-                answer=pair.answer,
-                chunk=passage.id,
-                index=index,
-                score=float(score),
+                text=passage.text,
+                doc_id=passage.doc_id,
+                metadata=dict(passage.metadata),
+                pairs=[[p.query, p.answer] for p in pairs],
             )
-            g.add_edge(node_id(QUERY, qid), chunk, FROM_CHUNK, prov)
-            qids.append(qid)
-        meta = {"doc_id": passage.doc_id}
-        self._index(CHUNK, chunk_vector.shape[0]).add([passage.id], chunk_vector[None, :], [meta])
-        if qids:
-            metas = [{"doc_id": passage.doc_id, "chunk_id": passage.id} for _ in qids]
-            self._index(QUERY, query_vectors.shape[1]).add(qids, query_vectors, metas)
+            for qid, (index, score) in zip(qids, kept, strict=True):
+                pair = pairs[index]
+                node = store.add_node(
+                    QUERY,
+                    qid,
+                    prov,
+                    query=pair.query,
+                    answer=pair.answer,
+                    chunk=passage.id,
+                    index=index,
+                    score=float(score),
+                )
+                store.add_edge(node, chunk, FROM_CHUNK, prov)
+            store.add_vectors(CHUNK, {passage.id: chunk_vector})
+            store.add_vectors(QUERY, dict(zip(qids, query_vectors, strict=True)))
         return qids
 
-    def _index(self, kind: str, dimension: int) -> VectorIndex:
-        layer = LAYERS[kind]
-        if layer not in self.vectors:
-            if self.dimension and dimension != self.dimension:
-                raise ValueError(
-                    f"vector dimension {dimension} != index dimension {self.dimension}"
-                )
-            self.dimension = dimension
-            self.vectors[layer] = self.factory(layer, dimension, self.model_name)
-        return self.vectors[layer]
-
     def set_knn(self, lists: Mapping[str, Sequence[str]]) -> None:
-        """Replace the ``similar`` out-edges of each query in ``lists``."""
-        g = self.graph_store
-        raw = g.graph
-        for qid, nbrs in lists.items():
-            node = node_id(QUERY, qid)
-            old = [(u, v, k) for u, v, k, t in raw.out_edges(node, keys=True, data="type")]
-            for u, v, k in old:
-                if raw.edges[u, v, k]["type"] == SIMILAR:
-                    raw.remove_edge(u, v, k)
-            prov = tuple(g.provenance(node))
-            for rank, nbr in enumerate(nbrs):
-                g.add_edge(node, node_id(QUERY, nbr), SIMILAR, prov, rank=rank)
+        """Replace the ``similar`` out-edges of each query in ``lists`` (in rank order)."""
+        store = self.store
+        graph = store.graph
+        with store.writing():
+            for qid, nbrs in lists.items():
+                node = node_id(QUERY, qid)
+                old = graph.neighbors(node, SIMILAR, "out")
+                store.remove_edges([(node, v, SIMILAR) for v in old])
+                prov = tuple(graph.node(node)["provenance"])
+                for rank, nbr in enumerate(nbrs):
+                    store.add_edge(node, node_id(QUERY, nbr), SIMILAR, prov, rank=rank)
 
     def remove_document(self, doc_id: str) -> tuple[list[str], list[str]]:
         """Forget ``doc_id``; returns (removed passage ids, removed query ids)."""
-        removed = self.graph_store.remove_provenance(doc_id)
-        chunks = [node_key(n) for n in removed.nodes if n.startswith(CHUNK + ":")]
-        queries = [node_key(n) for n in removed.nodes if n.startswith(QUERY + ":")]
-        if chunks:
-            self.vectors[LAYERS[CHUNK]].delete(chunks)
-        if queries:
-            self.vectors[LAYERS[QUERY]].delete(queries)
-        return chunks, queries
+        gone = self.store.remove_document(doc_id)
+        return gone.get(CHUNK, []), gone.get(QUERY, [])
 
     # -- persistence -----------------------------------------------------------------------
     def persist(self, directory: Path) -> None:
         """Write ``graph.json`` and ``vectors/<layer>/`` into a fresh ``directory``."""
-        self.graph_store.save(directory / GRAPH_FILE)
-        for kind, layer in LAYERS.items():
-            index = self.vectors.get(layer)
-            if index is None:
-                continue
-            if isinstance(index, InMemoryVectorIndex):
-                local = index
-            else:
-                logger.info("copying the %s vectors from %s to persist them", layer, type(index))
-                local = InMemoryVectorIndex(self.dimension, self.model_name)
-                keys = self.query_ids() if kind == QUERY else [p.id for p in self.passages()]
-                if keys:
-                    local.add(keys, index.get_embeddings(keys))
-            local.persist(directory / VECTORS_DIR / layer)
+        self.store.persist(directory)
 
     @classmethod
     def load(
@@ -274,8 +226,9 @@ class QCGStore:
         model_name: str,
         dimension: int,
         factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
     ) -> QCGStore:
-        """Read what :meth:`persist` wrote; graph and vectors must agree.
+        """Read what :meth:`persist` wrote (:meth:`IndexStore.load` checks graph and vectors).
 
         Raises
         ------
@@ -284,25 +237,19 @@ class QCGStore:
         IndexMismatchError
             Another model or dimension, or vectors that differ from the graph's nodes.
         """
-        store = cls(model_name, factory)
-        store.graph_store = GraphStore.load(directory / GRAPH_FILE)
-        store.dimension = dimension
-        for kind, layer in LAYERS.items():
-            keys = [node_key(n) for n in store.graph_store.nodes(kind)]
-            if not keys:
-                continue
-            index = InMemoryVectorIndex.load(
-                directory / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
-            )
-            if set(index.ids) != set(keys):
-                raise IndexMismatchError(
-                    f"{directory}: the {layer} vectors ({len(index)}) do not match the graph's "
-                    f"{len(keys)} {kind} nodes (corrupt index)"
-                )
-            if factory is not None and factory is not in_memory_vectors:
-                target = factory(layer, dimension, model_name)
-                target.add(keys, index.get_embeddings(keys))
-                store.vectors[layer] = target
-            else:
-                store.vectors[layer] = index
-        return store
+        store = IndexStore.load(
+            directory,
+            model_name=model_name,
+            dimension=dimension,
+            layers=LAYERS,
+            factory=factory,
+            graph=graph,
+            metadata=qcg_metadata,
+        )
+        return cls(model_name, store=store)
+
+
+def _build_query_graph(store: IndexStore, previous: QueryGraph | None) -> QueryGraph:
+    qcg = QCGStore(store.model_name, store=store)
+    ids = qcg.query_ids()
+    return QueryGraph.build(ids, qcg.query_vectors(ids), [qcg.chunk_of(q) for q in ids], qcg.knn())
