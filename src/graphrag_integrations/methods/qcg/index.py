@@ -124,7 +124,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         query_set: QuerySet | str | Path | None = None,
         cache_dir: str | Path | None = None,
         max_concurrency: int = 4,
-        max_tokens: int | None = None,
+        max_tokens: int | str | None = None,
         template: str = "paper",
         chunker: TokenChunker | None = None,
         show_progress: bool = False,
@@ -148,7 +148,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self.query_set = query_set
         self.cache_dir = cache_dir
         self.max_concurrency = max_concurrency
-        self.max_tokens = max_tokens
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
         self.template = resolve_template(template)
         self.batch_size = batch_size
         self.graph_backend = graph_backend
