@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.core.llm import LLMClient, LLMResult
 from graphrag_integrations.methods.qcg.generation import (
     REPAIR_SUFFIX,
+    SMALL_MODEL_PROMPT,
+    SMALL_MODEL_REPAIR_SUFFIX,
     Doc2QueryGenerator,
     QAPair,
     doc2query_prompt,
@@ -126,3 +129,56 @@ def test_bad_template_and_m() -> None:
         Doc2QueryGenerator(LLMClient(lambda p: ""), template="no placeholder")
     with pytest.raises(ValueError):
         Doc2QueryGenerator(LLMClient(lambda p: ""), M=0)
+
+
+class BatchModel:
+    """A local-model stand-in with ``complete_batch``: records each batch; a chunk containing
+    "hard" gets a reply without pairs the first time (the retry prompt has the suffix)."""
+
+    model_name = "fake-batch"
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def _reply(self, prompt: str) -> str:
+        chunk = prompt.split("Text:\n", 1)[1].split("\n", 1)[0]
+        if "hard" in chunk and SMALL_MODEL_REPAIR_SUFFIX not in prompt:
+            return "I cannot."
+        return f"Question: What does {chunk} say?\nAnswer: {chunk}"
+
+    def complete_batch(
+        self, prompts: list[str], *, max_tokens: int | None = None, temperature: float = 0.0
+    ) -> list[LLMResult]:
+        self.batches.append(list(prompts))
+        return [LLMResult(self._reply(p), 10, 5) for p in prompts]
+
+    def complete(
+        self, prompt: str, *, max_tokens: int | None = None, temperature: float = 0.0
+    ) -> LLMResult:
+        raise AssertionError("a batching model is never called one prompt at a time")
+
+    async def acomplete(
+        self, prompt: str, *, max_tokens: int | None = None, temperature: float = 0.0
+    ) -> LLMResult:
+        raise AssertionError("not used")
+
+
+def test_batched_generation_sends_first_replies_then_retries_in_batches(tmp_path: Path) -> None:
+    chunks = ["alpha text", "hard beta", "gamma text", "hard delta", "epsilon text"]
+    model = BatchModel()
+    client = LLMClient(model, cache_dir=tmp_path, batch_size=2)
+    gen = Doc2QueryGenerator(client, M=3, template=SMALL_MODEL_PROMPT)
+    assert gen.batched
+    out = gen.generate(chunks)
+    assert [p[0].answer for p in out] == chunks
+    # 5 first prompts in batches of <= 2, then the 2 retries in one batch
+    assert [len(b) for b in model.batches] == [2, 2, 1, 2]
+    assert all(SMALL_MODEL_REPAIR_SUFFIX in p for p in model.batches[-1])
+    assert gen.stats.as_dict()["retried"] == 2 and gen.stats.failed == 0
+    assert client.usage.calls == 7
+    # a second build (new client, same cache) never calls the model again
+    again = BatchModel()
+    gen2 = Doc2QueryGenerator(
+        LLMClient(again, cache_dir=tmp_path), M=3, template=SMALL_MODEL_PROMPT
+    )
+    assert gen2.generate(chunks) == out and again.batches == []
