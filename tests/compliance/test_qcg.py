@@ -25,8 +25,10 @@ def doc2query(prompt: str) -> str:
 class TestQueryCentricGraphIndexCompliance(IndexComplianceTests):
     index_class = QueryCentricGraphIndex
 
-    def build_index(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
-        return QueryCentricGraphIndex.from_documents(documents, embedding=embedder, llm=doc2query)
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
+        return QueryCentricGraphIndex.from_documents(
+            documents, embedding=embedder, llm=doc2query, **options
+        )
 
     def load_index(self, path: Path, embedder: Any) -> BaseIndex:
         return QueryCentricGraphIndex.load(path, embedding=embedder, llm=doc2query)

@@ -44,7 +44,8 @@ from typing import Any
 from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.types import Passage, Triple
 from graphrag_integrations.errors import DocumentLoadError
-from graphrag_integrations.evaluation.lihuaworld import load_lihua_chats
+from graphrag_integrations.evaluation.lihuaworld import lihua_timestamp as lihua_timestamp
+from graphrag_integrations.evaluation.lihuaworld import load_lihua_chats as load_lihua_chats
 from graphrag_integrations.evaluation.lihuaworld import load_questions as load_lihua_questions
 
 logger = logging.getLogger(__name__)

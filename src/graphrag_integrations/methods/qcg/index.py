@@ -20,20 +20,21 @@ from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import load_documents
+from graphrag_integrations.core.documents import load_documents, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.persistence import (
     Manifest,
-    atomic_directory,
+    check_embedder,
     check_manifest,
     read_manifest,
-    write_manifest,
+    reading_index,
 )
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import (
@@ -225,9 +226,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         EmptyCorpusError
             If no document has any text.
         """
+        load_options = pop_load_options(kwargs)
         chunker = kwargs.get("chunker")
         return cls.from_passages(
-            documents_to_passages(load_documents(documents), chunker), **kwargs
+            documents_to_passages(load_documents(documents, **load_options), chunker), **kwargs
         )
 
     @classmethod
@@ -240,10 +242,11 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
         """Add documents (those already indexed are skipped with a warning); returns the ids
-        of the documents added."""
-        passages = documents_to_passages(load_documents(documents), self.chunker)
+        of the documents added. ``load_options`` (``errors=``, ``report=``...) go to
+        ``load_documents``."""
+        passages = documents_to_passages(load_documents(documents, **load_options), self.chunker)
         indexed = {p.doc_id for p in self.passages}
         passages = [p for p in drop_indexed(passages, indexed) if p.text.strip()]
         self.add_passages(passages)
@@ -369,7 +372,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """The top ``k`` chunks (default ``K``) with the generated queries that matched."""
         text = check_query(query)
-        k = self.default_k if k is None else k
+        k = check_k(k, self.default_k)
         if not len(self.graph):
             return []
         vector = self.embedder.embed_query(text)
@@ -461,11 +464,17 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path) -> None:
-        """Write the index directory atomically (manifest, ``graph.json``, ``vectors/``)."""
-        with atomic_directory(path) as out:
-            self.store.persist(out)
-            write_manifest(out, self.manifest())
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the index directory atomically (manifest, ``graph.json``, ``vectors/``)
+        through :meth:`IndexStore.persist`.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a QCG index and ``overwrite`` is
+            false.
+        """
+        self.store.persist(path, self.manifest(), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> QueryCentricGraphIndex:
@@ -480,37 +489,32 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             Another method, format, embedding model, or graph-changing parameter, or a
             corrupt directory.
         """
-        src = Path(path)
-        manifest = check_manifest(
-            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-        )
-        params = manifest.parameters
-        for name, value in params["index"].items():
-            if name in kwargs and kwargs[name] != value:
-                raise IndexMismatchError(
-                    f"{src}: the index was built with {name}={value!r}, not {kwargs[name]!r}"
-                )
-            kwargs[name] = value
-        for name, value in params["query"].items():
-            kwargs.setdefault(name, value)
-        kwargs.setdefault("max_tokens", params.get("max_tokens"))
-        index = cls(**kwargs)
-        check_manifest(
-            manifest,
-            method=cls.method,
-            embedding_model=index.embedder.model_name,
-            supported_format_version=FORMAT_VERSION,
-        )
-        if params.get("prompt_hash") != prompt_hash(index.template):
-            logger.warning("%s was generated with another Doc2Query prompt", src)
-        index._generator_model = manifest.models.get("generator")
-        index.store = QCGStore.load(
-            src,
-            model_name=index.embedder.model_name,
-            dimension=int(manifest.embedding_dimension or 0),
-            factory=kwargs.get("vector_index"),
-            graph=kwargs.get("graph_backend"),
-        )
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+            )
+            params = manifest.parameters
+            for name, value in params["index"].items():
+                if name in kwargs and kwargs[name] != value:
+                    raise IndexMismatchError(
+                        f"{src}: the index was built with {name}={value!r}, not {kwargs[name]!r}"
+                    )
+                kwargs[name] = value
+            for name, value in params["query"].items():
+                kwargs.setdefault(name, value)
+            kwargs.setdefault("max_tokens", params.get("max_tokens"))
+            index = cls(**kwargs)
+            check_embedder(manifest, index.embedder, source=src)
+            if params.get("prompt_hash") != prompt_hash(index.template):
+                logger.warning("%s was generated with another Doc2Query prompt", src)
+            index._generator_model = manifest.models.get("generator")
+            index.store = QCGStore.load(
+                src,
+                model_name=index.embedder.model_name,
+                dimension=int(manifest.embedding_dimension or 0),
+                factory=index.vector_index,
+                graph=index.graph_backend,
+            )
         index._repair({}, set(), set())
         if (len(index.store.graph_store.nodes("chunk")), len(index.graph)) != (
             params["passages"],

@@ -36,6 +36,7 @@ from graphrag_integrations.core.index_store import (
     node_id,
     node_key,
 )
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.generation import QAPair
 from graphrag_integrations.methods.qcg.graph import QueryGraph
@@ -214,9 +215,12 @@ class QCGStore:
         return gone.get(CHUNK, []), gone.get(QUERY, [])
 
     # -- persistence -----------------------------------------------------------------------
-    def persist(self, directory: Path) -> None:
-        """Write ``graph.json`` and ``vectors/<layer>/`` into a fresh ``directory``."""
-        self.store.persist(directory)
+    def persist(
+        self, directory: str | Path, manifest: Manifest | None = None, *, overwrite: bool = False
+    ) -> None:
+        """Write ``graph.json``, ``vectors/<layer>/`` and the manifest (see
+        :meth:`IndexStore.persist`: atomic, checksums, foreign folders refused)."""
+        self.store.persist(directory, manifest, overwrite=overwrite)
 
     @classmethod
     def load(
