@@ -259,6 +259,49 @@ def generate(args: argparse.Namespace) -> None:
         print(json.dumps(row), flush=True)
 
 
+def snapshot(args: argparse.Namespace) -> None:
+    """Merge the per-process query sets into the committed artefact and write the closed
+    sub-corpus (the questions every set covers, with their context passages) as a HotpotQA
+    questions file for ``eval``."""
+    import datetime
+
+    from graphrag_integrations.methods.qcg.generation import QuerySet
+
+    sets = [QuerySet.load(p) for p in args.sets]
+    first = sets[0]
+    merged = QuerySet({}, model=first.model, prompt_hash=first.prompt_hash, M=first.M)
+    done: list[str] = []
+    for qs in sets:
+        if (qs.model, qs.prompt_hash, qs.M) != (first.model, first.prompt_hash, first.M):
+            raise SystemExit("the query sets come from different generators")
+        merged.pairs.update(qs.pairs)
+        done += qs.extra.get("questions_done", [])
+    raw = json.loads((args.data / "hotpotqa-100" / "questions.json").read_text())
+    chosen = [q for q in raw if q["_id"] in set(done)]
+    extra = {
+        k: v
+        for k, v in first.extra.items()
+        if k not in ("questions_done", "updated", "passages_done")
+    }
+    pairs = [len(p) for p in merged.pairs.values()]
+    extra.update(
+        {
+            "questions_done": sorted(done),
+            "questions_total": len(raw),
+            "passages_covered": len(merged.pairs),
+            "passages_without_pairs": sum(1 for n in pairs if n == 0),
+            "pairs": sum(pairs),
+            "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "command": "python benchmarks/bench_qcg.py generate (see docs/qcg.md)",
+            "partial": len(done) < len(raw),
+        }
+    )
+    merged.extra = extra
+    merged.save(args.out)
+    args.questions.write_text(json.dumps(chosen), encoding="utf-8")
+    print(json.dumps({k: v for k, v in extra.items() if k != "questions_done"}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -285,6 +328,13 @@ def main() -> None:
     gen.add_argument("--cache", default="runs/qcg/cache")
     gen.add_argument("--out", type=Path, default=Path("runs/qcg/hotpotqa100.jsonl.gz"))
     gen.add_argument("--seed", type=Path, action="append", default=[])
+    snap = sub.add_parser("snapshot")
+    snap.add_argument("sets", type=Path, nargs="+")
+    snap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    snap.add_argument(
+        "--out", type=Path, default=Path("src/graphrag_integrations/data/qcg/hotpotqa100.jsonl.gz")
+    )
+    snap.add_argument("--questions", type=Path, default=Path("runs/qcg/hotpotqa100_covered.json"))
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
@@ -293,6 +343,8 @@ def main() -> None:
         latency(args)
     elif args.command == "generate":
         generate(args)
+    elif args.command == "snapshot":
+        snapshot(args)
 
 
 if __name__ == "__main__":

@@ -401,6 +401,8 @@ def test_registration_builds_with_presets_and_reuses_a_query_set(tmp_path: Path)
     retriever.export_query_set().save(path)
     again = reg.build(FakeEmbedder(), {"passages": passages}, {"llm": llm, "query_set": str(path)})
     assert len(llm.calls) == calls  # every chunk came from the query set
+    # no template given: the one whose hash the query set records (here the paper's)
+    assert again.manifest().parameters["prompt_hash"] == retriever.export_query_set().prompt_hash
     assert again.generation_report()["reused_chunks"] == len(passages)
 
 

@@ -103,8 +103,8 @@ def build(
     cache_dir : path, optional
         LLM reply cache.
     template : str, optional
-        ``"paper"``, ``"small"`` or a prompt text; default: ``"small"`` (the committed sets'
-        prompt) when a committed set is used, else ``"paper"``.
+        ``"paper"``, ``"small"`` or a prompt text; default: the named template that made the
+        query set (``"small"`` for the committed sets), else ``"paper"``.
     max_tokens : int or str, optional
         Generation limit per reply (default 128 with the small prompt).
     vector_index, graph_backend : optional
@@ -131,14 +131,17 @@ def build(
 
     index_params = index_params or QCGIndexParams()
     query_params = query_params or QCGQueryParams()
+    from graphrag_integrations.methods.qcg.generation import TEMPLATES, QuerySet, prompt_hash
+
     if isinstance(query_set, str) and query_set.lower() == "none":
         query_set = None
     elif query_set is None:
         query_set = default_query_set()
-        if query_set is not None and template is None:
-            template = "small"
-    if template is None:
-        template = "paper"
+    elif isinstance(query_set, (str, Path)):
+        query_set = QuerySet.load(query_set)
+    if template is None:  # the prompt that made the query set, so the manifest records it
+        by_hash = {prompt_hash(text): name for name, text in TEMPLATES.items()}
+        template = by_hash.get(query_set.prompt_hash, "paper") if query_set else "paper"
     if max_tokens is None and template == "small":
         max_tokens = 128
     return QueryCentricGraphIndex.from_passages(
