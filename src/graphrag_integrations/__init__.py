@@ -47,6 +47,7 @@ _LAZY: dict[str, str] = {
     "HybridRetriever": "graphrag_integrations.baselines.hybrid",
     "ClueIndex": "graphrag_integrations.methods.clue.index",
     "QIter": "graphrag_integrations.methods.clue.qiter",
+    "QueryCentricGraphIndex": "graphrag_integrations.methods.qcg.index",
     "RefinedSubgraphRetriever": "graphrag_integrations.methods.reg.index",
 }
 

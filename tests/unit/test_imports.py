@@ -48,6 +48,7 @@ TOP_LEVEL_ALL = [
     "LlamaIndexRetriever",
     "Passage",
     "QIter",
+    "QueryCentricGraphIndex",
     "RefinedSubgraphRetriever",
     "RetrievedPassage",
     "SentenceTransformerEmbedder",
@@ -117,6 +118,7 @@ SUBPACKAGE_ALL: dict[str, list[str] | None] = {
     ],
     "graphrag_integrations.methods": None,
     "graphrag_integrations.methods.clue": None,
+    "graphrag_integrations.methods.qcg": None,
     "graphrag_integrations.methods.reg": None,
     "graphrag_integrations.testing": [
         "CORPUS",
@@ -164,6 +166,7 @@ def test_version_matches_the_distribution() -> None:
         "graphrag_integrations.core.llm",
         "graphrag_integrations.baselines.dense",
         "graphrag_integrations.methods.clue.index",
+        "graphrag_integrations.methods.qcg.index",
         "graphrag_integrations.methods.reg.index",
         "graphrag_integrations.methods.reg.registration",
     ],
@@ -223,5 +226,6 @@ def test_top_level_names_are_the_classes_and_functions_users_call() -> None:
             assert inspect.isclass(getattr(gi, name)) or callable(getattr(gi, name)), name
     assert gi.DenseRetriever.method == "dense"
     assert gi.ClueIndex.method == "clue"
+    assert gi.QueryCentricGraphIndex.method == "qcg"
     assert gi.RefinedSubgraphRetriever.method == "reg"
     assert gi.load_documents(["Paris is in France."])[0].text == "Paris is in France."
