@@ -79,8 +79,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     questions = data.questions[: args.questions]
     if questions:
         t0 = time.perf_counter()
-        kgt.lm.model  # load the translator
-        kgt.constraint_indexes  # tokenise hyperrelations, build the entity tries
+        model = kgt.lm.model  # load the translator
+        indexes = kgt.constraint_indexes  # tokenise hyperrelations, build the entity tries
+        report["translator_parameters"] = sum(p.numel() for p in model.parameters())
+        report["forward_entries"] = len(indexes.entity_tokens["forward"])
         report["translator_load_and_constraint_build_s"] = round(time.perf_counter() - t0, 2)
         latencies, recalls, dense_recalls, ctx = [], [], [], []
         dropped: dict[str, int] = {}
