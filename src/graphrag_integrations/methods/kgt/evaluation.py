@@ -26,8 +26,11 @@ def build(
 
     Examples
     --------
-    >>> retriever = build(passages, embedder, preset="paper-musique")  # doctest: +SKIP
-    >>> retriever.retrieve("Who founded the publisher of X?")  # doctest: +SKIP
+    The presets (``build(passages, embedder, preset="paper-musique")``):
+
+    >>> from graphrag_integrations.methods.kgt.params import PRESETS
+    >>> sorted(PRESETS)[:2], PRESETS["paper-musique"].beta
+    (['default', 'paper-2wiki'], 5)
     """
     from dataclasses import replace
 
