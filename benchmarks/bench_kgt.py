@@ -6,8 +6,9 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
         python benchmarks/bench_kgt.py --dataset musique-100 --questions 10 \
         [--translator PATH] [--preset paper-musique] [--n-process 1]
 
-Wall and CPU (process) times are both reported: the machine is shared. Both builds use the same embedder (all-MiniLM-L6-v2) and corpus; models are loaded before
-timing, so the figures are build times only. The dense baseline runs in the same process and
+Wall and CPU (process) times are both reported, as the machine is shared. Both builds use
+the same embedder (all-MiniLM-L6-v2) and corpus; models are loaded before timing, so the
+figures are build times only. The dense baseline runs in the same process and
 its R@5 on the same questions is printed next to KG-Translator's.
 """
 
