@@ -202,3 +202,23 @@ def test_evaluation_builder_presets(lm: Any) -> None:
     assert retriever.query_params.top_up is False and retriever.default_k == 2
     with pytest.raises(ValueError, match="preset"):
         build(passages, FakeEmbedder(), translator=lm, preset="nope")
+
+
+def test_lazy_passage_vectors_give_the_same_answers(
+    lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
+) -> None:
+    lazy = make(lm, passage_vectors="lazy", top_up=False)
+    assert lazy.store.vectors is None  # the build only parsed
+    eager = make(lm, top_up=False)
+    assert answers(lazy) == answers(eager)
+    embedded = lazy.counters["lazy_embedded_passages"]
+    assert 0 < embedded < len(KGT_CORPUS)  # only traced passages were embedded
+    lazy.persist(tmp_path / "lazy")
+    again = ParseKGTranslatorRetriever.load(
+        tmp_path / "lazy", embedding=FakeEmbedder(), translator=lm
+    )
+    assert answers(again) == answers(eager) and again.counters["lazy_embedded_passages"] == 0
+    # the top-up needs the whole corpus: embedded on first use
+    topped = make(lm, passage_vectors="lazy")
+    assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
+    assert len(topped.store.vectors or ()) == len(KGT_CORPUS)

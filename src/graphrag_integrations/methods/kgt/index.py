@@ -16,6 +16,7 @@ clues (entity, relation span, direction, hyperedge sentence) that reached it.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -172,6 +173,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         self._indexes: ConstraintIndexes | None = None
         self._cache_dir: Path | None = None  # persisted constraint caches (after load)
         self.counters: Counter[str] = Counter()
+        self._generate_lock = threading.Lock()
 
     @property
     def default_k(self) -> int:  # type: ignore[override]
@@ -214,11 +216,19 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             return
         t0 = time.perf_counter()
         bodies = [split_title(p)[1] for p in new]
-        with ThreadPoolExecutor(1, thread_name_prefix="kgt-parse") as pool:
-            parsing = pool.submit(self._timed_parse, bodies)
-            vectors = self.embedder.embed([p.text for p in new], show_progress=self.show_progress)
-            t_embed = time.perf_counter() - t0
-            parsed, t_nlp = parsing.result()
+        vectors: dict[str, FloatMatrix] = {}
+        t_embed = 0.0
+        if self.index_params.passage_vectors == "lazy":
+            parsed, t_nlp = self._timed_parse(bodies)
+        else:
+            with ThreadPoolExecutor(1, thread_name_prefix="kgt-parse") as pool:
+                parsing = pool.submit(self._timed_parse, bodies)
+                matrix = self.embedder.embed(
+                    [p.text for p in new], show_progress=self.show_progress
+                )
+                vectors = {p.id: matrix[i] for i, p in enumerate(new)}
+                t_embed = time.perf_counter() - t0
+                parsed, t_nlp = parsing.result()
         t1 = time.perf_counter()
         params = self.index_params
         edges = [
@@ -228,7 +238,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 p, doc, excluded_head_labels=params.excluded_head_labels, mask=params.mask
             )
         ]
-        self.store.add(new, edges, {p.id: vectors[i] for i, p in enumerate(new)})
+        self.store.add(new, edges, vectors)
         self._refresh()
         t2 = time.perf_counter()
         for key, value in (("nlp", t_nlp), ("embedding", t_embed), ("graph", t2 - t1)):
@@ -304,7 +314,11 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     def translator(self, params: QueryParams | None = None) -> Translator:
         """A :class:`Translator` over this index (``params``: the index's query params)."""
         return Translator(
-            self.lm, self.constraint_indexes, params or self.query_params, nlp=self.parser
+            self.lm,
+            self.constraint_indexes,
+            params or self.query_params,
+            nlp=self.parser,
+            lock=self._generate_lock,
         )
 
     def translate(self, query: str) -> TranslationResult:
@@ -333,7 +347,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             traced = trace_clues(result.clues, self.view)
             qvec = self.embedder.embed_query(current)
             ids = list(traced)
-            sims = self.store.passage_vectors(ids) @ qvec if ids else np.zeros(0)
+            sims = self._passage_vectors(ids) @ qvec if ids else np.zeros(0)
             for pid, sim in zip(ids, sims.tolist(), strict=True):
                 if pid not in best or sim > best[pid][0]:
                     best[pid] = (float(sim), step)
@@ -379,11 +393,25 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             out.extend(self._top_up(question, k - len(out), set(best), ctx, rounds))
         return out
 
+    def _passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
+        """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode)."""
+        missing = self.store.missing_vectors(dict.fromkeys(ids))
+        if missing:
+            self.counters["lazy_embedded_passages"] += len(missing)
+            passages = [self.view.passages[i] for i in missing]
+            matrix = self.embedder.embed([p.text for p in passages])
+            self.store.add_vectors(passages, {p.id: matrix[i] for i, p in enumerate(passages)})
+        return self.store.passage_vectors(ids)
+
     def _top_up(
         self, question: str, n: int, exclude: set[str], ctx: int, rounds: list[dict[str, Any]]
     ) -> list[RetrievedPassage]:
         """Product mode: the nearest untraced passages of the corpus, flagged."""
         self.counters["top_up_queries"] += 1
+        missing = self.store.missing_vectors(self.view.passages)
+        if missing:
+            logger.info("top-up: embedding the %d passages not embedded yet", len(missing))
+            self._passage_vectors(missing)
         qvec: FloatMatrix = self.embedder.embed_query(question)
         hits = self.store.nearest_passages(qvec, n + len(exclude))
         extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
@@ -487,6 +515,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             src,
             model_name=index.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
+            complete=index.index_params.passage_vectors == "build",
         )
         index._refresh()
         stats = index.stats()

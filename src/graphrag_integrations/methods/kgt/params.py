@@ -46,6 +46,7 @@ DECOMPOSITION_PROMPT = (
 )
 
 ReverseMode = Literal["fallback", "always", "never"]
+PassageVectors = Literal["build", "lazy"]
 
 
 def _doc(symbol: str, meaning: str) -> dict[str, str]:
@@ -68,6 +69,11 @@ class IndexParams:
         spaCy pipeline (``None``: offline ``en_core_web_sm``; the paper uses ``en_core_web_trf``).
     n_process, batch_size : int
         spaCy ``nlp.pipe`` workers and batch size.
+    passage_vectors : {"build", "lazy"}
+        ``"build"``: embed every passage while parsing (the dense top-up needs the corpus
+        vectors); ``"lazy"``: the build only parses, and passages are embedded when first
+        traced (Algorithm 1 ranks ``emb(P^)`` at query time) - the whole corpus is embedded
+        on the first top-up.
     """
 
     excluded_head_labels: frozenset[str] = field(
@@ -83,8 +89,15 @@ class IndexParams:
     )
     n_process: int = field(default=1, metadata=_doc("-", "spaCy worker processes"))
     batch_size: int = field(default=64, metadata=_doc("-", "spaCy batch size"))
+    passage_vectors: PassageVectors = field(
+        default="build", metadata=_doc("emb(P)", "embed passages at build or when first traced")
+    )
 
     def __post_init__(self) -> None:
+        if self.passage_vectors not in ("build", "lazy"):
+            raise ValueError(
+                f"passage_vectors must be 'build' or 'lazy', got {self.passage_vectors!r}"
+            )
         if self.max_relation_tokens < 1:
             raise ValueError(f"max_relation_tokens must be >= 1, got {self.max_relation_tokens}")
         if not self.mask:

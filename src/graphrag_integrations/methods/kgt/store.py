@@ -253,7 +253,7 @@ class ParseKGStore:
         edges: Sequence[Hyperedge],
         vectors: Mapping[str, FloatMatrix],
     ) -> None:
-        """Add passages, their hyperedges and the passage vectors (one per passage id)."""
+        """Add passages, their hyperedges and the passage vectors given (by passage id)."""
         g = self.graph_store
         for p in passages:
             g.add_node(
@@ -285,11 +285,21 @@ class ParseKGStore:
                     g.add_edge(ent, rel, HEAD, prov, mention=m.text, label=m.label)
                 else:
                     g.add_edge(rel, ent, TAIL, prov, mention=m.text, label=m.label)
-        if passages:
-            matrix = np.stack([vectors[p.id] for p in passages]).astype(np.float32)
-            self._vectors(int(matrix.shape[1])).add(
-                [p.id for p in passages], matrix, [{"doc_id": p.doc_id} for p in passages]
-            )
+        self.add_vectors([p for p in passages if p.id in vectors], vectors)
+
+    def add_vectors(self, passages: Sequence[Passage], vectors: Mapping[str, FloatMatrix]) -> None:
+        """Store the vectors of ``passages`` (lazy mode adds them when first needed)."""
+        if not passages:
+            return
+        matrix = np.stack([vectors[p.id] for p in passages]).astype(np.float32)
+        self._vectors(int(matrix.shape[1])).add(
+            [p.id for p in passages], matrix, [{"doc_id": p.doc_id} for p in passages]
+        )
+
+    def missing_vectors(self, ids: Iterable[str]) -> list[str]:
+        """The passage ids among ``ids`` without a stored vector."""
+        have = self.vectors
+        return [i for i in ids if have is None or i not in have]
 
     def _vectors(self, dimension: int) -> InMemoryVectorIndex:
         if self.vectors is None:
@@ -331,8 +341,12 @@ class ParseKGStore:
             self.vectors.persist(directory / VECTORS_DIR)
 
     @classmethod
-    def load(cls, directory: Path, *, model_name: str, dimension: int) -> ParseKGStore:
+    def load(
+        cls, directory: Path, *, model_name: str, dimension: int, complete: bool = True
+    ) -> ParseKGStore:
         """Read what :meth:`persist` wrote; passages and vectors must agree.
+
+        ``complete=False`` (lazy passage vectors) accepts vectors for a subset of passages.
 
         Raises
         ------
@@ -343,12 +357,13 @@ class ParseKGStore:
         """
         store = cls(model_name)
         store.graph_store = GraphStore.load(directory / GRAPH_FILE)
-        keys = [node_key(n) for n in store.graph_store.nodes(PASSAGE)]
-        if keys:
+        keys = {node_key(n) for n in store.graph_store.nodes(PASSAGE)}
+        if keys and (complete or (directory / VECTORS_DIR).is_dir()):
             index = InMemoryVectorIndex.load(
                 directory / VECTORS_DIR, model_name=model_name, dimension=dimension
             )
-            if set(index.ids) != set(keys):
+            ids = set(index.ids)
+            if (ids != keys) if complete else not ids <= keys:
                 raise IndexMismatchError(
                     f"{directory}: {len(index)} passage vectors for {len(keys)} passages "
                     "(corrupt index)"

@@ -227,6 +227,8 @@ class Translator:
         ``alpha``, ``beta``, ``reverse``, ``add_query_entities``, ``max_entity_tokens``.
     nlp : SpacyNLP, optional
         Query NER (needed when ``add_query_entities`` or ``reverse="fallback"``).
+    lock : threading.Lock, optional
+        Serialises ``generate`` calls on ``lm`` (share one per model across translators).
     """
 
     def __init__(
@@ -235,12 +237,13 @@ class Translator:
         indexes: ConstraintIndexes,
         params: QueryParams,
         nlp: SpacyNLP | None = None,
+        lock: threading.Lock | None = None,
     ) -> None:
         self.lm = lm
         self.indexes = indexes
         self.params = params
         self.nlp = nlp
-        self._lock = threading.Lock()
+        self._lock = lock if lock is not None else threading.Lock()
 
     def prompt_ids(self, query: str) -> list[int]:
         """Token ids of the translation prompt (chat template applied when the LM uses one)."""
