@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--preset", default="paper-musique", choices=sorted(PRESETS))
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--passage-vectors", default="build", choices=["build", "lazy"])
+    parser.add_argument("--no-dense", action="store_true", help="skip the dense baseline")
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
 
@@ -49,9 +51,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    dense = DenseRetriever(passages, embedding=embedder, k=args.k)
-    dense_s, dense_cpu = time.perf_counter() - t0, time.process_time() - c0
+    dense = None
+    dense_s = dense_cpu = float("nan")
+    if not args.no_dense:
+        t0, c0 = time.perf_counter(), time.process_time()
+        dense = DenseRetriever(passages, embedding=embedder, k=args.k)
+        dense_s, dense_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t0, c0 = time.perf_counter(), time.process_time()
     kgt = ParseKGTranslatorRetriever.from_passages(
@@ -60,11 +65,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         translator=args.translator,
         query_params=PRESETS[args.preset],
         n_process=args.n_process,
+        passage_vectors=args.passage_vectors,
     )
     kgt_s, kgt_cpu = time.perf_counter() - t0, time.process_time() - c0
     stats = kgt.stats()
     report: dict[str, Any] = {
         "dataset": args.dataset,
+        "passage_vectors": args.passage_vectors,
         "passages": len(passages),
         "dense_build_s": round(dense_s, 2),
         "kgt_build_s": round(kgt_s, 2),
@@ -78,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "stats": stats.__dict__,
     }
     print(stats.as_table())
-    print(json.dumps(report, indent=1))
+    print(json.dumps(report, indent=1), flush=True)
 
     questions = data.questions[: args.questions]
     if questions:
@@ -100,8 +107,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for rnd in results[0].explanation["rounds"] if results else []:
                 for v, n in rnd["dropped_hypotheses"].items():
                     dropped[v] = dropped.get(v, 0) + n
-            dense_ids = [r.id for r in dense.retrieve(q.text, k=args.k)]
-            dense_recalls.append(recall_at_k(dense_ids, q.gold_passage_ids, args.k))
+            print(
+                f"q{len(latencies)}: {latencies[-1]:.1f}s wall, R@{args.k} {recalls[-1]:.2f}, "
+                f"ctx {ctx[-1]}",
+                flush=True,
+            )
+            if dense is not None:
+                dense_ids = [r.id for r in dense.retrieve(q.text, k=args.k)]
+                dense_recalls.append(recall_at_k(dense_ids, q.gold_passage_ids, args.k))
         report.update(
             {
                 "questions": len(questions),
@@ -109,7 +122,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "translator": args.translator or "SmolLM2-135M-Instruct (untuned)",
                 **latency_percentiles(latencies),
                 f"kgt_R@{args.k}": round(100 * statistics.mean(recalls), 1),
-                f"dense_R@{args.k}": round(100 * statistics.mean(dense_recalls), 1),
+                f"dense_R@{args.k}": (
+                    round(100 * statistics.mean(dense_recalls), 1) if dense_recalls else None
+                ),
                 "mean_traced_passages_ctx": round(statistics.mean(ctx), 2),
                 "dropped_hypotheses": dropped,
             }
