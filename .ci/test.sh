@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command: set-up, lint, type-check, then the whole test suite (slow tests included
-# unless FAST=1).
+# The test command: set-up, lint, type-check, import contracts, then the whole test suite
+# (slow tests included unless FAST=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
@@ -9,6 +9,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False TOKENI
 "$VENV/bin/ruff" check src tests examples benchmarks
 "$VENV/bin/ruff" format --check src tests examples benchmarks
 "$VENV/bin/mypy"
+"$VENV/bin/lint-imports"  # import contracts: pyproject [tool.importlinter], docs/architecture.md
 marker=()
 [ "${FAST:-0}" = "1" ] && marker=(-m "not slow")
 "$VENV/bin/python" -m pytest "${marker[@]}" "$@"

@@ -1,64 +1,87 @@
-"""Shared test fixtures: a deterministic fake embedder and a tiny corpus.
+"""Shared test fixtures: a deterministic fake embedder, a tiny corpus, the data directory.
 
-``FakeEmbedder`` implements the core ``Embedder`` protocol without any model: each lower-cased
-word is hashed (BLAKE2b, so stable across processes, unlike ``hash``) into one of ``dimension``
-buckets, counts are L2-normalised. Texts sharing words therefore get a positive cosine, texts
-sharing none get 0, which is enough to make retrieval order predictable in tests.
+``FakeEmbedder`` (from :mod:`graphrag_integrations.testing.fake_embedder`, re-exported here)
+implements the core ``Embedder`` protocol without any model: each lower-cased word is hashed
+into one of ``dimension`` buckets, counts are L2-normalised. Texts sharing words therefore get
+a positive cosine, texts sharing none get 0, which is enough to make retrieval order
+predictable in tests.
 
 Modules that cannot use fixtures (e.g. langchain-tests property classes) import the helpers:
 ``from tests.conftest import FakeEmbedder, tiny_corpus``.
+
+Benchmark-sized tests take the development data (``hotpotqa-100/``, ``musique-100/``...) from
+the :func:`data_dir` fixture: ``--data-dir DIR``, else ``$GRAPHRAG_DATA_DIR``, else
+``../shared/data`` beside the repository when it exists; without any, they are skipped and
+the skip reason says how to run them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
+import os
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from graphrag_integrations.core.context import current_callbacks
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
-_WORD = re.compile(r"\w+")
+__all__ = ["TINY_CORPUS", "FakeEmbedder", "RecordingRetriever", "RetrieverCall", "tiny_corpus"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR_ENV = "GRAPHRAG_DATA_DIR"
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+HOW_TO_RUN = (
+    f"pass --data-dir DIR or set {DATA_DIR_ENV}=DIR (a directory holding hotpotqa-100/, "
+    f"musique-100/...), or put the data at {DEFAULT_DATA_DIR}"
+)
 
 
-class FakeEmbedder:
-    """Hashing bag-of-words embedder (deterministic, model-free, L2-normalised)."""
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--data-dir",
+        default=None,
+        help=f"benchmark data root for the data-backed tests (default: ${DATA_DIR_ENV}, else "
+        "../shared/data beside the repository if it exists)",
+    )
 
-    def __init__(self, dimension: int = 64, *, model_name: str | None = None) -> None:
-        if dimension < 1:
-            raise ValueError("dimension must be >= 1")
-        self._dimension = dimension
-        self.model_name = model_name or f"fake-hashing-bow-{dimension}"
-        self.calls: list[list[str]] = []
 
-    @property
-    def dimension(self) -> int:
-        return self._dimension
+def resolve_data_dir(option: str | None, environ: Any = os.environ) -> tuple[Path | None, str]:
+    """``(data root, where it came from)``; ``(None, reason)`` when none is configured.
 
-    def bucket(self, word: str) -> int:
-        """The vector index ``word`` is counted in."""
-        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
-        return int.from_bytes(digest, "big") % self._dimension
+    An explicit ``--data-dir`` or ``$GRAPHRAG_DATA_DIR`` that is not a directory is an error
+    (a typo must not turn into a silent skip).
+    """
+    for value, source in ((option, "--data-dir"), (environ.get(DATA_DIR_ENV), DATA_DIR_ENV)):
+        if value:
+            path = Path(value).expanduser()
+            if not path.is_dir():
+                raise pytest.UsageError(f"{source}={value}: not a directory")
+            return path, source
+    if DEFAULT_DATA_DIR.is_dir():
+        return DEFAULT_DATA_DIR, "default"
+    return None, f"no benchmark data directory; to run this test {HOW_TO_RUN}"
 
-    def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
-                out[row, self.bucket(word)] += 1.0
-        return normalize_rows(out) if len(texts) else out
 
-    def embed_query(self, text: str) -> FloatMatrix:
-        row: FloatMatrix = self.embed([text])[0]
-        return row
+@pytest.fixture(scope="session")
+def data_dir(request: pytest.FixtureRequest) -> Path:
+    """The benchmark data root (see the module docstring); skips the test when none is set."""
+    path, reason = resolve_data_dir(request.config.getoption("--data-dir"))
+    if path is None:
+        pytest.skip(reason)
+    return path
+
+
+def dataset_dir(root: Path, name: str) -> Path:
+    """``root / name``, failing (not skipping) when a configured data root lacks it."""
+    path = root / name
+    if not path.is_dir():
+        pytest.fail(f"{root} has no {name}/ ({HOW_TO_RUN})")
+    return path
 
 
 # (doc_id, title, text): six short passages on distinct topics, three documents.

@@ -1,19 +1,28 @@
-"""The ``graphrag-integrations`` command: ``eval``, ``index`` and ``query``.
+"""The ``graphrag-integrations`` command: ``eval``, ``methods``, ``index``, ``query``, ``train``.
 
 Examples
 --------
 Evaluate two baselines on MuSiQue-100 and write the JSON summary::
 
-    graphrag-integrations eval --method dense,bm25 --dataset /work/shared/data/musique-100 \\
+    graphrag-integrations eval --method dense,bm25 --dataset ../shared/data/musique-100 \\
         --json results.json
+
+List the methods, then one method's options (paper symbols, types, defaults, ranges)::
+
+    graphrag-integrations methods
+    graphrag-integrations methods clue
 
 Build a BM25 index over a folder, then query it::
 
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
 
-Every error caused by bad input (unknown method, missing dataset, no index) prints one line
-``error: ...`` on stderr and exits with status 2.
+Train a method's learned component (methods that register a trainer) and save it::
+
+    graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
+
+Every error caused by bad input (unknown method or option, bad option value, missing dataset,
+no index) prints one line ``error: ...`` on stderr and exits with status 2.
 """
 
 from __future__ import annotations
@@ -54,27 +63,39 @@ def _methods(value: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def parse_options(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Parse ``METHOD.KEY=VALUE`` items into per-method builder options.
+def parse_options(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Parse ``METHOD.KEY=VALUE`` items into per-method option strings.
 
-    Values are read as JSON when they parse (numbers, booleans, lists), else as strings.
+    Values stay strings: each method's registration converts them to its parameter types
+    and rejects unknown names (:meth:`MethodRegistration.parse_options`).
 
     Examples
     --------
     >>> parse_options(["hybrid.weight=0.7", "hybrid.fusion=rrf"])
-    {'hybrid': {'weight': 0.7, 'fusion': 'rrf'}}
+    {'hybrid': {'weight': '0.7', 'fusion': 'rrf'}}
     """
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, str]] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         method, dot, name = key.partition(".")
         if not sep or not dot or not method or not name:
             raise GraphRAGError(f"option {item!r} is not METHOD.KEY=VALUE")
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out.setdefault(method, {})[name] = value
+        if name in out.get(method, {}):
+            raise GraphRAGError(f"option {key} is given twice")
+        out.setdefault(method, {})[name] = raw
+    return out
+
+
+def _key_values(items: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` items (the ``index`` command's options) as a dict."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise GraphRAGError(f"option {item!r} is not KEY=VALUE")
+        if key in out:
+            raise GraphRAGError(f"option {key} is given twice")
+        out[key] = raw
     return out
 
 
@@ -101,9 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="METHOD.KEY=VALUE",
-        help="builder option, e.g. hybrid.fusion=rrf (repeatable)",
+        help="method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
     )
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    me = sub.add_parser("methods", help="list the methods, or one method's options")
+    me.add_argument("name", nargs="?", help="a method: print its options")
 
     ix = sub.add_parser("index", help="build and persist a method's index")
     ix.add_argument("--method", required=True)
@@ -112,7 +136,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ix.add_argument("--out", required=True, type=Path, help="index directory to write")
     ix.add_argument("--embedding", help="embedding model name or path")
+    ix.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="index-time option of the method, e.g. alpha=0 (repeatable)",
+    )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    tr = sub.add_parser("train", help="train a method's learned component and save it")
+    tr.add_argument("--method", required=True)
+    tr.add_argument("--dataset", required=True, type=Path, help="training data (file or folder)")
+    tr.add_argument("--out", required=True, type=Path, help="directory to write the model to")
+    tr.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="training option of the method (repeatable; see `methods NAME`)",
+    )
+    tr.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
@@ -128,12 +172,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Run :func:`~graphrag_integrations.evaluation.harness.run_eval` and print the table."""
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.evaluation.harness import run_eval
-    from graphrag_integrations.evaluation.registry import resolve_method
+    from graphrag_integrations.evaluation.registry import get_registration
     from graphrag_integrations.evaluation.report import format_report
 
-    for name in args.method:  # fail fast, before loading anything
-        resolve_method(name)
     options = parse_options(args.option)
+    stray = sorted(set(options) - set(args.method))
+    if stray:
+        raise GraphRAGError(f"--option for {', '.join(stray)}, which --method does not list")
+    for name in args.method:  # fail fast, before loading anything
+        reg = get_registration(name)
+        reg.parse_options(options.get(name, {}), cli=True)
+        reg.resolve_builder()
     dataset = load_dataset(
         args.dataset, queries=args.queries, distractors=args.distractors, limit=args.limit
     )
@@ -150,6 +199,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    """List the registered methods, or print one method's options."""
+    from graphrag_integrations.evaluation.registry import (
+        get_registration,
+        load_errors,
+        registrations,
+    )
+
+    if args.name:
+        print(get_registration(args.name).describe())
+        return 0
+    regs = registrations()
+    width = max(len(name) for name in regs)
+    for name in sorted(regs):
+        reg = regs[name]
+        print(f"{name.ljust(width)}  {reg.description}  [inputs: {', '.join(sorted(reg.inputs))}]")
+    for name, error in sorted(load_errors().items()):
+        print(f"{name.ljust(width)}  (entry point failed to load: {error})")
     return 0
 
 
@@ -185,11 +255,13 @@ def _input_documents(paths: Sequence[Path]) -> list[Any]:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build ``--method``'s index from ``--input`` and persist it to ``--out``."""
-    from graphrag_integrations.evaluation.registry import resolve_index_class
+    from graphrag_integrations.evaluation.registry import get_registration
 
-    cls = resolve_index_class(args.method)
+    reg = get_registration(args.method)
+    params = reg.index_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
+    cls = reg.resolve_index_class()
     docs = _input_documents(args.input)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = params.to_kwargs()
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = args.embedding
     if _accepts(cls, "show_progress"):
@@ -199,6 +271,26 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(
         f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
     )
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Run ``--method``'s trainer on ``--dataset``, write to ``--out``, print its report."""
+    from graphrag_integrations.evaluation.registry import get_registration, registrations
+
+    reg = get_registration(args.method)
+    if reg.trainer is None:
+        trainable = sorted(n for n, r in registrations().items() if r.trainer is not None)
+        raise GraphRAGError(
+            f"method {reg.name!r} has nothing to train; methods with a trainer: "
+            f"{', '.join(trainable) or '(none)'}"
+        )
+    params = reg.train_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
+    if not args.dataset.exists():
+        raise GraphRAGError(f"dataset {args.dataset} does not exist")
+    trainer = reg.resolve_trainer()
+    report = trainer(args.dataset, args.out, params=params, show_progress=not args.no_progress)
+    print(json.dumps(dict(report), indent=2, default=str))
     return 0
 
 
@@ -214,11 +306,11 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 def cmd_query(args: argparse.Namespace) -> int:
     """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
-    from graphrag_integrations.evaluation.registry import resolve_index_class
+    from graphrag_integrations.evaluation.registry import get_registration
 
     manifest = _read_manifest(args.index)
     method = str(manifest.get("method", ""))
-    cls = resolve_index_class(method)
+    cls = get_registration(method).resolve_index_class()
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = args.embedding or manifest.get("embedding_model")
@@ -244,7 +336,13 @@ def _quiet_third_party(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.WARNING or not record.name.startswith("bm25s")
 
 
-_COMMANDS = {"eval": cmd_eval, "index": cmd_index, "query": cmd_query}
+_COMMANDS = {
+    "eval": cmd_eval,
+    "methods": cmd_methods,
+    "index": cmd_index,
+    "query": cmd_query,
+    "train": cmd_train,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,8 +355,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["eval", "--method", "nope", "--dataset", "x"])  # doctest: +SKIP
+    >>> main(["eval", "--method", "bm25", "--dataset", "x", "--option", "bm25.kk=3"])
     2
+    >>> main(["methods", "bm25"])
+    bm25: lexical BM25 (bm25s)
+    inputs: passages
+    <BLANKLINE>
+    index options:
+    (no options)
+    <BLANKLINE>
+    query options:
+    option  symbol  type  default  range  description
+    k               int   5        >= 1   default number of passages of retrieve
+    0
     """
     args = build_parser().parse_args(argv)
     logging.basicConfig(

@@ -28,8 +28,31 @@ class IndexMismatchError(GraphRAGError, ValueError):
     """Raised when a persisted index does not match what loads it (method, model, dimension)."""
 
 
+class CorruptIndexError(IndexMismatchError):
+    """Raised when a persisted index is damaged: a file is missing, truncated or edited (its
+    checksum differs from the manifest's), unreadable, or holds NaN/infinite vectors.
+
+    The message names the file. A subclass of :class:`IndexMismatchError`, so handlers of
+    unloadable indexes keep catching it.
+    """
+
+
 class IndexNotFoundError(GraphRAGError, FileNotFoundError):
     """Raised when a directory holds no persisted index."""
+
+
+class IndexExistsError(GraphRAGError, FileExistsError):
+    """Raised when ``persist`` would replace something that is not an index of the same method
+    (a folder of documents, another method's index) without ``overwrite=True``, or would
+    overwrite a file the index did not write."""
+
+
+class InvalidArgumentError(GraphRAGError, ValueError):
+    """Raised when an argument has a value out of range (e.g. ``k=0``)."""
+
+
+class InvalidArgumentTypeError(InvalidArgumentError, TypeError):
+    """Raised when an argument has the wrong type (e.g. ``k="3"``); also a ``TypeError``."""
 
 
 class LLMOutputError(GraphRAGError, ValueError):

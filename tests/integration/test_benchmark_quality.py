@@ -1,30 +1,30 @@
 """Benchmark-sized quality checks on the real development data (slow; run in CI).
 
-They read ``../shared/data`` beside the repository (or ``$GRAPHRAG_DATA``) and are skipped when
-it is absent. They assert the product's claim — Q-Iter beats dense retrieval with the same
-embedder on multi-hop questions — with a margin well inside what the docs report, so noise in
-an unrelated change does not flip them, while a regression in the method does.
+The data root comes from ``--data-dir DIR``, ``$GRAPHRAG_DATA_DIR`` or ``../shared/data``
+beside the repository (the ``data_dir`` fixture of ``tests/conftest.py``); without one the
+tests are skipped and the skip reason says how to run them, e.g.::
+
+    pytest tests/integration/test_benchmark_quality.py -m slow --data-dir /work/shared/data
+
+They assert the product's claim - Q-Iter beats dense retrieval with the same embedder on
+multi-hop questions - with a margin well inside what the docs report, so noise in an
+unrelated change does not flip them, while a regression in the method does.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.harness import run_eval
-
-DATA = Path(
-    os.environ.get("GRAPHRAG_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
+from tests.conftest import dataset_dir
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (DATA / "hotpotqa-100").is_dir(), reason=f"no benchmark data at {DATA}")
-def test_qiter_beats_dense_on_hotpotqa() -> None:
-    dataset = load_dataset(DATA / "hotpotqa-100")
+def test_qiter_beats_dense_on_hotpotqa(data_dir: Path) -> None:
+    dataset = load_dataset(dataset_dir(data_dir, "hotpotqa-100"))
     report = run_eval(dataset, ["dense", "clue"], show_progress=False).to_json()
     dense, clue = report["results"]["dense"], report["results"]["clue"]
     assert report["passages"] == 994 and report["questions"] == 100

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.methods.clue.evaluation import build
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter
+from graphrag_integrations.methods.clue.registration import CLUE
 from tests.unit.clue_fixtures import documents
 
 pytestmark = pytest.mark.slow
@@ -47,8 +47,8 @@ def test_langchain_surface(index: ClueIndex) -> None:
 
 def test_registry_build(index: ClueIndex) -> None:
     passages = list(index.graph.passages.values())
-    retriever = build(passages, index.embedder, show_progress=False, D=2, title_prefix=False)
+    retriever = CLUE.build(index.embedder, {"passages": passages}, {"D": 2, "title_prefix": False})
     assert isinstance(retriever, QIter)
     assert retriever.D == 2 and retriever.index.title_prefix is False
     with pytest.raises(ValueError):
-        build(passages, index.embedder, preset="nope")
+        CLUE.build(index.embedder, {"passages": passages}, {"preset": "nope"})

@@ -98,13 +98,13 @@ async def test_per_call_k_overrides(recording_retriever: RecordingRetriever) -> 
 
 @pytest.mark.parametrize("bad", [0, -1])
 def test_bad_constructor_k(recording_retriever: RecordingRetriever, bad: int) -> None:
-    with pytest.raises(ValidationError, match="k must be >= 1"):
+    with pytest.raises(ValidationError, match="k must be an integer >= 1"):
         LangChainRetriever(retriever=recording_retriever, k=bad)
 
 
 def test_bad_call_k(recording_retriever: RecordingRetriever) -> None:
     retriever = LangChainRetriever(retriever=recording_retriever)
-    with pytest.raises(ValueError, match="k must be >= 1"):
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
         retriever.invoke(QUERY, k=0)
     with pytest.raises(TypeError, match="k must be an int"):
         retriever.invoke(QUERY, k="2")

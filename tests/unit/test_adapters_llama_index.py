@@ -69,7 +69,7 @@ def test_no_top_k_leaves_core_default(recording_retriever: RecordingRetriever) -
 
 
 def test_bad_arguments(recording_retriever: RecordingRetriever) -> None:
-    with pytest.raises(ValueError, match="similarity_top_k must be >= 1"):
+    with pytest.raises(ValueError, match="similarity_top_k must be an integer >= 1"):
         LlamaIndexRetriever(recording_retriever, similarity_top_k=0)
     with pytest.raises(TypeError, match="similarity_top_k must be an int"):
         LlamaIndexRetriever(recording_retriever, similarity_top_k=2.5)  # type: ignore[arg-type]
@@ -176,6 +176,39 @@ async def test_retriever_tool_async(recording_retriever: RecordingRetriever) -> 
     out = await tool.acall(QUERY)
     assert recording_retriever.passages[0].text in out.content
     assert [c.path for c in recording_retriever.calls] == ["async"]
+
+
+def test_retriever_tool_passes_the_raw_query(recording_retriever: RecordingRetriever) -> None:
+    tool = llama_index_tool(recording_retriever, similarity_top_k=1)
+    tool.call("What is Paris?")
+    tool.call(input="What is Rome?")
+    tool.call(query="What is Oslo?")
+    assert [c.query for c in recording_retriever.calls] == [
+        "What is Paris?",
+        "What is Rome?",
+        "What is Oslo?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((), {"input": ""}, "empty"),
+        (("   ",), {}, "empty"),
+        ((), {}, "exactly one query"),
+        (("a", "b"), {}, "exactly one query"),
+        ((), {"input": "a", "top": 3}, "exactly one query"),
+        ((3,), {}, "must be a string"),
+    ],
+)
+async def test_retriever_tool_bad_query_is_an_error_result(
+    recording_retriever: RecordingRetriever, args: Any, kwargs: Any, message: str
+) -> None:
+    tool = llama_index_tool(recording_retriever, similarity_top_k=1)
+    for out in (tool.call(*args, **kwargs), await tool.acall(*args, **kwargs)):
+        assert out.is_error
+        assert message in out.content
+    assert recording_retriever.calls == []
 
 
 def test_query_engine_tool(dense_retriever: Any) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from graphrag_integrations.adapters.langchain import LangChainRetriever
 from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever
-from graphrag_integrations.adapters.surface import FrameworkSurface, check_k
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.adapters.validation import check_k
 
 QUERY = "capital of France"
 
@@ -45,9 +46,9 @@ def test_surface_tools_and_engine(dense_retriever: Any) -> None:
 
 
 def test_surface_validates_k(dense_retriever: Any) -> None:
-    with pytest.raises(ValueError, match="k must be >= 1"):
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
         dense_retriever.as_langchain_retriever(k=0)
-    with pytest.raises(ValueError, match="similarity_top_k must be >= 1"):
+    with pytest.raises(ValueError, match="similarity_top_k must be an integer >= 1"):
         dense_retriever.as_llama_index_retriever(similarity_top_k=-2)
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.nlp import normalize_entity
-from graphrag_integrations.core.vector_store import InMemoryVectorIndex, top_k
+from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter, Trace
@@ -25,7 +26,6 @@ from graphrag_integrations.methods.clue.stores import (
     MENTIONS,
     UNIT,
     ChromaVectors,
-    ClueStore,
     node_id,
 )
 from tests.conftest import FakeEmbedder
@@ -193,6 +193,8 @@ def test_load_rejects_vectors_that_disagree_with_the_graph(
     vectors = InMemoryVectorIndex.load(tmp_path / "idx" / "vectors" / "units")
     vectors.delete([index.graph.unit_ids[0]])
     vectors.persist(tmp_path / "idx" / "vectors" / "units")
+    manifest = tmp_path / "idx" / "manifest.json"  # no checksums: reach the graph check
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": {}}))
     with pytest.raises(IndexMismatchError, match="do not match"):
         ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
 
@@ -216,13 +218,6 @@ def test_graphml_export(index: ClueIndex, tmp_path: Path) -> None:
     assert read.number_of_nodes() == len(index.graph_store)
 
 
-def test_store_rejects_a_second_dimension() -> None:
-    store = ClueStore("toy")
-    store._index(UNIT, 3)
-    with pytest.raises(ValueError, match="dimension"):
-        store._index(ENTITY, 4)
-
-
 def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
     idx = build(CORPUS[:1])
     idx.delete("Nottingham Forest")
@@ -236,32 +231,59 @@ def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
 
 
 def test_registry_build_accepts_a_vector_backend() -> None:
-    from graphrag_integrations.methods.clue.evaluation import build as registry_build
     from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.methods.clue.registration import CLUE
 
-    retriever = registry_build(
-        passages_from_documents(documents()), FakeEmbedder(), vector_index=recording
+    retriever = CLUE.build(
+        FakeEmbedder(),
+        {"passages": passages_from_documents(documents())},
+        {"vector_index": recording},
     )
     assert isinstance(retriever.index.vector_indexes["units"], RecordingIndex)  # type: ignore[attr-defined]
 
 
 def test_registry_build_routes_index_options_and_the_index_llm() -> None:
-    from graphrag_integrations.methods.clue.evaluation import build as registry_build
     from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.methods.clue.registration import CLUE
 
     def reply(prompt: str) -> str:
         return "not json"  # every selected chunk falls back to its sentences
 
-    retriever = registry_build(
-        passages_from_documents(documents()),
+    retriever = CLUE.build(
         FakeEmbedder(),
-        chunk_vectors="units",
-        alpha=0.5,
-        index_llm=reply,
-        D=2,
+        {"passages": passages_from_documents(documents())},
+        {"chunk_vectors": "units", "alpha": 0.5, "index_llm": reply, "D": 2},
     )
     index = retriever.index  # type: ignore[attr-defined]
     assert index.chunk_vectors == "units"
     assert index.alpha == 0.5 and index.llm is reply
     assert retriever.D == 2  # type: ignore[attr-defined]
     assert index.extraction_report()["fallback_chunks"] > 0
+
+
+def test_clue_answers_the_same_on_another_graph_backend(index: ClueIndex, tmp_path: Path) -> None:
+    from tests.unit.test_index_store import DictGraph
+
+    other = build(graph_backend=DictGraph)
+    assert isinstance(other.graph_store, DictGraph)
+    assert other.graph.unit_ids == index.graph.unit_ids
+    assert other.graph.entity_names == index.graph.entity_names
+    assert answers(other) == answers(index)
+    other.delete("Brian Clough")
+    assert answers(other) == answers(build(CORPUS[:3] + CORPUS[4:]))
+    other.persist(tmp_path / "idx")
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder(), graph_backend=DictGraph)
+    assert isinstance(loaded.graph_store, DictGraph)
+    assert answers(loaded) == answers(other)
+
+
+def test_the_qiter_view_follows_the_store_version(index: ClueIndex) -> None:
+    idx = build(CORPUS[:-1])
+    view = idx.graph
+    assert idx.graph is view  # cached while nothing changes
+    qiter = idx.as_retriever(N=2)
+    scorer = qiter.scorer
+    idx.insert(documents(CORPUS[-1:]))
+    assert idx.graph is not view and view.n_units < idx.graph.n_units  # old snapshot intact
+    assert qiter.scorer is not scorer  # an existing retriever sees the new view
+    assert qiter.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"

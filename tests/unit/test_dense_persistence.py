@@ -12,7 +12,7 @@ import pytest
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.persistence import MANIFEST_NAME, Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError, IndexNotFoundError
 from tests.conftest import FakeEmbedder
 
 DOCS = [
@@ -107,9 +107,20 @@ def test_missing_index(tmp_path: Path) -> None:
         DenseRetriever.load(tmp_path / "nothing", embedding=FakeEmbedder())
 
 
+def _drop_checksums(index_dir: Path) -> None:
+    """Make ``index_dir`` look written before manifests listed file checksums."""
+    path = index_dir / MANIFEST_NAME
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["files"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
 def test_inconsistent_or_incomplete_files(tmp_path: Path, retriever: DenseRetriever) -> None:
     retriever.persist(tmp_path / "ix")
     np.save(tmp_path / "ix" / "vectors.npy", np.zeros((3, 64), dtype=np.float32))
+    with pytest.raises(CorruptIndexError, match=r"vectors\.npy: checksum mismatch"):
+        DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
+    _drop_checksums(tmp_path / "ix")  # an older index: the consistency checks still hold
     with pytest.raises(IndexMismatchError, match=r"shape \(3, 64\), expected \(4, 64\)"):
         DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder())
     (tmp_path / "ix" / "passages.json").unlink()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import doctest
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,13 @@ from hypothesis import strategies as st
 
 from graphrag_integrations.core import documents
 from graphrag_integrations.core.documents import (
+    LOAD_OPTIONS,
+    LoadReport,
     SourceDocument,
     content_id,
     from_path,
     load_documents,
+    pop_load_options,
     read_file,
     require_nonempty,
     to_source_document,
@@ -236,6 +238,51 @@ def test_non_utf8_with_replace_or_right_encoding(caplog: pytest.LogCaptureFixtur
     assert latin.text == "café au lait\n"
 
 
+def _mixed_folder(root: Path) -> Path:
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("Alpha is fine.", encoding="utf-8")
+    (root / "b.txt").write_bytes(b"caf\xe9 au lait")
+    (root / "sub" / "c.md").write_bytes(b"\xff\xfe broken")
+    (root / "sub" / "d.md").write_text("Delta is fine.", encoding="utf-8")
+    return root
+
+
+def test_one_bad_file_aborts_a_strict_folder_load(tmp_path: Path) -> None:
+    with pytest.raises(DocumentLoadError, match=r"b\.txt.*errors='skip'"):
+        load_documents(path=_mixed_folder(tmp_path))
+
+
+def test_skip_leaves_bad_files_out_and_reports_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = _mixed_folder(tmp_path)
+    report = LoadReport()
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+        docs = load_documents([root], errors="skip", report=report)
+    assert [d.text for d in docs] == ["Alpha is fine.", "Delta is fine."]
+    assert report.count == 2
+    assert [Path(p).name for p, _ in report.skipped] == ["b.txt", "c.md"]
+    assert "skipping" in caplog.text and "b.txt" in caplog.text
+    assert "skipped 2 of 4 file(s)" in caplog.text
+    # a single bad file given directly is skipped too; replace still decodes it
+    assert load_documents(root / "b.txt", errors="skip") == []
+    assert load_documents(root / "b.txt", errors="replace")[0].text == "caf\ufffd au lait"
+
+
+def test_unknown_errors_value_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(DocumentLoadError, match="errors must be one of"):
+        load_documents(["text"], errors="drop")  # type: ignore[arg-type]
+
+
+def test_load_options_forward_unchanged(tmp_path: Path) -> None:
+    root = _mixed_folder(tmp_path)
+    kwargs = {"errors": "skip", "pattern": "*.txt", "k": 3, "embedding": None}
+    options = pop_load_options(kwargs)
+    assert kwargs == {"k": 3, "embedding": None}
+    assert set(options) <= set(LOAD_OPTIONS)
+    assert [d.text for d in load_documents(root, **options)] == ["Alpha is fine."]
+
+
 def test_unknown_encoding() -> None:
     with pytest.raises(DocumentLoadError, match="unknown encoding"):
         read_file(CORPUS / "curie.txt", encoding="no-such-codec")
@@ -322,13 +369,12 @@ def test_require_nonempty() -> None:
         require_nonempty(load_documents(["", "   "]))
 
 
-def test_five_megabyte_file_loads_quickly(tmp_path: Path) -> None:
+def test_five_megabyte_file_loads(tmp_path: Path) -> None:
+    # the wall-clock figure is printed by benchmarks/bench_throughput.py (machine-dependent)
     paragraph = "Marie Curie was born in Warsaw. She moved to Paris in 1891.\n\n"
     big = paragraph * (5_000_000 // len(paragraph) + 1)
     p = tmp_path / "big.txt"
     p.write_text(big, encoding="utf-8")
-    t0 = time.perf_counter()
     (doc,) = load_documents(p)
-    assert time.perf_counter() - t0 < 5.0
     assert len(doc.text) == len(big) >= 5_000_000
     assert doc.id == content_id(big)

@@ -352,3 +352,113 @@ def test_token_usage_is_thread_safe() -> None:
     usage.reset()
     assert usage.as_dict()["total_tokens"] == 0
     assert usage.calls == 0
+
+
+class BatchLLM(ScriptedLLM):
+    """Fake LLM with ``complete_batch``: records the batches; the first ``fail_batches`` fail."""
+
+    def __init__(self, *, fail_batches: int = 0, drop_one: bool = False) -> None:
+        super().__init__(name="batched")
+        self.batches: list[list[str]] = []
+        self.fail_batches = fail_batches
+        self.drop_one = drop_one
+
+    def complete_batch(
+        self, prompts: list[str], *, max_tokens: int | None = None, temperature: float = 0.0
+    ) -> list[LLMResult]:
+        self.batches.append(list(prompts))
+        if len(self.batches) <= self.fail_batches:
+            raise ConnectionError("batch failed")
+        out = [LLMResult(self.reply_for(p), len(p), len(p) % 5 + 1) for p in prompts]
+        return out[:-1] if self.drop_one else out
+
+
+def test_complete_many_batches_cache_misses_and_counts_per_prompt(tmp_path: Path) -> None:
+    prompts = [f"p{'x' * (i % 4)} {i}" for i in range(7)]
+    llm = BatchLLM()
+    client = LLMClient(llm, cache_dir=tmp_path, batch_size=3)
+    client.complete(prompts[2])  # one cache entry from a single call
+    assert llm.calls == [prompts[2]]
+    replies = client.complete_many(prompts, show_progress=False)
+    assert replies == [ScriptedLLM.reply_for(p) for p in prompts]
+    assert [len(b) for b in llm.batches] == [3, 3]  # 6 misses, 3 per batch
+    assert sorted(p for b in llm.batches for p in b) == sorted(prompts[:2] + prompts[3:])
+    lengths = [len(p) for b in llm.batches for p in b]
+    assert lengths == sorted(lengths)  # shortest first: similar lengths share a batch
+    assert client.usage.calls == 7
+    assert client.usage.prompt_tokens == 10 + sum(len(p) for i, p in enumerate(prompts) if i != 2)
+    assert client.usage.completion_tokens == 2 + sum(
+        len(p) % 5 + 1 for i, p in enumerate(prompts) if i != 2
+    )
+    # second run: everything cached, no batch
+    assert client.complete_many(prompts, show_progress=False) == replies
+    assert len(llm.batches) == 2 and client.usage.cache_hits == 7 + 1
+
+
+def test_batch_failures_are_retried_as_a_whole() -> None:
+    llm = BatchLLM(fail_batches=2)
+    client = LLMClient(llm, max_retries=2, retry_backoff=0.0, batch_size=4)
+    assert client.complete_many(PROMPTS[:4], show_progress=False) == [
+        ScriptedLLM.reply_for(p) for p in PROMPTS[:4]
+    ]
+    assert len(llm.batches) == 3 and client.usage.retries == 2 and client.usage.calls == 4
+    failing = LLMClient(BatchLLM(fail_batches=5), max_retries=1, retry_backoff=0.0)
+    with pytest.raises(ConnectionError, match="batch failed"):
+        failing.complete_many(PROMPTS[:2], show_progress=False)
+
+
+def test_batch_with_missing_results_is_an_error() -> None:
+    client = LLMClient(BatchLLM(drop_one=True), max_retries=3)
+    with pytest.raises(LLMOutputError, match="2 results for 3 prompts"):
+        client.complete_many(PROMPTS[:3], show_progress=False)
+
+
+def test_batched_progress_bar_counts_hits_and_batches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = LLMClient(BatchLLM(), cache_dir=tmp_path, batch_size=2)
+    client.complete(PROMPTS[0])
+    client.complete_many(PROMPTS[:5], desc="queries")
+    err = capsys.readouterr().err
+    assert "queries" in err and "5/5" in err
+
+
+async def test_acomplete_many_uses_batches() -> None:
+    llm = BatchLLM()
+    client = LLMClient(llm, batch_size=5)
+    replies = await client.acomplete_many(PROMPTS)
+    assert replies == [ScriptedLLM.reply_for(p) for p in PROMPTS]
+    assert [len(b) for b in llm.batches] == [5, 5, 2]
+    assert llm.calls == []  # never the one-prompt path
+
+
+def test_batch_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        LLMClient(BatchLLM(), batch_size=0)
+
+
+def test_unsupported_model_errors_name_model_and_need(tmp_path: Path) -> None:
+    from graphrag_integrations.errors import ModelUnavailableError
+
+    client = LLMClient(ScriptedLLM(name="remote-chat"), cache_dir=tmp_path)
+    with pytest.raises(
+        ModelUnavailableError, match=r"needs a model with a `generate`.*remote-chat"
+    ):
+        client.generate("q", constraint=lambda ids: [0], constraint_key="k")
+    with pytest.raises(ModelUnavailableError, match=r"`score_continuations`.*remote-chat"):
+        client.score_continuations("q", ["a"])
+    assert client.usage.calls == 0 and client.usage.cache_hits == 0
+
+
+def test_result_round_trip_and_records(tmp_path: Path) -> None:
+    result = LLMResult("a b", 4, 3, score=-0.5, token_ids=(7, 8, 0), verdict="complete")
+    assert LLMResult.from_dict(result.to_dict()) == result
+    cache = ResponseCache(tmp_path)
+    cache.put_record("k", "m", [result.to_dict()])
+    assert [LLMResult.from_dict(d) for d in cache.get_record("k")] == [result]
+    assert cache.get_record("missing") is None
+    cache.put_record("inf", "m", [float("-inf")])
+    assert cache.get_record("inf") == [float("-inf")]
+    assert len(cache) == 2
+    cache.clear()
+    assert len(cache) == 0

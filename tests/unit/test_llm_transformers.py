@@ -20,13 +20,23 @@ TEMPLATE = (
 )
 
 
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 1-layer Llama whose output layer is zero, so greedy decoding always emits id 0."""
+def build_tiny_llama(
+    path: Path,
+    words: list[str],
+    *,
+    zero_head: bool,
+    seed: int = 0,
+    layers: int = 1,
+    init_std: float = 0.02,
+) -> Path:
+    """Save a tiny random Llama with a whitespace word-level tokenizer (``words`` + specials)
+    and the chat template :data:`TEMPLATE` in ``path``; ``zero_head``: greedy always emits id 0;
+    a large ``init_std`` makes the random model's output depend on its prompt.
+    """
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    vocab = {w: i for i, w in enumerate(WORDS + SPECIALS)}
+    vocab = {w: i for i, w in enumerate(words + SPECIALS)}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = PreTrainedTokenizerFast(
@@ -37,23 +47,30 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
         vocab_size=len(vocab),
         hidden_size=16,
         intermediate_size=32,
-        num_hidden_layers=1,
+        num_hidden_layers=layers,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=64,
+        max_position_embeddings=128,
         eos_token_id=vocab["<eos>"],
         pad_token_id=vocab["<pad>"],
         bos_token_id=None,
         tie_word_embeddings=False,
+        initializer_range=init_std,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    with torch.no_grad():
-        model.lm_head.weight.zero_()
-    path = tmp_path_factory.mktemp("tiny_llama")
+    if zero_head:
+        with torch.no_grad():
+            model.lm_head.weight.zero_()
     model.save_pretrained(str(path))
     tokenizer.save_pretrained(str(path))
     return path
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1-layer Llama whose output layer is zero, so greedy decoding always emits id 0."""
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"), WORDS, zero_head=True)
 
 
 def test_complete_greedy_with_real_token_counts(tiny_lm: Path) -> None:

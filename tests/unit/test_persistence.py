@@ -206,6 +206,7 @@ def test_atomic_directory_creates(tmp_path: Path) -> None:
 def test_atomic_directory_replaces_old_contents(tmp_path: Path) -> None:
     target = tmp_path / "index"
     target.mkdir()
+    write_manifest(target, _manifest())  # an index (of no recorded files) may be replaced
     (target / "old.txt").write_text("old")
     with atomic_directory(target) as tmp:
         (tmp / "new.txt").write_text("new")
@@ -217,11 +218,12 @@ def test_atomic_directory_replaces_old_contents(tmp_path: Path) -> None:
 def test_atomic_directory_keeps_old_contents_on_error(tmp_path: Path) -> None:
     target = tmp_path / "index"
     target.mkdir()
+    write_manifest(target, _manifest())
     (target / "old.txt").write_text("old")
     with pytest.raises(RuntimeError, match="boom"), atomic_directory(target) as tmp:
         (tmp / "new.txt").write_text("partial")
         raise RuntimeError("boom")
-    assert sorted(x.name for x in target.iterdir()) == ["old.txt"]
+    assert sorted(x.name for x in target.iterdir()) == ["manifest.json", "old.txt"]
     assert (target / "old.txt").read_text() == "old"
     assert [x.name for x in tmp_path.iterdir()] == ["index"]
 
@@ -254,6 +256,7 @@ def test_atomic_directory_failed_swap_restores_old(
 ) -> None:
     target = tmp_path / "index"
     target.mkdir()
+    write_manifest(target, _manifest())
     (target / "old.txt").write_text("old")
     real_replace = os.replace
     calls: list[tuple[str, str]] = []
@@ -269,5 +272,5 @@ def test_atomic_directory_failed_swap_restores_old(
         (tmp / "new.txt").write_text("new")
     monkeypatch.undo()
     assert len(calls) == 3  # aside, (failed) swap in, back
-    assert sorted(x.name for x in target.iterdir()) == ["old.txt"]
+    assert sorted(x.name for x in target.iterdir()) == ["manifest.json", "old.txt"]
     assert [x.name for x in tmp_path.iterdir()] == ["index"]

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.core.nlp import normalize_entity
-from graphrag_integrations.errors import EmptyQueryError, LLMOutputError
+from graphrag_integrations.errors import EmptyQueryError
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.qiter import QIter, Trace, parse_entity_list
+from graphrag_integrations.methods.clue.qiter import QIter, Trace
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Query,
@@ -36,13 +36,13 @@ def query(index: ClueIndex, text: str) -> Query:
 
 
 class FakeLLM:
-    """Returns canned replies (the only fake the project rules allow)."""
+    """A plain callable ``str -> str`` returning a canned reply (tests may fake LLM replies)."""
 
     def __init__(self, reply: str) -> None:
         self.reply = reply
         self.prompts: list[str] = []
 
-    def complete(self, prompt: str) -> str:
+    def __call__(self, prompt: str) -> str:
         self.prompts.append(prompt)
         return self.reply
 
@@ -177,30 +177,57 @@ def test_path_weight_changes_final_scores(index: ClueIndex) -> None:
             assert w_by_id[h.id] > h.score
 
 
-def test_llm_entities_are_used(index: ClueIndex) -> None:
-    llm = FakeLLM('["Nottingham Forest", "Brian Clough"]')
-    names, source = QIter(index, llm=llm).query_entities(MULTIHOP)
+# "Paris" is not in the question: only an LLM reply can make it a query entity
+LLM_REPLY = 'Sure: ["Nottingham Forest", "Paris", " "]'
+
+
+def test_llm_entities_from_a_plain_callable_are_used(index: ClueIndex) -> None:
+    llm = FakeLLM(LLM_REPLY)
+    qiter = QIter(index, llm=llm)
+    names, source = qiter.query_entities(MULTIHOP)
     assert source == "llm"
-    assert names == ["nottingham forest", "brian clough"]
+    assert names == ["nottingham forest", "paris"]
     assert MULTIHOP in llm.prompts[0]
+    hit = qiter.retrieve(MULTIHOP)[0]
+    assert hit.explanation["entity_source"] == "llm"
+    assert hit.explanation["query_entities"] == ["nottingham forest", "paris"]
+    assert qiter.llm_fallbacks == 0
 
 
+def test_llm_entities_from_a_langchain_chat_model_are_used(index: ClueIndex) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=[LLM_REPLY])
+    qiter = QIter(index, llm=chat)
+    names, source = qiter.query_entities(MULTIHOP)
+    assert (names, source) == (["nottingham forest", "paris"], "llm")
+    # the entity anchors of "paris" come from the LLM's entity
+    trace = Trace()
+    vecs = index.embedder.embed(names)
+    anchors = QIter(index, llm=chat, knowledge_anchoring=False).anchor(
+        query(index, MULTIHOP), vecs, trace
+    )
+    assert index.graph.entity_row[normalize_entity("Paris")] in anchors
+
+
+def test_an_llm_client_is_used_as_is(index: ClueIndex) -> None:
+    from graphrag_integrations.core.llm import LLMClient
+
+    client = LLMClient(FakeLLM(LLM_REPLY))
+    QIter(index, llm=client).query_entities(MULTIHOP)
+    assert client.usage.calls == 1
+
+
+@pytest.mark.parametrize("reply", ["I cannot help with that.", "[1, 2]", '{"a": "b"}'])
 def test_bad_llm_reply_falls_back_to_spacy(
-    index: ClueIndex, caplog: pytest.LogCaptureFixture
+    index: ClueIndex, caplog: pytest.LogCaptureFixture, reply: str
 ) -> None:
-    qiter = QIter(index, llm=FakeLLM("I cannot help with that."))
+    qiter = QIter(index, llm=FakeLLM(reply))
     hits = qiter.retrieve("When did Chelsea F.C. win the FA Cup?")
     assert qiter.llm_fallbacks == 1
     assert "using spaCy" in caplog.text
     assert hits[0].explanation["entity_source"] == "spacy"
-
-
-def test_parse_entity_list_errors() -> None:
-    with pytest.raises(LLMOutputError):
-        parse_entity_list("[1, 2]")
-    with pytest.raises(LLMOutputError):
-        parse_entity_list("[not json")
-    assert parse_entity_list('["a", " "]') == ["a"]
+    assert normalize_entity("Chelsea F.C.") in hits[0].explanation["query_entities"]
 
 
 @pytest.mark.parametrize("bad", [{"K": 0}, {"D": -1}, {"M": 1.5}, {"path_weight": -1.0}])

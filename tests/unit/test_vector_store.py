@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,16 +17,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core import vector_store
 from graphrag_integrations.core.persistence import MANIFEST_NAME
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
     InMemoryVectorIndex,
     VectorIndex,
+    chroma,
     parse_where,
-    top_k,
 )
-from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError, IndexNotFoundError
 
 DIM = 8
 _names = itertools.count()
@@ -277,15 +277,6 @@ def test_batched_add(backend: Backend) -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------
-def test_top_k_ties_and_bounds() -> None:
-    scores = np.array([0.5, 0.9, 0.9, 0.1, 0.9], dtype=np.float32)
-    assert top_k(scores, 2) == [1, 2]
-    assert top_k(scores, 4) == [1, 2, 4, 0]
-    assert top_k(scores, 10) == [1, 2, 4, 0, 3]
-    assert top_k(scores, 0) == []
-    assert top_k(np.zeros(0, dtype=np.float32), 3) == []
-
-
 def test_parse_where() -> None:
     conds = parse_where({"a": 1, "b": {"$in": ["x", "y"]}, "c": {"$eq": True}})
     assert [(c.field, c.values) for c in conds] == [("a", (1,)), ("b", ("x", "y")), ("c", (True,))]
@@ -329,7 +320,11 @@ def test_in_memory_load_detects_inconsistent_files(tmp_path: Path) -> None:
     index.add(["a", "b"], _vectors(2))
     index.persist(tmp_path / "ix")
     np.save(tmp_path / "ix" / "vectors.npy", _vectors(3))
-    with pytest.raises(IndexMismatchError, match="files disagree"):
+    with pytest.raises(CorruptIndexError, match=r"vectors\.npy: checksum mismatch"):
+        InMemoryVectorIndex.load(tmp_path / "ix")
+    manifest = tmp_path / "ix" / MANIFEST_NAME  # an older index: no checksums, same checks
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "files": {}}))
+    with pytest.raises(CorruptIndexError, match="files disagree"):
         InMemoryVectorIndex.load(tmp_path / "ix")
     (tmp_path / "ix" / "records.json").write_text("{broken")
     with pytest.raises(IndexMismatchError, match="unreadable"):
@@ -409,6 +404,20 @@ def test_chroma_rejects_foreign_collections() -> None:
     assert ok.client is client
 
 
+def test_chromadb_is_imported_only_when_a_chroma_index_is_made() -> None:
+    code = (
+        "import sys; from graphrag_integrations.core.vector_store import ChromaVectorIndex; "
+        "print('chromadb' in sys.modules); "
+        "ChromaVectorIndex('lazy-import', embedding_model='m', dimension=2); "
+        "print('chromadb' in sys.modules)"
+    )
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split() == ["False", "True"]
+
+
 def test_chroma_location_arguments_are_exclusive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at most one"):
         ChromaVectorIndex(embedding_model="m", dimension=DIM, path=tmp_path, host="localhost")
@@ -463,7 +472,7 @@ def chroma_server(tmp_path: Path) -> Iterator[int]:
 @pytest.mark.slow
 def test_chroma_http_client(chroma_server: int, caplog: pytest.LogCaptureFixture) -> None:
     name = _unique()
-    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.vector_store"):
+    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.vector_store.chroma"):
         index = ChromaVectorIndex(
             name, embedding_model="m", dimension=DIM, host="127.0.0.1", port=chroma_server
         )
@@ -496,7 +505,7 @@ def test_chroma_hnsw_settings(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     hnsw = index.collection.configuration_json["hnsw"]
     assert (hnsw["space"], hnsw["ef_search"], hnsw["max_neighbors"]) == ("cosine", 300, 24)
     index.add(["a", "b"], _vectors(2))
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.vector_store"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.vector_store.chroma"):
         again = ChromaVectorIndex(
             name,
             embedding_model="m",
@@ -538,7 +547,7 @@ class _LockedCollection:
 
 def test_chroma_retries_while_database_is_locked(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    monkeypatch.setattr(chroma.time, "sleep", waits.append)
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     locked = _LockedCollection(index.collection, locked=3)
     index._collection = locked
@@ -557,17 +566,17 @@ def test_chroma_lock_that_persists_or_other_errors_are_raised(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(vector_store.time, "sleep", waits.append)
+    monkeypatch.setattr(chroma.time, "sleep", waits.append)
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     index._collection = _LockedCollection(index.collection, locked=100)
     with pytest.raises(RuntimeError, match="database is locked"):
         index.delete(["a"])
-    assert len(waits) == vector_store._BUSY_RETRIES - 1
+    assert len(waits) == chroma._BUSY_RETRIES - 1
     waits.clear()
 
     def broken(**_: Any) -> None:
         raise RuntimeError("disk I/O error")
 
     with pytest.raises(RuntimeError, match="disk I/O"):
-        vector_store._retry_busy(broken)
+        chroma._retry_busy(broken)
     assert waits == []

@@ -22,7 +22,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from pydantic import ConfigDict, Field, field_validator
 
-from graphrag_integrations.adapters.surface import check_k
+from graphrag_integrations.adapters.validation import check_k
 from graphrag_integrations.core.context import callbacks_scope
 from graphrag_integrations.core.types import RetrievedPassage, Retriever
 
@@ -68,13 +68,12 @@ class LangChainRetriever(BaseRetriever):
 
     Examples
     --------
-    >>> from graphrag_integrations.baselines.dense import DenseRetriever
-    >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> index = DenseRetriever.from_documents(docs)  # doctest: +SKIP
-    >>> retriever = LangChainRetriever(retriever=index, k=1)  # doctest: +SKIP
-    >>> retriever.invoke("Where is Rome?")[0].page_content  # doctest: +SKIP
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> retriever = LangChainRetriever(retriever=index, k=1)
+    >>> retriever.invoke("Where is Rome?")[0].page_content
     'Rome is in Italy.'
-    >>> len(retriever.invoke("Where is Rome?", k=2))  # doctest: +SKIP
+    >>> len(retriever.invoke("Where is Rome?", k=2))
     2
     """
 

@@ -15,7 +15,7 @@ from graphrag_integrations.adapters.tools import (
     DEFAULT_TOOL_NAME,
     ToolKind,
 )
-from graphrag_integrations.core.types import Retriever
+from graphrag_integrations.adapters.validation import as_core_retriever, check_k
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -24,71 +24,6 @@ if TYPE_CHECKING:
 
     from graphrag_integrations.adapters.langchain import LangChainRetriever
     from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever
-
-
-def check_k(k: int | None, name: str = "k") -> int | None:
-    """Validate a result count: ``None`` (the retriever's default) or an integer >= 1.
-
-    Parameters
-    ----------
-    k : int or None
-        The number of results asked for.
-    name : str
-        Parameter name used in the error message (``k``, ``similarity_top_k``).
-
-    Returns
-    -------
-    int or None
-        ``k`` unchanged.
-
-    Raises
-    ------
-    TypeError
-        If ``k`` is not an integer (``bool`` is refused too).
-    ValueError
-        If ``k`` is smaller than 1.
-
-    Examples
-    --------
-    >>> check_k(3)
-    3
-    >>> check_k(None) is None
-    True
-    >>> check_k(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: k must be >= 1, got 0
-    """
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"{name} must be an int or None, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"{name} must be >= 1, got {k}")
-    return k
-
-
-def as_core_retriever(obj: object) -> Retriever:
-    """Return ``obj`` typed as a core :class:`~graphrag_integrations.core.types.Retriever`.
-
-    Raises
-    ------
-    TypeError
-        If ``obj`` lacks ``retrieve`` / ``aretrieve``.
-
-    Examples
-    --------
-    >>> as_core_retriever(object())
-    Traceback (most recent call last):
-    ...
-    TypeError: expected a core Retriever (retrieve(query, k) and aretrieve(query, k)), got object
-    """
-    if not isinstance(obj, Retriever):
-        raise TypeError(
-            "expected a core Retriever (retrieve(query, k) and aretrieve(query, k)), "
-            f"got {type(obj).__name__}"
-        )
-    return obj
 
 
 class FrameworkSurface:
@@ -101,11 +36,14 @@ class FrameworkSurface:
 
     Examples
     --------
-    >>> from graphrag_integrations.baselines.dense import DenseRetriever
-    >>> index = DenseRetriever.from_documents(["Paris is in France."])  # doctest: +SKIP
-    >>> index.as_langchain_retriever(k=2).invoke("Where is Paris?")  # doctest: +SKIP
-    [Document(id='...', metadata={...}, page_content='Paris is in France.')]
-    >>> index.as_query_engine(llm=my_llamaindex_llm).query("Where is Paris?")  # doctest: +SKIP
+    >>> from llama_index.core.llms import MockLLM
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> index.as_langchain_retriever(k=1).invoke("Where is Paris?")[0].page_content
+    'Paris is in France.'
+    >>> answer = index.as_query_engine(llm=MockLLM(), similarity_top_k=1).query("Paris?")
+    >>> answer.source_nodes[0].node.get_content()
+    'Paris is in France.'
     """
 
     default_k: int

@@ -7,7 +7,11 @@ from it at import time.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+
+from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -26,6 +30,94 @@ def _check_tool_text(name: str, description: str) -> None:
     for label, value in (("name", name), ("description", description)):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"tool {label} must be a non-empty string, got {value!r}")
+
+
+#: Keyword names under which an agent may pass the query to a LlamaIndex tool.
+QUERY_KEYWORDS: tuple[str, ...] = ("input", "query")
+
+
+def tool_query(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """The raw query of a tool call: one positional argument, or ``input=``/``query=``.
+
+    LlamaIndex's ``RetrieverTool`` joins its arguments into ``"input is <query>\\n"`` before
+    retrieving; the tools built here pass the query through unchanged instead.
+
+    Raises
+    ------
+    ValueError
+        If there is not exactly one query argument, it is not a string, or it is empty or
+        only whitespace.
+
+    Examples
+    --------
+    >>> tool_query(["What is BM25?"], {}), tool_query([], {"input": "What is BM25?"})
+    ('What is BM25?', 'What is BM25?')
+    >>> tool_query([], {"input": "  "})
+    Traceback (most recent call last):
+    ...
+    ValueError: the tool query is empty
+    """
+    given = list(args) + [kwargs[k] for k in QUERY_KEYWORDS if k in kwargs]
+    extra = sorted(k for k in kwargs if k not in QUERY_KEYWORDS)
+    if len(given) != 1 or extra:
+        raise ValueError(
+            "call the tool with exactly one query (positional, input= or query=), got "
+            f"{len(args)} positional and keywords {sorted(kwargs)}"
+        )
+    (query,) = given
+    if not isinstance(query, str):
+        raise ValueError(f"the tool query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("the tool query is empty")
+    return query
+
+
+@functools.cache
+def _passthrough_retriever_tool() -> type[RetrieverTool]:
+    """``RetrieverTool`` whose calls retrieve with the raw query, and report bad queries as
+    error results (``is_error=True``) instead of retrieving for them."""
+    from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+    from llama_index.core.tools import RetrieverTool
+    from llama_index.core.tools.types import ToolOutput
+
+    class PassthroughRetrieverTool(RetrieverTool):
+        def _error(self, raw_input: dict[str, Any], exc: Exception) -> ToolOutput:
+            return ToolOutput(
+                content=f"Error: {exc}",
+                tool_name=self.metadata.get_name(),
+                raw_input=raw_input,
+                raw_output=exc,
+                is_error=True,
+            )
+
+        def _output(self, query: str, nodes: list[NodeWithScore]) -> ToolOutput:
+            content = "".join(n.node.get_content(MetadataMode.LLM) + "\n\n" for n in nodes)
+            return ToolOutput(
+                content=content,
+                tool_name=self.metadata.get_name(),
+                raw_input={"input": query},
+                raw_output=nodes,
+            )
+
+        def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+            try:
+                query = tool_query(args, kwargs)
+                nodes = self._retriever.retrieve(query)
+            except (ValueError, GraphRAGError) as exc:
+                return self._error({"args": args, "kwargs": kwargs}, exc)
+            nodes = self._apply_node_postprocessors(nodes, QueryBundle(query))
+            return self._output(query, nodes)
+
+        async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+            try:
+                query = tool_query(args, kwargs)
+                nodes = await self._retriever.aretrieve(query)
+            except (ValueError, GraphRAGError) as exc:
+                return self._error({"args": args, "kwargs": kwargs}, exc)
+            nodes = await self._async_apply_node_postprocessors(nodes, QueryBundle(query))
+            return self._output(query, nodes)
+
+    return PassthroughRetrieverTool
 
 
 def langchain_tool(
@@ -65,9 +157,10 @@ def langchain_tool(
 
     Examples
     --------
-    >>> tool = langchain_tool(index, k=2)  # doctest: +SKIP
-    >>> tool.invoke({"query": "Where is Rome?"})  # doctest: +SKIP
-    'Rome is in Italy.\\n\\nParis is in France.'
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> langchain_tool(index, k=1).invoke({"query": "Where is Rome?"})
+    'Rome is in Italy.'
     """
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import create_retriever_tool
@@ -126,14 +219,23 @@ def llama_index_tool(
         On an unknown ``kind``, an empty name/description, ``llm`` with
         ``kind="retriever"``, or ``similarity_top_k`` given with a LlamaIndex retriever.
 
+    The ``"retriever"`` tool hands the retriever the query exactly as the agent gave it
+    (LlamaIndex's own ``RetrieverTool`` would send ``"input is <query>\\n"``), and answers a
+    missing, empty or invalid query with an error result (``is_error=True``) instead of
+    passages.
+
     Examples
     --------
-    >>> tool = llama_index_tool(index, kind="retriever")  # doctest: +SKIP
-    >>> print(tool.call("Where is Rome?").content)  # doctest: +SKIP
-    Rome is in Italy.
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> tool = llama_index_tool(index, kind="retriever", similarity_top_k=1)
+    >>> "Rome is in Italy." in tool.call("Where is Rome?").content
+    True
+    >>> tool.call(input="").is_error
+    True
     """
     from llama_index.core.base.base_retriever import BaseRetriever
-    from llama_index.core.tools import QueryEngineTool, RetrieverTool
+    from llama_index.core.tools import QueryEngineTool
 
     from graphrag_integrations.adapters.llama_index import LlamaIndexRetriever, build_query_engine
 
@@ -151,7 +253,7 @@ def llama_index_tool(
     if kind == "retriever":
         if llm is not None:
             raise ValueError("llm is only used with kind='query_engine'")
-        return RetrieverTool.from_defaults(
+        return _passthrough_retriever_tool().from_defaults(
             li_retriever, name=name, description=description, **kwargs
         )
     engine = build_query_engine(li_retriever, llm=llm, **kwargs)

@@ -22,7 +22,12 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -32,8 +37,8 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
     write_passages,
 )
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -126,19 +131,23 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         self._reindex()
 
     def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
-        """Add documents; rebuilds the whole BM25 matrix (see the module notes)."""
-        passages = documents_to_passages(load_documents(documents), chunker)
-        self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        """Add documents and rebuild the whole BM25 matrix (see the module notes); returns the
+        ids of the documents added (documents already indexed are skipped with a warning)."""
+        indexed = {p.doc_id for p in self.passages}
+        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        if passages:
+            self.add_passages(passages)
+        return document_ids(passages)
 
-    def delete(self, doc_id: str) -> None:
-        """Remove every passage of ``doc_id``; rebuilds the whole BM25 matrix."""
+    def delete(self, doc_id: str) -> bool:
+        """Remove every passage of ``doc_id`` and rebuild the whole BM25 matrix; ``False`` (and a
+        warning) if no passage has this id."""
         kept = [p for p in self.passages if p.doc_id != doc_id]
         if len(kept) == len(self.passages):
-            logger.info("delete(%r): no passage has this doc_id; index unchanged", doc_id)
-            return
+            return self._unknown_document(doc_id)
         self.passages = kept
         self._reindex()
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def scores(self, query: str) -> FloatMatrix:

@@ -17,18 +17,26 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
+    check_embedder,
     check_manifest,
     read_manifest,
     read_passages,
+    read_vectors,
+    reading_index,
     write_manifest,
     write_passages,
 )
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -51,10 +59,15 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     Examples
     --------
+    With a model-free embedder (``embedding=None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> r = DenseRetriever.from_documents(docs)  # doctest: +SKIP
-    >>> r.retrieve("Where is Rome?", k=1)[0].text  # doctest: +SKIP
-    'Rome is in Italy.'
+    >>> r = DenseRetriever.from_documents(docs, embedding=FakeEmbedder(), k=1)
+    >>> [(hit.text, round(hit.score, 3)) for hit in r.retrieve("Where is Rome?")]
+    [('Rome is in Italy.', 0.866)]
+    >>> r.delete(r.passages[0].doc_id), r.delete("unknown-id")
+    (True, False)
     """
 
     method = "dense"
@@ -105,14 +118,24 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self.passages.extend(passages)
 
     def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
-        docs = load_documents(documents)
-        self.add_passages(documents_to_passages(docs, chunker))
-        return [d.id for d in docs]
+        """Embed and add documents; returns the ids of the documents added.
 
-    def delete(self, doc_id: str) -> None:
+        Documents already indexed (same id) are skipped with a warning.
+        """
+        indexed = {p.doc_id for p in self.passages}
+        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        if passages:
+            self.add_passages(passages)
+        return document_ids(passages)
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove every passage (and vector) of ``doc_id``; ``False`` (and a warning) if none."""
         keep = [i for i, p in enumerate(self.passages) if p.doc_id != doc_id]
+        if len(keep) == len(self.passages):
+            return self._unknown_document(doc_id)
         self.passages = [self.passages[i] for i in keep]
         self._matrix = self._matrix[keep] if keep else np.zeros((0, 0), dtype=np.float32)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def scores(self, query: str) -> FloatMatrix:
@@ -131,7 +154,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ]
 
     # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index to directory ``path`` atomically.
 
         The directory holds ``manifest.json`` (method, ``k``, embedding model and dimension),
@@ -142,9 +165,12 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         ------
         TypeError
             If passage metadata is not JSON-serialisable (nothing is written).
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a dense index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
         """
         dimension = int(self._matrix.shape[1]) if self._matrix.size else None
-        with atomic_directory(path) as tmp:
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             write_passages(tmp, self.passages)
             np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
             write_manifest(
@@ -178,31 +204,32 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             If the index was written by another method, with another embedding model, in a
             newer format, or its files are incomplete or inconsistent.
         """
-        src = Path(path)
-        manifest = check_manifest(read_manifest(src), method=cls.method)
-        if kwargs.get("embedding") is None:
-            if manifest.embedding_model is None:
-                raise IndexMismatchError(f"{src}: manifest records no embedding model")
-            logger.info(
-                "loading %s with the recorded embedding model %r", src, manifest.embedding_model
-            )
-            kwargs["embedding"] = manifest.embedding_model
-        recorded_k = manifest.parameters.get("k")
-        if isinstance(recorded_k, int):
-            kwargs.setdefault("k", recorded_k)
-        obj = cls(**kwargs)
-        check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
-        passages = read_passages(src)
-        try:
-            matrix = np.load(src / "vectors.npy", allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise IndexMismatchError(f"{src}: incomplete or unreadable dense index: {exc}") from exc
-        expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
-        if matrix.shape != expected:
-            raise IndexMismatchError(
-                f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
-                f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
-            )
-        obj.passages = passages
-        obj._matrix = np.asarray(matrix, dtype=np.float32)
-        return obj
+        with reading_index(path) as src:
+            manifest = check_manifest(read_manifest(src), method=cls.method)
+            given = kwargs.get("embedding") is not None
+            if not given:
+                if manifest.embedding_model is None:
+                    raise IndexMismatchError(f"{src}: manifest records no embedding model")
+                logger.info(
+                    "loading %s with the recorded embedding model %r", src, manifest.embedding_model
+                )
+                kwargs["embedding"] = manifest.embedding_model
+            recorded_k = manifest.parameters.get("k")
+            if isinstance(recorded_k, int):
+                kwargs.setdefault("k", recorded_k)
+            obj = cls(**kwargs)
+            if given:  # model name and dimension (the recorded model has the recorded dimension)
+                check_embedder(manifest, obj.embedder, source=src)
+            else:
+                check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
+            passages = read_passages(src)
+            matrix = read_vectors(src / "vectors.npy")
+            expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
+            if matrix.shape != expected:
+                raise IndexMismatchError(
+                    f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
+                    f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
+                )
+            obj.passages = passages
+            obj._matrix = np.asarray(matrix, dtype=np.float32)
+            return obj

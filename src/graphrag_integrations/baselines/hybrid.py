@@ -30,7 +30,12 @@ from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.documents import load_documents, require_nonempty
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -38,8 +43,8 @@ from graphrag_integrations.core.persistence import (
     read_manifest,
     write_manifest,
 )
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -102,9 +107,14 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
 
     Examples
     --------
-    >>> hybrid = HybridRetriever.from_documents(["Paris is in France."])  # doctest: +SKIP
-    >>> hybrid.retrieve("Where is Paris?", k=1)[0].explanation["fusion"]  # doctest: +SKIP
-    'minmax'
+    With a model-free embedder (``embedding=None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> docs = ["Paris is in France.", "Rome is in Italy."]
+    >>> hybrid = HybridRetriever.from_documents(docs, embedding=FakeEmbedder())
+    >>> top = hybrid.retrieve("Where is Paris?", k=1)[0]
+    >>> top.text, top.explanation
+    ('Paris is in France.', {'method': 'hybrid', 'fusion': 'minmax', 'weight': 0.5})
     """
 
     method = "hybrid"
@@ -180,14 +190,22 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         return cls.from_passages(documents_to_passages(docs, chunker), **kwargs)
 
     def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
-        passages = documents_to_passages(load_documents(documents), chunker)
-        self.dense.add_passages(passages)
-        self.bm25.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        """Add documents to both sides; returns the ids of the documents added (documents
+        already indexed are skipped with a warning)."""
+        indexed = {p.doc_id for p in self.passages}
+        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        if passages:
+            self.dense.add_passages(passages)
+            self.bm25.add_passages(passages)
+        return document_ids(passages)
 
-    def delete(self, doc_id: str) -> None:
+    def delete(self, doc_id: str) -> bool:
+        """Remove ``doc_id`` from both sides; ``False`` (and one warning) if it is unknown."""
+        if all(p.doc_id != doc_id for p in self.passages):
+            return self._unknown_document(doc_id)
         self.dense.delete(doc_id)
         self.bm25.delete(doc_id)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def fused_scores(self, query: str, k: int) -> tuple[list[int], FloatMatrix]:

@@ -131,9 +131,14 @@ class HFOffsetTokenizer:
 
     Examples
     --------
-    >>> tok = HFOffsetTokenizer()  # doctest: +SKIP
-    >>> tok.token_offsets("Hello world")  # doctest: +SKIP
-    [(0, 5), (6, 11)]
+    ``HFOffsetTokenizer()`` wraps the MiniLM tokenizer; any fast tokenizer works, e.g. a tiny
+    word-level one:
+
+    >>> from tokenizers import Tokenizer, models, pre_tokenizers
+    >>> words = Tokenizer(models.WordLevel({"hello": 0, "world": 1, "[UNK]": 2}, "[UNK]"))
+    >>> words.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> HFOffsetTokenizer(words).token_offsets("Hello world, hello!")
+    [(0, 5), (6, 11), (11, 12), (13, 18), (18, 19)]
     """
 
     def __init__(self, tokenizer: Any = None) -> None:

@@ -28,8 +28,14 @@ from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError
 logger = logging.getLogger(__name__)
 
 #: How undecodable bytes in a file are handled: ``"strict"`` raises
-#: :class:`~graphrag_integrations.errors.DocumentLoadError`, the others decode anyway.
-DecodeErrors = Literal["strict", "replace", "ignore"]
+#: :class:`~graphrag_integrations.errors.DocumentLoadError`, ``"replace"``/``"ignore"`` decode
+#: anyway (logged), ``"skip"`` leaves the file out (logged, and listed in a :class:`LoadReport`).
+DecodeErrors = Literal["strict", "replace", "ignore", "skip"]
+_DECODE_ERRORS: tuple[str, ...] = ("strict", "replace", "ignore", "skip")
+
+#: Keyword arguments of :func:`load_documents` that a ``from_documents``/``insert`` forwards
+#: unchanged (see :func:`pop_load_options`).
+LOAD_OPTIONS: tuple[str, ...] = ("path", "pattern", "recursive", "encoding", "errors", "report")
 
 #: File suffixes a folder walk loads when no ``pattern`` is given.
 DEFAULT_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".rst")
@@ -93,6 +99,55 @@ class SourceDocument:
             raise DocumentLoadError(f"document text must be a str, got {type(self.text).__name__}")
         if not self.id:
             object.__setattr__(self, "id", content_id(self.text))
+
+
+@dataclass
+class LoadReport:
+    """What a load left out: pass one as ``report=`` and inspect it afterwards.
+
+    Attributes
+    ----------
+    skipped : list of (str, str)
+        ``(path, reason)`` of every file left out with ``errors="skip"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "good.txt").write_text("fine", encoding="utf-8")
+    ...     _ = (Path(d) / "bad.txt").write_bytes(b"caf\\xe9")
+    ...     report = LoadReport()
+    ...     docs = load_documents(path=d, errors="skip", report=report)
+    >>> [doc.metadata["file_name"] for doc in docs], report.count
+    (['good.txt'], 1)
+    """
+
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        """Number of files skipped."""
+        return len(self.skipped)
+
+
+class _UndecodableFileError(DocumentLoadError):
+    """A file with bytes that are not valid in its encoding (skippable with errors="skip")."""
+
+
+def pop_load_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Remove the :data:`LOAD_OPTIONS` from ``kwargs`` and return them.
+
+    A ``from_documents(documents, **kwargs)`` calls
+    ``load_documents(documents, **pop_load_options(kwargs))`` and passes the rest to its
+    constructor, so ``errors="skip"`` and friends reach the loader unchanged.
+
+    Examples
+    --------
+    >>> kwargs = {"errors": "skip", "k": 3}
+    >>> pop_load_options(kwargs), kwargs
+    ({'errors': 'skip'}, {'k': 3})
+    """
+    return {name: kwargs.pop(name) for name in LOAD_OPTIONS if name in kwargs}
 
 
 def _is_path(obj: Any) -> bool:
@@ -200,10 +255,11 @@ def _decode(path: Path, encoding: str, errors: DecodeErrors) -> str:
     try:
         text = data.decode(codec, errors="strict")
     except UnicodeDecodeError as exc:
-        if errors == "strict":
-            raise DocumentLoadError(
+        if errors in ("strict", "skip"):
+            raise _UndecodableFileError(
                 f"{path}: not valid {encoding} (byte {exc.start}: {exc.reason}); pass "
-                "errors='replace' to decode with replacement characters, or the right encoding"
+                "errors='replace' to decode with replacement characters, errors='skip' to leave "
+                "such files out, or the right encoding"
             ) from exc
         logger.warning(
             "%s: not valid %s (byte %d); decoding with errors=%r", path, encoding, exc.start, errors
@@ -260,13 +316,16 @@ def read_file(
         The file.
     encoding : str
         Text encoding; a UTF-8 byte-order mark is dropped.
-    errors : {"strict", "replace", "ignore"}
-        ``"strict"`` raises on undecodable bytes; the others decode anyway (logged).
+    errors : {"strict", "replace", "ignore", "skip"}
+        ``"strict"`` raises on undecodable bytes; ``"replace"``/``"ignore"`` decode anyway
+        (logged); ``"skip"`` also raises here (a single file has nothing to fall back on):
+        :func:`from_path` and :func:`load_documents` catch it and leave the file out.
 
     Raises
     ------
     DocumentLoadError
-        Missing or unreadable file, undecodable bytes (``errors="strict"``), invalid JSON.
+        Missing or unreadable file, undecodable bytes (``errors="strict"``/``"skip"``),
+        invalid JSON, an unknown ``errors`` value.
 
     Examples
     --------
@@ -278,6 +337,7 @@ def read_file(
     ['Hello']
     """
     path = Path(path)
+    _check_errors(errors)
     if not path.is_file():
         what = "is not a file" if path.exists() else "no such file"
         raise DocumentLoadError(f"{path}: {what}")
@@ -298,6 +358,26 @@ def read_file(
         meta = {**base, "record_index": index, **doc.metadata}
         docs.append(SourceDocument(text=doc.text, id=doc.id, metadata=meta))
     return docs
+
+
+def _check_errors(errors: str) -> None:
+    if errors not in _DECODE_ERRORS:
+        raise DocumentLoadError(f"errors must be one of {list(_DECODE_ERRORS)}, got {errors!r}")
+
+
+def _read_or_skip(
+    path: Path, encoding: str, errors: DecodeErrors, report: LoadReport | None
+) -> list[SourceDocument]:
+    """:func:`read_file`, but with ``errors="skip"`` an undecodable file is logged and left out."""
+    try:
+        return read_file(path, encoding=encoding, errors=errors)
+    except _UndecodableFileError as exc:
+        if errors != "skip":
+            raise
+        logger.warning("skipping %s", exc)
+        if report is not None:
+            report.skipped.append((str(path), str(exc)))
+        return []
 
 
 def _walk(folder: Path, pattern: str | None, recursive: bool) -> list[Path]:
@@ -325,6 +405,7 @@ def from_path(
     recursive: bool = True,
     encoding: str = "utf-8",
     errors: DecodeErrors = "strict",
+    report: LoadReport | None = None,
 ) -> list[SourceDocument]:
     """Read a file, or every matching file under a folder, into documents.
 
@@ -339,7 +420,10 @@ def from_path(
     recursive : bool
         Also look in sub-folders.
     encoding, errors
-        See :func:`read_file`.
+        See :func:`read_file`; with ``errors="skip"`` an undecodable file is left out with a
+        warning (and a summary warning of how many), the others are still read.
+    report : LoadReport, optional
+        Receives the skipped files.
 
     Returns
     -------
@@ -362,17 +446,27 @@ def from_path(
     ['a.md']
     """
     root = Path(path)
+    _check_errors(errors)
     if not root.exists():
         raise DocumentLoadError(f"{root}: no such file or folder")
-    if not root.is_dir():
-        return read_file(root, encoding=encoding, errors=errors)
-    files = _walk(root, pattern, recursive)
-    if not files:
+    local = LoadReport()
+    files = [root] if not root.is_dir() else _walk(root, pattern, recursive)
+    if root.is_dir() and not files:
         wanted = pattern if pattern is not None else ", ".join(DEFAULT_SUFFIXES)
         logger.warning("%s: no files matching %s", root, wanted)
     docs: list[SourceDocument] = []
     for file in files:
-        docs.extend(read_file(file, encoding=encoding, errors=errors))
+        docs.extend(_read_or_skip(file, encoding, errors, local))
+    if local.skipped:
+        logger.warning(
+            "%s: skipped %d of %d file(s) that are not valid %s (errors='skip')",
+            root,
+            local.count,
+            len(files),
+            encoding,
+        )
+        if report is not None:
+            report.skipped.extend(local.skipped)
     return docs
 
 
@@ -424,6 +518,7 @@ def load_documents(
     recursive: bool = True,
     encoding: str = "utf-8",
     errors: DecodeErrors = "strict",
+    report: LoadReport | None = None,
 ) -> list[SourceDocument]:
     """Normalise ``inputs`` (and/or files under ``path``) into a list of :class:`SourceDocument`.
 
@@ -437,7 +532,11 @@ def load_documents(
     path : str, PathLike or sequence of them, optional
         Files or folders to read; strings here are paths.
     pattern, recursive, encoding, errors
-        See :func:`from_path`; they apply to every path.
+        See :func:`from_path`; they apply to every path. ``errors`` is one of ``"strict"``
+        (default: an undecodable file aborts the load), ``"replace"``, ``"ignore"`` or
+        ``"skip"`` (leave such files out, log each and a count).
+    report : LoadReport, optional
+        Receives the files skipped with ``errors="skip"``.
 
     Returns
     -------
@@ -460,13 +559,19 @@ def load_documents(
     >>> load_documents("One document").pop().text
     'One document'
     """
+    _check_errors(errors)
     docs: list[SourceDocument] = []
     if inputs is not None:
         for obj in _iter_inputs(inputs):
             if _is_path(obj):
                 docs.extend(
                     from_path(
-                        obj, pattern=pattern, recursive=recursive, encoding=encoding, errors=errors
+                        obj,
+                        pattern=pattern,
+                        recursive=recursive,
+                        encoding=encoding,
+                        errors=errors,
+                        report=report,
                     )
                 )
             else:
@@ -475,7 +580,14 @@ def load_documents(
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
         for p in paths:
             docs.extend(
-                from_path(p, pattern=pattern, recursive=recursive, encoding=encoding, errors=errors)
+                from_path(
+                    p,
+                    pattern=pattern,
+                    recursive=recursive,
+                    encoding=encoding,
+                    errors=errors,
+                    report=report,
+                )
             )
     return _clean(docs)
 

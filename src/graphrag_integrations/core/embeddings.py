@@ -80,9 +80,16 @@ class SentenceTransformerEmbedder:
 
     Examples
     --------
-    >>> emb = SentenceTransformerEmbedder()  # doctest: +SKIP
-    >>> emb.embed(["hello world"]).shape  # doctest: +SKIP
-    (1, 384)
+    Construction is cheap: the weights load on the first ``embed`` (``emb.embed(["hello
+    world"])`` then returns a ``(1, 384)`` array for MiniLM).
+
+    >>> emb = SentenceTransformerEmbedder(batch_size=32, workers=1)
+    >>> emb.model_name
+    'sentence-transformers/all-MiniLM-L6-v2'
+    >>> SentenceTransformerEmbedder(batch_size=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch_size must be >= 1, got 0
     """
 
     def __init__(

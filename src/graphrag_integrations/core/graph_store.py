@@ -1,16 +1,37 @@
-"""A typed, directed multigraph with per-document provenance, on ``networkx``.
+"""A typed, directed multigraph with per-document provenance: the protocol and its networkx store.
 
-Graph-RAG methods build graphs of passages, entities, clues and queries. :class:`GraphStore`
-keeps them in a ``networkx.MultiDiGraph`` (edge direction and parallel relations between the
-same two nodes are both kept) and adds what the methods need on top:
+Graph-RAG methods build graphs of passages, entities, clues and queries. They reach the graph
+only through :class:`GraphBackend`, a small protocol; :class:`GraphStore` (a
+``networkx.MultiDiGraph``: edge direction and parallel relations between the same two nodes
+are both kept) is its default implementation and adds paths, subgraphs and GraphML export.
 
-* every node and edge has a ``type``;
-* every node and edge records its *provenance*, the set of source-document ids it was derived
-  from; adding the same node or edge again unions the sets, and
-  :meth:`GraphStore.remove_provenance` deletes a document's contribution (the index
-  ``delete(doc_id)`` of every method);
-* typed neighbourhoods, shortest paths and bounded simple paths, subgraphs;
-* GraphML export (attributes made GraphML-safe) and a JSON save/load that keeps provenance.
+What a backend must implement (a database-backed store plugs in by following this, without
+touching the methods; :class:`~graphrag_integrations.core.index_store.IndexStore` takes the
+backend class):
+
+* **nodes and edges are typed** - ``add_node(id, type, provenance, **attrs)`` and
+  ``add_edge(u, v, type, provenance, key=None, **attrs)``; an edge is identified by
+  ``(u, v, key)`` with ``key`` defaulting to ``type``. Re-adding an existing node or edge
+  *merges*: provenance sets are unioned, attributes updated, the position in the insertion
+  order kept; a different type for an existing id or key is a ``ValueError``, an edge to an
+  unknown node a ``KeyError``;
+* **provenance** - every node and edge records the set of source-document ids it was derived
+  from; ``remove_provenance(doc_id)`` drops ``doc_id`` from every set, removes the nodes and
+  edges whose set became empty (a removed node takes its remaining edges with it) and returns
+  them as :class:`Removed`. Nodes and edges without provenance, or still backed by another
+  document, stay (this is every index's ``delete(doc_id)``);
+* **ordering** - ``nodes(type)`` lists node ids in insertion order and ``neighbors(...)`` lists
+  distinct neighbours in edge insertion order; removal keeps the relative order of what
+  remains. Q-Iter relies on this: its rows follow node insertion order and entity rows follow
+  the first mention (edge order of ``mentions``), so an index after ``insert`` + ``delete``
+  is laid out exactly like one built without the deleted document;
+* **reading** - ``node(id)`` returns a copy of the attributes including ``type`` and
+  ``provenance`` (``KeyError`` for an unknown node), ``len`` counts nodes, ``in`` tests a
+  node id, ``number_of_edges(type)`` counts edges;
+* **persistence** - ``save(path)`` writes the whole graph (with provenance) to the file
+  ``path`` and the class method ``load(path)`` reads it back (``IndexNotFoundError`` when
+  missing, ``IndexMismatchError`` when unreadable or of a newer format). A database backend
+  may write a small pointer file (connection and graph name) instead of the data.
 """
 
 from __future__ import annotations
@@ -22,7 +43,7 @@ from collections import deque
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from graphrag_integrations.core.persistence import atomic_write_bytes, atomic_write_json
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
@@ -54,6 +75,58 @@ class Removed:
 
     def __bool__(self) -> bool:
         return bool(self.nodes or self.edges)
+
+
+@runtime_checkable
+class GraphBackend(Protocol):
+    """What :class:`~graphrag_integrations.core.index_store.IndexStore` and the methods need
+    from a graph store (semantics in the module docstring); :class:`GraphStore` implements it.
+
+    Examples
+    --------
+    >>> isinstance(GraphStore(), GraphBackend)
+    True
+    """
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, node: object) -> bool: ...
+
+    def add_node(
+        self, id: str, type: str, provenance: Iterable[str] = (), **attrs: Any
+    ) -> None: ...
+
+    def add_edge(
+        self,
+        u: str,
+        v: str,
+        type: str,
+        provenance: Iterable[str] = (),
+        *,
+        key: str | None = None,
+        **attrs: Any,
+    ) -> str: ...
+
+    def nodes(self, type: str | None = None) -> list[str]: ...
+
+    def node(self, id: str) -> dict[str, Any]: ...
+
+    def neighbors(
+        self,
+        id: str,
+        edge_type: str | Iterable[str] | None = None,
+        direction: Direction = "out",
+        node_type: str | None = None,
+    ) -> list[str]: ...
+
+    def number_of_edges(self, type: str | None = None) -> int: ...
+
+    def remove_provenance(self, doc_id: str) -> Removed: ...
+
+    def save(self, path: str | Path) -> None: ...
+
+    @classmethod
+    def load(cls, path: str | Path) -> GraphBackend: ...
 
 
 def _check_id(value: Any, what: str) -> str:

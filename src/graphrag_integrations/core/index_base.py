@@ -4,24 +4,72 @@
 ``X.load(dir)``, ``retrieve`` / ``aretrieve``. The framework surface
 (``as_langchain_retriever`` and friends) comes from
 :class:`graphrag_integrations.adapters.surface.FrameworkSurface`.
+
+The rules below are the contract every method follows; the compliance suite
+(:mod:`graphrag_integrations.testing`) checks each of them.
+
+Documents and ids
+    Inputs are anything :func:`~graphrag_integrations.core.documents.load_documents`
+    accepts. A document's id is the one its owner gave (LangChain ``Document.id``, LlamaIndex
+    ``ref_doc_id`` / ``id_``, a record's ``"id"``), else the content hash of its text
+    (:func:`~graphrag_integrations.core.documents.content_id`). Every passage keeps that id as
+    ``doc_id`` and the document's metadata.
+Chunking
+    ``from_documents`` does **not** chunk by default today: each document becomes one passage.
+    The baselines (dense, BM25, hybrid) take ``chunker=TokenChunker(...)`` in
+    ``from_documents`` and ``insert`` to cut documents into token windows; ``ClueIndex``
+    indexes each document as one chunk (pre-chunk with
+    :func:`~graphrag_integrations.core.chunking.documents_to_passages` and use
+    ``from_passages``).
+``insert(documents) -> list[str]``
+    Adds documents without a rebuild of what is already indexed and returns the ids of the
+    documents added, in input order, each once. A document whose id is already indexed is
+    skipped (a warning names it) and is not in the returned list: delete it first to replace
+    it (see :func:`drop_indexed`).
+``delete(doc_id) -> bool``
+    Removes the document and everything derived from it (passages, vectors, graph nodes) and
+    returns ``True``. An unknown id changes nothing, logs a warning and returns ``False``; it
+    never raises. After ``insert([d])`` then ``delete(d.id)`` an index answers exactly as a
+    fresh build without ``d``.
+``persist(path)`` / ``load(path)``
+    ``persist`` writes a directory atomically with a manifest; ``load`` answers every query
+    with the same passages and scores as the index that was persisted.
+``retrieve(query, k=None)``
+    At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first; an empty or
+    blank query raises :class:`~graphrag_integrations.errors.EmptyQueryError` (see
+    :func:`check_query`); every explanation is a JSON-serialisable mapping.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyQueryError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
+PassageT = TypeVar("PassageT", bound=Passage)
+
+logger = logging.getLogger(__name__)
 
 
 def check_query(query: str) -> str:
-    """Return ``query`` stripped, or raise :class:`EmptyQueryError` if nothing is left."""
+    """Return ``query`` stripped, or raise :class:`EmptyQueryError` if nothing is left.
+
+    Examples
+    --------
+    >>> check_query("  capital of France ")
+    'capital of France'
+    >>> check_query("   ")
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.EmptyQueryError: query is empty
+    """
     if not isinstance(query, str):
         raise EmptyQueryError(f"query must be a string, got {type(query).__name__}")
     stripped = query.strip()
@@ -30,11 +78,53 @@ def check_query(query: str) -> str:
     return stripped
 
 
+def drop_indexed(passages: Sequence[PassageT], indexed_doc_ids: Collection[str]) -> list[PassageT]:
+    """The passages whose document is not indexed yet (the ``insert`` rule).
+
+    The skipped documents are named in one warning.
+
+    Parameters
+    ----------
+    passages : sequence of Passage
+        Passages of the documents being inserted.
+    indexed_doc_ids : collection of str
+        Ids of the documents the index holds.
+
+    Examples
+    --------
+    >>> ps = [Passage("p1", "Old text.", "a"), Passage("p2", "New text.", "b")]
+    >>> [p.id for p in drop_indexed(ps, {"a"})]
+    ['p2']
+    """
+    kept = [p for p in passages if p.doc_id not in indexed_doc_ids]
+    if len(kept) < len(passages):
+        skipped = sorted({p.doc_id for p in passages if p.doc_id in indexed_doc_ids})
+        logger.warning(
+            "insert: %d document(s) already indexed, skipped (delete them first to replace "
+            "them): %s",
+            len(skipped),
+            ", ".join(skipped),
+        )
+    return kept
+
+
+def document_ids(passages: Iterable[Passage]) -> list[str]:
+    """The distinct ``doc_id`` of ``passages``, in order (what ``insert`` returns).
+
+    Examples
+    --------
+    >>> document_ids([Passage("p1", "x", "a"), Passage("p2", "y", "b"), Passage("p3", "z", "a")])
+    ['a', 'b']
+    """
+    return list(dict.fromkeys(p.doc_id for p in passages))
+
+
 class BaseIndex(ABC):
     """Abstract base of every retriever/index in the package.
 
     Subclasses set :attr:`method` (the name recorded in manifests and used by the CLI) and
-    :attr:`default_k`, and implement the abstract methods.
+    :attr:`default_k`, and implement the abstract methods following the rules of the module
+    docstring.
     """
 
     method: ClassVar[str] = "base"
@@ -43,15 +133,25 @@ class BaseIndex(ABC):
     @classmethod
     @abstractmethod
     def from_documents(cls: type[IndexT], documents: Iterable[Any], **kwargs: Any) -> IndexT:
-        """Build an index from LangChain/LlamaIndex documents, strings, files or folders."""
+        """Build an index from LangChain/LlamaIndex documents, strings, files or folders.
+
+        One passage per document unless the method documents a ``chunker`` (module notes).
+        """
 
     @abstractmethod
     def insert(self, documents: Iterable[Any]) -> list[str]:
-        """Add documents without a rebuild; returns the ids of the documents added."""
+        """Add documents without a rebuild; returns the ids of the documents added.
+
+        Documents already indexed (same id) are skipped with a warning.
+        """
 
     @abstractmethod
-    def delete(self, doc_id: str) -> None:
-        """Remove a source document and everything derived from it."""
+    def delete(self, doc_id: str) -> bool:
+        """Remove a source document and everything derived from it.
+
+        Returns ``True`` if something was removed; an unknown id logs a warning (see
+        :meth:`_unknown_document`) and returns ``False``, never raises.
+        """
 
     @abstractmethod
     def persist(self, path: str | Path) -> None:
@@ -72,3 +172,12 @@ class BaseIndex(ABC):
         Subclasses whose retrieval awaits an LLM override this with a native coroutine.
         """
         return await asyncio.to_thread(self.retrieve, query, k)
+
+    def _unknown_document(self, doc_id: str) -> bool:
+        """What :meth:`delete` does for an id the index does not hold: warn, return False."""
+        logger.warning(
+            "%s.delete(%r): no such document in the index; nothing removed",
+            type(self).__name__,
+            doc_id,
+        )
+        return False

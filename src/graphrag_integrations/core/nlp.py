@@ -239,9 +239,8 @@ class SpacyNLP:
 
     Examples
     --------
-    >>> nlp = SpacyNLP()  # doctest: +SKIP
+    >>> nlp = SpacyNLP()
     >>> [(e.text, e.label, e.is_subject) for e in nlp.entities("Obama visited Paris.")]
-    ... # doctest: +SKIP
     [('Obama', 'PERSON', True), ('Paris', 'GPE', False)]
     """
 
@@ -276,8 +275,8 @@ class SpacyNLP:
 
         Examples
         --------
-        >>> parsed = SpacyNLP().parse("Obama visited Paris. He liked it.")  # doctest: +SKIP
-        >>> [s.text for s in parsed.sentences]  # doctest: +SKIP
+        >>> parsed = SpacyNLP().parse("Obama visited Paris. He liked it.")
+        >>> [s.text for s in parsed.sentences]
         ['Obama visited Paris.', 'He liked it.']
         """
         return self.parse_many([text])[0]

@@ -56,9 +56,12 @@ class BiEncoderReranker:
 
     Examples
     --------
-    >>> r = BiEncoderReranker()  # doctest: +SKIP
-    >>> r.score("capital of France", ["Paris is in France.", "Bananas."])  # doctest: +SKIP
-    array([0.62, 0.03], dtype=float32)
+    With a model-free embedder (``None`` would load the offline MiniLM):
+
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> r = BiEncoderReranker(FakeEmbedder())
+    >>> r.score("capital of France", ["Paris is the capital of France.", "Bananas."]).round(3)
+    array([0.707, 0.   ], dtype=float32)
     """
 
     def __init__(self, embedder: Any = None) -> None:
@@ -89,9 +92,16 @@ class CrossEncoderReranker:
 
     Examples
     --------
-    >>> r = CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L-6-v2")  # doctest: +SKIP
-    >>> r.score("capital of France", ["Paris is in France.", "Bananas."]).argmax()  # doctest: +SKIP
-    0
+    The model is loaded by the first :meth:`score` that has something to score, so building
+    the reranker (and validating a query) costs nothing:
+
+    >>> r = CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L-6-v2", batch_size=16)
+    >>> r.model_name
+    'cross-encoder/ms-marco-MiniLM-L-6-v2'
+    >>> r.score("  ", ["Paris is in France."])
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.EmptyQueryError: query is empty
     """
 
     def __init__(

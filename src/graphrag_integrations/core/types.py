@@ -3,6 +3,8 @@
 A :class:`Passage` is the unit a retriever returns (a chunk of a source document); a
 :class:`RetrievedPassage` adds the score and the method's explanation. Both are framework
 free; the adapters turn them into LangChain ``Document`` or LlamaIndex ``NodeWithScore``.
+A :data:`Triple` is one knowledge-graph fact ``(head, relation, tail)`` (KGQA datasets, KG
+methods).
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+#: A knowledge-graph fact ``(head, relation, tail)``, e.g. ``("Kismet", "directed_by", "William
+#: Dieterle")``.
+Triple = tuple[str, str, str]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Submodules are imported on first attribute access, so importing this package is 
 Examples
 --------
 >>> from graphrag_integrations import evaluation
->>> "dense" in evaluation.METHODS
+>>> "dense" in evaluation.method_names()
 True
 """
 
@@ -24,8 +24,9 @@ _LAZY: dict[str, str] = {
     "load_corpus": "graphrag_integrations.evaluation.datasets",
     "load_lihuaworld": "graphrag_integrations.evaluation.datasets",
     "load_metaqa": "graphrag_integrations.evaluation.datasets",
-    "METHODS": "graphrag_integrations.evaluation.registry",
-    "INDEX_CLASSES": "graphrag_integrations.evaluation.registry",
+    "get_registration": "graphrag_integrations.evaluation.registry",
+    "method_names": "graphrag_integrations.evaluation.registry",
+    "register": "graphrag_integrations.evaluation.registry",
     "resolve_method": "graphrag_integrations.evaluation.registry",
     "run_eval": "graphrag_integrations.evaluation.harness",
     "evaluate_retriever": "graphrag_integrations.evaluation.harness",

@@ -11,8 +11,12 @@ timing, so ``index_s`` measures indexing, not model loading. Per method:
   every requested ``k`` (each question is retrieved once, at the largest ``k``);
 * ``latency_p50_ms`` / ``latency_p95_ms`` — wall time of each ``retrieve`` call;
 * KGQA hook: a retriever that also implements :class:`AnswerRanker` gets ``AnsR@50``,
-  ``AnsR@100`` and ``Hit@1`` from its ranked answers. A dataset with a knowledge graph
-  (``Dataset.triples``) passes ``triples=`` to the builders.
+  ``AnsR@100`` and ``Hit@1`` from its ranked answers.
+
+A builder receives exactly the dataset inputs its registration declares
+(:attr:`~graphrag_integrations.core.registry.MethodRegistration.inputs`: ``passages``,
+``triples`` of a knowledge-graph dataset, ``questions``); a method whose input the dataset
+lacks is refused before anything is built.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, Question
 from graphrag_integrations.evaluation.metrics import (
@@ -35,7 +40,7 @@ from graphrag_integrations.evaluation.metrics import (
     mean_percent,
     mean_recall_at_k,
 )
-from graphrag_integrations.evaluation.registry import resolve_method
+from graphrag_integrations.evaluation.registry import get_registration
 
 logger = logging.getLogger(__name__)
 
@@ -146,9 +151,13 @@ def evaluate_retriever(
 
     Examples
     --------
-    >>> result = evaluate_retriever("bm25", retriever, dataset)  # doctest: +SKIP
-    >>> result.to_json()["R@5"]  # doctest: +SKIP
-    50.9
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> from graphrag_integrations.core.types import Passage
+    >>> corpus = [Passage("a", "Paris is in France.", "a"), Passage("b", "Rome is in Italy.", "b")]
+    >>> ds = Dataset("toy", corpus, [Question("q", "Where is Rome?", ["Italy"], ["b"])])
+    >>> result = evaluate_retriever("bm25", BM25Retriever(corpus), ds, ks=(1,))
+    >>> result.to_json()["R@1"]
+    100.0
     """
     depth = max(ks)
     runs: list[tuple[list[str], list[str]]] = []
@@ -192,13 +201,14 @@ def run_eval(
     dataset : Dataset
         Shared corpus and questions.
     methods : sequence of str
-        Names from :data:`~graphrag_integrations.evaluation.registry.METHODS`.
+        Registered names (:func:`~graphrag_integrations.evaluation.registry.method_names`).
     embedder : Embedder, str or None
         Shared by every method (``None``: all-MiniLM-L6-v2, offline).
     ks : sequence of int
         Recall depths.
-    options : mapping of method name to keyword options, optional
-        Extra options for each builder.
+    options : mapping of method name to options, optional
+        Each method's options (parameter values, strings converted; Python objects such as
+        LLMs), validated against its registration before anything is built.
     show_progress : bool
         Progress bars while indexing and querying.
 
@@ -210,32 +220,81 @@ def run_eval(
     ------
     UnknownMethodError, MethodUnavailableError
         Before anything is built, if a method cannot be resolved.
+    InvalidParameterError
+        Before anything is built, for an unknown option or a bad value.
+    ValueError
+        If the dataset lacks an input a method needs, or options name a method not run.
 
     Examples
     --------
-    >>> ds = load_dataset("/work/shared/data/musique-100")  # doctest: +SKIP
-    >>> run_eval(ds, ["dense", "bm25"]).to_json()["results"]["bm25"]["R@5"]  # doctest: +SKIP
-    50.9
+    >>> from graphrag_integrations.core.types import Passage
+    >>> class Letters:  # a tiny embedder: counts of a-z (real runs use MiniLM)
+    ...     model_name, dimension = "letters", 26
+    ...     def embed(self, texts, *, show_progress=False):
+    ...         import numpy as np
+    ...         rows = [[t.lower().count(chr(97 + i)) for i in range(26)] for t in texts]
+    ...         return np.asarray(rows, dtype=np.float32)
+    ...     def embed_query(self, text):
+    ...         return self.embed([text])[0]
+    >>> corpus = [Passage("a", "Paris is in France.", "a"), Passage("b", "Rome is in Italy.", "b")]
+    >>> ds = Dataset("toy", corpus, [Question("q", "Where is Rome?", ["Italy"], ["b"])])
+    >>> report = run_eval(ds, ["bm25"], embedder=Letters(), ks=(1,), show_progress=False)
+    >>> report.to_json()["results"]["bm25"]["R@1"]
+    100.0
     """
     if not methods:
         raise ValueError("no method to evaluate")
     if not ks or min(ks) < 1:
         raise ValueError(f"recall depths must be >= 1, got {list(ks)}")
-    builders = {name: resolve_method(name) for name in methods}
+    regs = {name: get_registration(name) for name in methods}
+    options = options or {}
+    stray = sorted(set(options) - set(regs))
+    if stray:
+        raise ValueError(f"options given for {', '.join(stray)}, which is not evaluated")
+    parsed = {name: reg.parse_options(options.get(name, {})) for name, reg in regs.items()}
+    inputs = {name: dataset_inputs(dataset, reg) for name, reg in regs.items()}
+    for reg in regs.values():
+        reg.resolve_builder()  # an unavailable method fails before any model is loaded
     shared: Embedder = as_embedder(embedder)
     shared.embed_query("warm-up")  # load the model outside every timed section
-    options = options or {}
     report = EvalReport(dataset.name, len(dataset.passages), len(dataset.questions), tuple(ks))
     report.excluded_questions = sum(1 for q in dataset.questions if not q.gold_passage_ids)
-    for name, build in builders.items():
-        opts = dict(options.get(name, {}))
-        if dataset.triples:
-            opts.setdefault("triples", dataset.triples)
+    for name, reg in regs.items():
         logger.info("building %s over %d passages", name, len(dataset.passages))
         start = time.perf_counter()
-        retriever = build(dataset.passages, shared, show_progress=show_progress, **opts)
+        retriever = reg.build(shared, inputs[name], parsed[name], show_progress=show_progress)
         index_s = time.perf_counter() - start
         report.results[name] = evaluate_retriever(
             name, retriever, dataset, ks=ks, index_s=index_s, show_progress=show_progress
         )
     return report
+
+
+def dataset_inputs(dataset: Dataset, registration: MethodRegistration) -> dict[str, Any]:
+    """The inputs ``registration`` declares, taken from ``dataset``.
+
+    Raises
+    ------
+    ValueError
+        If the dataset has none of a declared input (e.g. no triples for a KG method).
+
+    Examples
+    --------
+    >>> from graphrag_integrations.evaluation.registry import get_registration
+    >>> dataset_inputs(Dataset("toy", [], [], [("a", "r", "b")]), get_registration("bm25"))
+    Traceback (most recent call last):
+    ...
+    ValueError: method 'bm25' needs passages; dataset 'toy' has none
+    """
+    available: dict[str, Any] = {
+        "passages": dataset.passages,
+        "triples": dataset.triples,
+        "questions": dataset.questions,
+    }
+    missing = [name for name in sorted(registration.inputs) if not available[name]]
+    if missing:
+        raise ValueError(
+            f"method {registration.name!r} needs {', '.join(missing)}; "
+            f"dataset {dataset.name!r} has none"
+        )
+    return {name: available[name] for name in sorted(registration.inputs)}

@@ -30,7 +30,13 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     estimated INTEGER NOT NULL,
     created REAL NOT NULL
-)
+);
+CREATE TABLE IF NOT EXISTS records (
+    key TEXT PRIMARY KEY,
+    model_name TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created REAL NOT NULL
+);
 """
 
 
@@ -57,6 +63,10 @@ def cache_key(model_name: str, prompt: str, params: Mapping[str, Any]) -> str:
 class ResponseCache:
     """A persistent ``key -> LLMResult`` map in ``cache_dir/llm_cache.sqlite``.
 
+    Completions are stored one :class:`LLMResult` per key (:meth:`get` / :meth:`put`); other
+    requests (several generated hypotheses, continuation scores) as one JSON value per key in
+    a second table (:meth:`get_record` / :meth:`put_record`).
+
     Parameters
     ----------
     cache_dir : str or Path
@@ -67,10 +77,13 @@ class ResponseCache:
     >>> import tempfile
     >>> cache = ResponseCache(tempfile.mkdtemp())
     >>> cache.put("k", "m", LLMResult("hello", 3, 1))
-    >>> cache.get("k")
-    LLMResult(text='hello', prompt_tokens=3, completion_tokens=1, estimated=False)
+    >>> cache.get("k") == LLMResult("hello", 3, 1)
+    True
     >>> len(cache)
     1
+    >>> cache.put_record("r", "m", [0.5, -1.25])
+    >>> cache.get_record("r")
+    [0.5, -1.25]
     """
 
     def __init__(self, cache_dir: str | Path) -> None:
@@ -82,7 +95,7 @@ class ResponseCache:
         )
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
+            self._conn.executescript(_SCHEMA)
 
     def get(self, key: str) -> LLMResult | None:
         """The stored result for ``key``, or ``None``."""
@@ -112,10 +125,26 @@ class ResponseCache:
                 ),
             )
 
+    def get_record(self, key: str) -> Any | None:
+        """The JSON value stored with :meth:`put_record` under ``key``, or ``None``."""
+        with self._lock:
+            row = self._conn.execute("SELECT payload FROM records WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_record(self, key: str, model_name: str, value: Any) -> None:
+        """Store a JSON-serialisable ``value`` under ``key`` (replacing any previous one)."""
+        payload = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?)",
+                (key, model_name, payload, time.time()),
+            )
+
     def clear(self) -> None:
         """Delete every entry."""
         with self._lock:
             self._conn.execute("DELETE FROM responses")
+            self._conn.execute("DELETE FROM records")
 
     def close(self) -> None:
         """Close the database connection."""
@@ -124,5 +153,7 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            row = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            row = self._conn.execute(
+                "SELECT (SELECT COUNT(*) FROM responses) + (SELECT COUNT(*) FROM records)"
+            ).fetchone()
         return int(row[0])

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from graphrag_integrations.core.llm.adapters import as_llm
 from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
 from graphrag_integrations.core.llm.json_output import extract_json
-from graphrag_integrations.core.llm.protocol import LLM, LLMResult
+from graphrag_integrations.core.llm.protocol import LLM, LLMResult, estimate_tokens
 from graphrag_integrations.core.llm.usage import TokenUsage
-from graphrag_integrations.errors import GraphRAGError, LLMOutputError
+from graphrag_integrations.errors import GraphRAGError, LLMOutputError, ModelUnavailableError
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Exceptions a ``complete_json`` validator may raise to reject a value.
 VALIDATION_ERRORS = (ValueError, TypeError, KeyError, IndexError, LLMOutputError)
@@ -33,6 +37,13 @@ class LLMClient:
       e.g. a model returning the wrong type or failing to load) are raised at once;
     - **concurrency**: :meth:`complete_many` runs at most ``max_concurrency`` calls at once and
       returns replies in prompt order;
+    - **batching**: when the model has ``complete_batch`` (a local
+      :class:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM`),
+      :meth:`complete_many` sends the cache misses ``batch_size`` prompts per call instead
+      (similar lengths together, so little padding), each batch retried as a whole;
+    - **generation and scoring**: :meth:`generate` (beam search, constrained decoding with a
+      ``TokenTrie`` / ``SubstringIndex``) and :meth:`score_continuations` (log-probabilities of
+      options), for models that offer them; cached and accounted like completions;
     - **cache**: with ``cache_dir``, replies are stored on disk keyed by
       ``sha256(model name, prompt, max_tokens, temperature)``; a cached reply costs no call and
       no tokens (it counts in ``usage.cache_hits``). Sampled replies (``temperature > 0``) are
@@ -52,6 +63,9 @@ class LLMClient:
         Calls in flight at once in :meth:`complete_many` / :meth:`acomplete_many`.
     max_retries : int
         Retries after the first failed attempt (``0``: fail at once).
+    batch_size : int
+        Prompts per ``complete_batch`` call in :meth:`complete_many` (models with
+        ``complete_batch`` only; see ``docs/llm.md`` for measured speed-ups).
     retry_backoff : float
         Base wait in seconds before a retry; doubles with each retry.
     max_tokens : int, optional
@@ -78,15 +92,19 @@ class LLMClient:
         retry_backoff: float = 0.5,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        batch_size: int = 8,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if retry_backoff < 0:
             raise ValueError(f"retry_backoff must be >= 0, got {retry_backoff}")
         self.llm: LLM = as_llm(llm)
         self.max_concurrency = max_concurrency
+        self.batch_size = batch_size
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self.max_tokens = max_tokens
@@ -147,6 +165,27 @@ class LLMClient:
         )
         return delay
 
+    def _retrying(self, call: Callable[[], T]) -> T:
+        """Run ``call`` with the client's retry policy."""
+        attempt = 0
+        while True:
+            try:
+                return call()
+            except Exception as exc:
+                time.sleep(self._on_failure(attempt, exc))
+                attempt += 1
+
+    def _capability(self, name: str, what: str) -> Callable[..., Any]:
+        """The model's method ``name``, or a clear error saying what is needed."""
+        method = getattr(self.llm, name, None)
+        if not callable(method):
+            raise ModelUnavailableError(
+                f"{what} needs a model with a `{name}` method, such as a local "
+                f"TransformersLLM (a hub name or path passed as llm); "
+                f"{self.llm.model_name!r} ({type(self.llm).__name__}) only completes text"
+            )
+        return method  # type: ignore[no-any-return]
+
     def complete(
         self, prompt: str, *, max_tokens: int | None = None, temperature: float | None = None
     ) -> str:
@@ -161,15 +200,7 @@ class LLMClient:
         key, text = self._cached(prompt, params)
         if text is not None:
             return text
-        attempt = 0
-        while True:
-            try:
-                result = self.llm.complete(prompt, **params)
-            except Exception as exc:
-                time.sleep(self._on_failure(attempt, exc))
-                attempt += 1
-                continue
-            return self._store(key, result)
+        return self._store(key, self._retrying(lambda: self.llm.complete(prompt, **params)))
 
     async def acomplete(
         self, prompt: str, *, max_tokens: int | None = None, temperature: float | None = None
@@ -205,10 +236,16 @@ class LLMClient:
         the caller's context variables (so LangChain callbacks still reach the model). The
         exception of the first prompt (in order) whose call fails after its retries is raised
         once the pool has finished.
+
+        A model with ``complete_batch`` is instead called with the cache misses
+        ``batch_size`` at a time, shortest prompts first, one batch after the other; a batch
+        that fails after its retries raises (the batches before it are cached).
         """
         prompts = list(prompts)
         if not prompts:
             return []
+        if callable(getattr(self.llm, "complete_batch", None)):
+            return self._complete_batched(prompts, show_progress, desc, max_tokens, temperature)
         from tqdm.auto import tqdm
 
         def one(prompt: str) -> str:
@@ -224,6 +261,47 @@ class LLMClient:
                 future.add_done_callback(lambda _f: bar.update(1))
             return [future.result() for future in futures]
 
+    def _complete_batched(
+        self,
+        prompts: list[str],
+        show_progress: bool,
+        desc: str,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> list[str]:
+        from tqdm.auto import tqdm
+
+        complete_batch = self._capability("complete_batch", "batched completion")
+        params = self._params(max_tokens, temperature)
+        replies: list[str | None] = [None] * len(prompts)
+        keys: list[str | None] = []
+        misses: list[int] = []
+        for i, prompt in enumerate(prompts):
+            key, text = self._cached(prompt, params)
+            keys.append(key)
+            if text is None:
+                misses.append(i)
+            else:
+                replies[i] = text
+        misses.sort(key=lambda i: len(prompts[i]))  # similar lengths share a batch
+        with tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar:
+            bar.update(len(prompts) - len(misses))
+            for start in range(0, len(misses), self.batch_size):
+                chunk = misses[start : start + self.batch_size]
+                batch = [prompts[i] for i in chunk]
+                results: list[LLMResult] = self._retrying(
+                    functools.partial(complete_batch, batch, **params)
+                )
+                if len(results) != len(chunk):
+                    raise LLMOutputError(
+                        f"{self.llm.model_name}: complete_batch returned {len(results)} "
+                        f"results for {len(chunk)} prompts"
+                    )
+                for i, result in zip(chunk, results, strict=True):
+                    replies[i] = self._store(keys[i], result)
+                bar.update(len(chunk))
+        return [r for r in replies if r is not None]
+
     async def acomplete_many(
         self,
         prompts: Sequence[str],
@@ -233,10 +311,15 @@ class LLMClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> list[str]:
-        """Async :meth:`complete_many` (an ``asyncio.Semaphore`` bounds the calls in flight)."""
+        """Async :meth:`complete_many` (an ``asyncio.Semaphore`` bounds the calls in flight;
+        a model with ``complete_batch`` is batched as in :meth:`complete_many`, in a thread)."""
         prompts = list(prompts)
         if not prompts:
             return []
+        if callable(getattr(self.llm, "complete_batch", None)):
+            return await asyncio.to_thread(
+                self._complete_batched, prompts, show_progress, desc, max_tokens, temperature
+            )
         from tqdm.auto import tqdm
 
         semaphore = asyncio.Semaphore(self.max_concurrency)
@@ -251,6 +334,157 @@ class LLMClient:
                 return text
 
             return list(await asyncio.gather(*(one(p) for p in prompts)))
+
+    # -- generation and scoring --------------------------------------------------------------
+    def generate(
+        self,
+        prompt: str,
+        *,
+        constraint: Callable[[tuple[int, ...]], Any] | None = None,
+        constraint_key: str | None = None,
+        num_beams: int = 1,
+        num_return_sequences: int = 1,
+        max_tokens: int | None = None,
+    ) -> list[LLMResult]:
+        """Greedy / beam-search generation, optionally constrained; hypotheses best first.
+
+        Parameters
+        ----------
+        prompt : str
+            The prompt (the model applies its chat template as in :meth:`complete`).
+        constraint : callable, optional
+            ``allowed_fn(generated_ids) -> allowed next ids`` - a
+            :class:`~graphrag_integrations.core.constraints.TokenTrie`,
+            :class:`~graphrag_integrations.core.constraints.SubstringIndex` or any callable,
+            whose entries end with the model's ``eos_token_id``. It is applied with a
+            :class:`~graphrag_integrations.core.constraints.ConstrainedLogitsProcessor`, and
+            every result gets the constraint's ``verdict`` (keep ``"complete"`` ones).
+        constraint_key : str, optional
+            Identifies the constraint's content (e.g. a hash of its entries) in the cache key.
+            A constrained call without one is never cached: the client cannot tell two
+            constraints apart.
+        num_beams, num_return_sequences : int
+            Beam width and hypotheses returned (``num_return_sequences <= num_beams``).
+        max_tokens : int, optional
+            New-token limit (default: the client's ``max_tokens``, then the model's).
+
+        Returns
+        -------
+        list of LLMResult
+            With ``token_ids`` and ``score`` (see
+            :meth:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM.generate`).
+            Usage: one call, the prompt tokens once plus every hypothesis' tokens; a cache hit
+            counts in ``usage.cache_hits`` only.
+
+        Raises
+        ------
+        ModelUnavailableError
+            If the model has no ``generate`` (LangChain / LlamaIndex / callable models), or,
+            with a constraint, no ``eos_token_id``.
+        """
+        generate = self._capability("generate", "token-level generation (beams, constraints)")
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        factory: Callable[[int], list[Any]] | None = None
+        judge: Any = None
+        if constraint is not None:
+            from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor
+
+            eos = getattr(self.llm, "eos_token_id", None)
+            if not isinstance(eos, int):
+                raise ModelUnavailableError(
+                    f"constrained generation needs the model's `eos_token_id` (int); "
+                    f"{self.llm.model_name!r} ({type(self.llm).__name__}) has {eos!r}"
+                )
+            judge = ConstrainedLogitsProcessor(constraint, 0, eos_token_id=eos)
+
+            def factory(prompt_length: int) -> list[Any]:
+                return [ConstrainedLogitsProcessor(constraint, prompt_length, eos_token_id=eos)]
+
+        key = None
+        if self.cache is not None and (constraint is None or constraint_key is not None):
+            params = {
+                "call": "generate",
+                "constraint": constraint_key,
+                "num_beams": num_beams,
+                "num_return_sequences": num_return_sequences,
+                "max_tokens": max_tokens,
+            }
+            key = cache_key(self.llm.model_name, prompt, params)
+            hit = self.cache.get_record(key)
+            if hit is not None:
+                self.usage.record_cache_hit()
+                return [LLMResult.from_dict(d) for d in hit]
+        results: list[LLMResult] = self._retrying(
+            lambda: generate(
+                prompt,
+                max_tokens=max_tokens,
+                num_beams=num_beams,
+                num_return_sequences=num_return_sequences,
+                logits_processors=factory,
+            )
+        )
+        if not results:
+            raise LLMOutputError(f"{self.llm.model_name}: generate returned no hypothesis")
+        if judge is not None:
+            results = [replace(r, verdict=judge.verdict(r.token_ids or ())) for r in results]
+        self.usage.record_call(
+            prompt_tokens=results[0].prompt_tokens,
+            completion_tokens=sum(r.completion_tokens for r in results),
+            estimated=any(r.estimated for r in results),
+        )
+        if self.cache is not None and key is not None:
+            self.cache.put_record(key, self.llm.model_name, [r.to_dict() for r in results])
+        return results
+
+    def score_continuations(
+        self, prompt: str, continuations: Sequence[str | Sequence[int]]
+    ) -> list[float]:
+        """Log-probability of each continuation after ``prompt`` (pick the best option).
+
+        Uses the model's ``score_continuations`` (see
+        :meth:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM.score_continuations`);
+        cached on disk keyed by model, prompt and continuations. Usage: one call whose prompt
+        tokens are the prompt once plus every continuation (estimated when the model reports
+        no counts), no completion tokens.
+
+        Raises
+        ------
+        ModelUnavailableError
+            If the model cannot score continuations (LangChain / LlamaIndex / callables).
+        """
+        score = self._capability("score_continuations", "option scoring")
+        conts: list[str | list[int]] = [
+            c if isinstance(c, str) else [int(t) for t in c] for c in continuations
+        ]
+        if not conts:
+            return []
+        key = None
+        if self.cache is not None:
+            params = {"call": "score_continuations", "continuations": conts}
+            key = cache_key(self.llm.model_name, prompt, params)
+            hit = self.cache.get_record(key)
+            if hit is not None:
+                self.usage.record_cache_hit()
+                return [float(v) for v in hit]
+        with_usage = getattr(self.llm, "score_continuations_with_usage", None)
+        if callable(with_usage):
+            scores, tokens = self._retrying(lambda: with_usage(prompt, conts))
+            estimated = False
+        else:
+            scores = self._retrying(lambda: score(prompt, conts))
+            tokens = estimate_tokens(prompt) + sum(
+                estimate_tokens(c) if isinstance(c, str) else len(c) for c in conts
+            )
+            estimated = True
+        scores = [float(v) for v in scores]
+        if len(scores) != len(conts):
+            raise LLMOutputError(
+                f"{self.llm.model_name}: {len(scores)} scores for {len(conts)} continuations"
+            )
+        self.usage.record_call(prompt_tokens=tokens, completion_tokens=0, estimated=estimated)
+        if self.cache is not None and key is not None:
+            self.cache.put_record(key, self.llm.model_name, scores)
+        return scores
 
     # -- JSON --------------------------------------------------------------------------------
     def _parse_json(

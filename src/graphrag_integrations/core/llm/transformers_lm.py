@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +247,33 @@ class TransformersLLM:
             raise ModelUnavailableError(f"cannot load causal LM {source!r}: {exc}") from exc
         return model, tokenizer
 
-    # -- generation --------------------------------------------------------------------------
+    # -- tokens ------------------------------------------------------------------------------
+    @property
+    def eos_token_id(self) -> int:
+        """The end-of-sequence id generation stops at (the first one when the model has several).
+
+        Constraint structures (``TokenTrie``, ``SubstringIndex``) must close their entries with
+        this id.
+        """
+        eos = self.model.generation_config.eos_token_id
+        if isinstance(eos, list):
+            eos = eos[0] if eos else None
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        if eos is None:
+            raise ModelUnavailableError(f"{self.model_name} defines no end-of-sequence token")
+        return int(eos)
+
+    @property
+    def pad_token_id(self) -> int:
+        """The id used to pad batches: the model's pad id, else the tokenizer's, else eos."""
+        pad = self.model.generation_config.pad_token_id
+        if pad is None:
+            pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.eos_token_id
+        return int(pad)
+
     def encode_prompt(self, prompt: str) -> dict[str, Any]:
         """Tokenise ``prompt`` as :meth:`complete` does (chat template applied when used).
 
@@ -268,11 +295,51 @@ class TransformersLLM:
             )
         else:
             encoded = tokenizer(prompt, return_tensors="pt")
+        if encoded["input_ids"].shape[1] == 0:
+            raise ValueError(f"{self.model_name}: the prompt {prompt!r} tokenises to no tokens")
         return {
             "input_ids": encoded["input_ids"].to(self.device),
             "attention_mask": encoded["attention_mask"].to(self.device),
         }
 
+    def encode_prompts(self, prompts: Sequence[str]) -> dict[str, Any]:
+        """Tokenise several prompts like :meth:`encode_prompt`, LEFT-padded to one length.
+
+        Left padding keeps every prompt's last token in the last column, so generated tokens
+        line up; the attention mask is ``0`` on the padding, and ``generate`` derives the
+        position ids from it.
+
+        Returns
+        -------
+        dict
+            ``input_ids`` and ``attention_mask`` tensors of shape ``(len(prompts), n)``.
+        """
+        import torch
+
+        rows = [self.encode_prompt(p)["input_ids"][0] for p in prompts]
+        if not rows:
+            raise ValueError("no prompts to encode")
+        width = max(int(r.shape[0]) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, width - row.shape[0] :] = row.cpu()
+            mask[i, width - row.shape[0] :] = 1
+        return {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
+
+    def encode_continuation(self, continuation: str | Sequence[int]) -> list[int]:
+        """Token ids of a continuation: a string (tokenised without special tokens) or ids."""
+        if isinstance(continuation, str):
+            ids = [
+                int(t) for t in self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+            ]
+        else:
+            ids = [int(t) for t in continuation]
+        if not ids:
+            raise ValueError(f"empty continuation {continuation!r}: nothing to score")
+        return ids
+
+    # -- generation --------------------------------------------------------------------------
     def generation_config(self, max_tokens: int | None = None, temperature: float = 0.0) -> Any:
         """The ``GenerationConfig`` :meth:`complete` uses: greedy when ``temperature == 0``."""
         from transformers import GenerationConfig
@@ -282,43 +349,203 @@ class TransformersLLM:
         if max_tokens is not None and max_tokens <= 0:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}")
         base = self.model.generation_config
-        eos = base.eos_token_id
-        pad = base.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = eos[0] if isinstance(eos, list) else eos
         config = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=max_tokens or self.max_new_tokens,
             do_sample=temperature > 0,
-            eos_token_id=eos,
-            pad_token_id=pad,
+            eos_token_id=base.eos_token_id,
+            pad_token_id=self.pad_token_id,
             bos_token_id=base.bos_token_id,
         )
         if temperature > 0:
             config.temperature = temperature
         return config
 
+    def _finish(self, new_tokens: list[int], eos_ids: set[int]) -> tuple[str, list[int]]:
+        """Cut generated ids after the first eos (padding follows it) and decode them."""
+        for i, token in enumerate(new_tokens):
+            if token in eos_ids:
+                new_tokens = new_tokens[: i + 1]
+                break
+        return self.tokenizer.decode(new_tokens, skip_special_tokens=True).strip(), new_tokens
+
     def complete(
         self, prompt: str, *, max_tokens: int | None = None, temperature: float = 0.0
     ) -> LLMResult:
+        return self.complete_batch([prompt], max_tokens=max_tokens, temperature=temperature)[0]
+
+    def complete_batch(
+        self, prompts: Sequence[str], *, max_tokens: int | None = None, temperature: float = 0.0
+    ) -> list[LLMResult]:
+        """Complete several prompts in one ``generate`` call (left padding, attention mask).
+
+        Greedy replies equal those of :meth:`complete` prompt by prompt (up to floating-point
+        ties); token counts are per prompt (padding excluded, the closing eos included).
+
+        Parameters
+        ----------
+        prompts : sequence of str
+            One batch; :class:`~graphrag_integrations.core.llm.client.LLMClient` splits long
+            lists into batches of ``batch_size``.
+        max_tokens : int, optional
+            New-token limit (default :attr:`max_new_tokens`).
+        temperature : float
+            ``0``: greedy; otherwise sampling at that temperature.
+
+        Returns
+        -------
+        list of LLMResult
+            One per prompt, in order.
+        """
         import torch
 
-        inputs = self.encode_prompt(prompt)
+        prompts = list(prompts)
+        if not prompts:
+            return []
+        inputs = self.encode_prompts(prompts)
         config = self.generation_config(max_tokens, temperature)
         with self._generate_lock, torch.inference_mode():
             output = self.model.generate(**inputs, generation_config=config)
+        width = int(inputs["input_ids"].shape[1])
+        prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        eos_ids = _id_set(config.eos_token_id)
+        results = []
+        for row, n_prompt in zip(output[:, width:].tolist(), prompt_lengths, strict=True):
+            text, ids = self._finish(row, eos_ids)
+            results.append(LLMResult(text, int(n_prompt), len(ids)))
+        return results
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int | None = None,
+        num_beams: int = 1,
+        num_return_sequences: int = 1,
+        logits_processors: Callable[[int], Sequence[Any]] | None = None,
+    ) -> list[LLMResult]:
+        """Greedy or beam-search generation with optional logits processors; best first.
+
+        Parameters
+        ----------
+        prompt : str
+            Encoded as in :meth:`complete`.
+        max_tokens : int, optional
+            New-token limit (default :attr:`max_new_tokens`).
+        num_beams : int
+            ``1``: greedy search; more: beam search (``length_penalty=1``).
+        num_return_sequences : int
+            Hypotheses returned, at most ``num_beams``.
+        logits_processors : callable, optional
+            Factory ``prompt_length -> [LogitsProcessor, ...]`` called once per call with the
+            number of prompt tokens (e.g.
+            ``lambda n: [ConstrainedLogitsProcessor(trie, n, eos_token_id=llm.eos_token_id)]``).
+
+        Returns
+        -------
+        list of LLMResult
+            ``num_return_sequences`` hypotheses, highest :attr:`LLMResult.score` first, each
+            with ``token_ids`` (prompt sliced off, cut after the first eos, which is kept) and
+            ``score`` = mean log-probability of those tokens under the model (beam search:
+            transformers' ``sequences_scores``, the same quantity with the processors' masks
+            applied, so a forced dead-beam eos scores about ``-3.4e38 / length``).
+        """
+        import torch
+
+        if num_beams < 1:
+            raise ValueError(f"num_beams must be >= 1, got {num_beams}")
+        if not 1 <= num_return_sequences <= num_beams:
+            raise ValueError(
+                f"num_return_sequences must be in [1, num_beams={num_beams}], "
+                f"got {num_return_sequences}"
+            )
+        inputs = self.encode_prompt(prompt)
         n_prompt = int(inputs["input_ids"].shape[1])
-        new_tokens = output[0, n_prompt:].tolist()
-        eos = config.eos_token_id
-        eos_ids = set(eos) if isinstance(eos, list) else ({eos} if eos is not None else set())
-        n_new = len(new_tokens)
-        for i, token in enumerate(new_tokens):
-            if token in eos_ids:
-                n_new = i + 1
-                break
-        text = self.tokenizer.decode(new_tokens[:n_new], skip_special_tokens=True).strip()
-        return LLMResult(text, n_prompt, n_new)
+        config = self.generation_config(max_tokens)
+        config.num_beams = num_beams
+        config.num_return_sequences = num_return_sequences
+        config.return_dict_in_generate = True
+        config.output_scores = num_beams > 1
+        config.output_logits = num_beams == 1
+        if num_beams > 1:
+            config.length_penalty = 1.0
+        processors = None
+        if logits_processors is not None:
+            from transformers import LogitsProcessorList
+
+            processors = LogitsProcessorList(logits_processors(n_prompt))
+        with self._generate_lock, torch.inference_mode():
+            out = self.model.generate(
+                **inputs, generation_config=config, logits_processor=processors
+            )
+            rows = out.sequences[:, n_prompt:].tolist()
+            if num_beams > 1:
+                scores = [float(s) for s in out.sequences_scores.tolist()]
+            else:
+                logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), dim=-1)
+                chosen = logprobs.gather(-1, out.sequences[:, n_prompt:, None])[..., 0]
+        eos_ids = _id_set(config.eos_token_id)
+        results = []
+        for i, row in enumerate(rows):
+            text, ids = self._finish(row, eos_ids)
+            score = scores[i] if num_beams > 1 else float(chosen[i, : len(ids)].mean())
+            results.append(LLMResult(text, n_prompt, len(ids), score=score, token_ids=tuple(ids)))
+        results.sort(key=lambda r: -(r.score or 0.0))
+        return results
+
+    # -- scoring -----------------------------------------------------------------------------
+    def score_continuations(
+        self, prompt: str, continuations: Sequence[str | Sequence[int]], *, batch_size: int = 16
+    ) -> list[float]:
+        """Log-probability of each continuation: ``sum_t log p(c_t | prompt, c_<t)``.
+
+        The prompt is encoded as in :meth:`complete` (so a continuation is scored as the start
+        of the reply); strings are tokenised without special tokens, sequences of ints are
+        used as token ids. Continuations run ``batch_size`` at a time, right-padded, in one
+        forward pass per batch. Sums (not means): longer options are not favoured.
+
+        Raises
+        ------
+        ValueError
+            If a continuation is empty or ``batch_size < 1``.
+        """
+        return self.score_continuations_with_usage(prompt, continuations, batch_size=batch_size)[0]
+
+    def score_continuations_with_usage(
+        self, prompt: str, continuations: Sequence[str | Sequence[int]], *, batch_size: int = 16
+    ) -> tuple[list[float], int]:
+        """:meth:`score_continuations` plus the tokens read: prompt once + every continuation."""
+        import torch
+
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        prompt_ids = self.encode_prompt(prompt)["input_ids"][0].cpu()
+        n_prompt = int(prompt_ids.shape[0])
+        conts = [self.encode_continuation(c) for c in continuations]
+        scores: list[float] = []
+        for start in range(0, len(conts), batch_size):
+            batch = conts[start : start + batch_size]
+            longest = max(len(c) for c in batch)
+            ids = torch.full((len(batch), n_prompt + longest), self.pad_token_id, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            targets = torch.zeros((len(batch), longest), dtype=torch.long)
+            valid = torch.zeros((len(batch), longest), dtype=torch.bool)
+            for i, cont in enumerate(batch):
+                ids[i, :n_prompt] = prompt_ids
+                ids[i, n_prompt : n_prompt + len(cont)] = torch.tensor(cont)
+                mask[i, : n_prompt + len(cont)] = 1
+                targets[i, : len(cont)] = torch.tensor(cont)
+                valid[i, : len(cont)] = True
+            with self._generate_lock, torch.inference_mode():
+                # the last longest + 1 positions predict the continuation tokens
+                logits = self.model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    logits_to_keep=longest + 1,
+                ).logits[:, :longest]
+                logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
+            token_scores = logprobs.gather(-1, targets[..., None])[..., 0] * valid
+            scores.extend(float(s) for s in token_scores.sum(dim=1).tolist())
+        return scores, n_prompt + sum(len(c) for c in conts)
 
     async def acomplete(
         self, prompt: str, *, max_tokens: int | None = None, temperature: float = 0.0
@@ -329,3 +556,10 @@ class TransformersLLM:
 
     def __repr__(self) -> str:
         return f"TransformersLLM({self.model_name!r}, device={self.device!r})"
+
+
+def _id_set(ids: int | list[int] | None) -> set[int]:
+    """A generation config's eos id(s) as a set."""
+    if ids is None:
+        return set()
+    return {int(i) for i in ids} if isinstance(ids, list) else {int(ids)}

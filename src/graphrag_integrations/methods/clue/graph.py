@@ -1,11 +1,13 @@
 """Q-Iter's flat, derived view of the Clue-Index: chunks -> knowledge units -> entities.
 
-The source of truth is :class:`~graphrag_integrations.methods.clue.stores.ClueStore` (core
-``GraphStore`` + core vector indexes). :class:`ClueGraph` turns it into arrays tuned for the
-beam search: one row per chunk / unit / entity, the L2-normalised vectors stacked into
-matrices, the two edge sets (chunk-unit ``E_C`` and unit-entity ``E_E``) as index lists in
-both directions, and the term statistics the lexical half of the default path scorer needs.
-It is rebuilt after every mutation without re-embedding anything.
+The source of truth is the index's core
+:class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layers,
+schema in :mod:`~graphrag_integrations.methods.clue.stores`). :class:`ClueGraph` turns it into
+arrays tuned for the beam search: one row per chunk / unit / entity, the L2-normalised
+vectors stacked into matrices, the two edge sets (chunk-unit ``E_C`` and unit-entity
+``E_E``) as index lists in both directions, and the term statistics the lexical half of the
+default path scorer needs. It is the store's derived view ``"qiter"``
+(:meth:`IndexStore.derived`), rebuilt after a mutation without re-embedding anything.
 """
 
 from __future__ import annotations
@@ -14,16 +16,22 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.clue.stores import CHUNK, ENTITY, UNIT, node_id, node_key
+from graphrag_integrations.methods.clue.stores import (
+    CHUNK,
+    ENTITY,
+    MENTIONS,
+    UNIT,
+    KnowledgeUnit,
+    unit_chunk,
+)
 
-if TYPE_CHECKING:
-    from graphrag_integrations.methods.clue.stores import ClueStore
+__all__ = ["ClueGraph", "KnowledgeUnit", "TermStats", "tokenize"]
 
 _TOKEN = re.compile(r"\w+")
 
@@ -37,34 +45,6 @@ def tokenize(text: str) -> list[str]:
     ['who', 'founded', 'nottingham', 'forest', 'f', 'c']
     """
     return _TOKEN.findall(text.casefold())
-
-
-@dataclass(frozen=True)
-class KnowledgeUnit:
-    """A knowledge-unit node.
-
-    Parameters
-    ----------
-    id : str
-        Stable id (content hash of passage id and position).
-    text : str
-        The unit text as embedded and scored (sentence, optionally prefixed by its title).
-    passage_id : str
-        The chunk it came from (edge in ``E_C``).
-    doc_id : str
-        Source document id (for ``delete``).
-    entities : tuple of str
-        Normalised names of the entities it mentions (edges in ``E_E``).
-    source : str
-        ``"sentence"`` (spaCy split) or ``"llm"`` (LLM extraction).
-    """
-
-    id: str
-    text: str
-    passage_id: str
-    doc_id: str
-    entities: tuple[str, ...]
-    source: str = "sentence"
 
 
 @dataclass
@@ -100,19 +80,22 @@ class TermStats:
 
 
 class ClueGraph:
-    """Q-Iter's flat view of a :class:`~graphrag_integrations.methods.clue.stores.ClueStore`.
+    """Q-Iter's flat view of a Clue :class:`~graphrag_integrations.core.index_store.IndexStore`.
 
-    A derived, rebuildable cache (:meth:`refresh`): rows of chunks / units / entities, the
-    two edge sets as index arrays in both directions, the vectors stacked into matrices and
-    the BM25 term statistics. Rows follow the graph's insertion order (chunks, units) and
+    A derived, immutable-after-build cache (:meth:`build`): rows of chunks / units / entities,
+    the two edge sets as index arrays in both directions, the vectors stacked into matrices
+    and the BM25 term statistics. Rows follow the graph's insertion order (chunks, units) and
     entity rows follow their first mention among the units, so the layout after ``insert`` +
-    ``delete`` is exactly the layout of a graph built without the deleted document.
+    ``delete`` is exactly the layout of a graph built without the deleted document. It reads
+    the graph only through the :class:`~graphrag_integrations.core.graph_store.GraphBackend`
+    protocol.
 
     Examples
     --------
-    >>> g = ClueGraph()
-    >>> g.n_units
-    0
+    >>> from graphrag_integrations.methods.clue.stores import clue_store
+    >>> g = ClueGraph.build(clue_store("toy"))
+    >>> g.n_units, g.n_entities
+    (0, 0)
     """
 
     def __init__(self) -> None:
@@ -144,76 +127,76 @@ class ClueGraph:
     def n_entities(self) -> int:
         return len(self.entity_names)
 
-    # -- rebuilding -----------------------------------------------------------------------
-    def refresh(self, store: ClueStore) -> None:
-        """Recompute every row, array and statistic from ``store``.
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def build(cls, store: IndexStore, previous: ClueGraph | None = None) -> ClueGraph:
+        """A new view of ``store`` (the ``build`` of ``store.derived("qiter", ...)``).
 
-        Vectors already cached are reused; only those of new ids are read from the store's
-        vector indexes (a round trip per layer, cheap even for a remote backend).
+        Passages and vectors of ``previous`` are reused; only the vectors of new ids are read
+        from the store's vector indexes (a round trip per layer, cheap even for a remote
+        backend).
         """
-        nx_graph = store.graph_store.graph
-        nodes = nx_graph.nodes
-        previous = self.passages
+        old = previous or cls()
+        graph = store.graph
+        new = cls()
         passages: dict[str, Passage] = {}
+        for key in store.keys(CHUNK):
+            cached = old.passages.get(key)
+            if cached is None:
+                data = graph.node(node_id(CHUNK, key))
+                cached = Passage(key, data["text"], data["doc_id"], data["metadata"])
+            passages[key] = cached
         units: list[KnowledgeUnit] = []
-        for node, kind in nodes(data="type"):
-            if kind == CHUNK:
-                key = node_key(node)
-                data = nodes[node]
-                passages[key] = previous.get(key) or Passage(
-                    key, data["text"], data["doc_id"], data["metadata"]
+        for node in graph.nodes(UNIT):
+            data = graph.node(node)
+            units.append(
+                KnowledgeUnit(
+                    id=node_key(node),
+                    text=data["text"],
+                    passage_id=node_key(unit_chunk(graph, node)),
+                    doc_id=data["doc_id"],
+                    entities=tuple(node_key(e) for e in graph.neighbors(node, MENTIONS)),
+                    source=data["source"],
                 )
-            elif kind == UNIT:
-                data = nodes[node]
-                units.append(
-                    KnowledgeUnit(
-                        id=node_key(node),
-                        text=data["text"],
-                        passage_id=node_key(next(iter(nx_graph.pred[node]))),
-                        doc_id=data["doc_id"],
-                        entities=tuple(node_key(e) for e in nx_graph.succ[node]),
-                        source=data["source"],
-                    )
-                )
-        old_vectors = {
-            CHUNK: (self.passage_row, self.passage_matrix),
-            UNIT: (self.unit_row, self.unit_matrix),
-            ENTITY: (self.entity_row, self.entity_matrix),
-        }
-        self.dimension = store.dimension
-        self.passages = passages
-        self.units = units
-        self.passage_ids = list(passages)
-        self.passage_row = {pid: i for i, pid in enumerate(self.passage_ids)}
-        self.unit_ids = [u.id for u in units]
-        self.unit_row = {uid: i for i, uid in enumerate(self.unit_ids)}
-        self.unit_passage = np.array(
-            [self.passage_row[u.passage_id] for u in units], dtype=np.int64
-        )
+            )
+        new.dimension = store.dimension
+        new.passages = passages
+        new.units = units
+        new.passage_ids = list(passages)
+        new.passage_row = {pid: i for i, pid in enumerate(new.passage_ids)}
+        new.unit_ids = [u.id for u in units]
+        new.unit_row = {uid: i for i, uid in enumerate(new.unit_ids)}
+        new.unit_passage = np.array([new.passage_row[u.passage_id] for u in units], dtype=np.int64)
         names: dict[str, int] = {}
         for u in units:
             for name in u.entities:
                 names.setdefault(name, len(names))
-        self.entity_names = list(names)
-        self.entity_row = names
-        self.entity_labels = {n: nodes[node_id(ENTITY, n)]["label"] for n in names}
+        new.entity_names = list(names)
+        new.entity_row = names
+        new.entity_labels = {
+            n: old.entity_labels.get(n) or graph.node(node_id(ENTITY, n))["label"] for n in names
+        }
         entity_units: list[list[int]] = [[] for _ in names]
-        self.unit_entities = []
         for i, u in enumerate(units):
             rows = [names[n] for n in u.entities]
             for r in rows:
                 entity_units[r].append(i)
-            self.unit_entities.append(np.array(rows, dtype=np.int64))
-        self.entity_units = [np.array(r, dtype=np.int64) for r in entity_units]
-        self.passage_matrix = self._gather(store, CHUNK, self.passage_ids, *old_vectors[CHUNK])
-        self.unit_matrix = self._gather(store, UNIT, self.unit_ids, *old_vectors[UNIT])
-        self.entity_matrix = self._gather(store, ENTITY, self.entity_names, *old_vectors[ENTITY])
-        self.unit_terms = TermStats.build(tokenize(u.text) for u in units)
-        self.passage_terms = TermStats.build(tokenize(passages[p].text) for p in self.passage_ids)
+            new.unit_entities.append(np.array(rows, dtype=np.int64))
+        new.entity_units = [np.array(r, dtype=np.int64) for r in entity_units]
+        new.passage_matrix = new._gather(
+            store, CHUNK, new.passage_ids, old.passage_row, old.passage_matrix
+        )
+        new.unit_matrix = new._gather(store, UNIT, new.unit_ids, old.unit_row, old.unit_matrix)
+        new.entity_matrix = new._gather(
+            store, ENTITY, new.entity_names, old.entity_row, old.entity_matrix
+        )
+        new.unit_terms = TermStats.build(tokenize(u.text) for u in units)
+        new.passage_terms = TermStats.build(tokenize(passages[p].text) for p in new.passage_ids)
+        return new
 
     def _gather(
         self,
-        store: ClueStore,
+        store: IndexStore,
         kind: str,
         keys: list[str],
         old_row: dict[str, int],

@@ -15,11 +15,13 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 * every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
   serve the final re-ranking without re-encoding at query time.
 
-Storage is the core's (:mod:`~graphrag_integrations.methods.clue.stores`): the chunk / unit /
-entity graph in a ``GraphStore`` (:attr:`ClueIndex.graph_store`, provenance = document id, so
-``delete`` is ``remove_provenance``) and the vectors in core vector indexes (in memory by
-default, Chroma through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is
-Q-Iter's derived array view of them, rebuilt after each mutation.
+Storage is the core :class:`~graphrag_integrations.core.index_store.IndexStore`
+(:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.stores`): the
+chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`, networkx
+``GraphStore`` by default; provenance = document id, so ``delete`` is
+``remove_document``) and the vectors in core vector indexes (in memory by default, Chroma
+through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is Q-Iter's derived
+array view of them (the store's derived view ``"qiter"``), rebuilt after each mutation.
 
 With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
 given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
@@ -41,8 +43,9 @@ from typing import Any
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id, load_documents
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
-from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -55,13 +58,16 @@ from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
-from graphrag_integrations.methods.clue.graph import ClueGraph, KnowledgeUnit
+from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
     ENTITY,
+    LAYERS,
     UNIT,
-    ClueStore,
-    VectorIndexFactory,
+    KnowledgeUnit,
+    add_units,
+    clue_metadata,
+    clue_store,
 )
 
 logger = logging.getLogger(__name__)
@@ -71,8 +77,11 @@ TITLE_LABEL = "TITLE"
 #: Passages per spaCy slice of a build: the units of one slice are embedded while the next
 #: is parsed.
 PARSE_SLICE = 256
-#: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``.
+#: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``
+#: (unchanged by the move to the core ``IndexStore``, which writes the same files).
 FORMAT_VERSION = 2
+#: Name of Q-Iter's view among the store's derived views.
+VIEW = "qiter"
 
 
 def _as_unit(parsed: ParsedText) -> Sentence:
@@ -145,14 +154,19 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` making the vector index of each layer
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
-        :class:`~graphrag_integrations.methods.clue.stores.ChromaVectors`; ``None``: exact
+        :class:`~graphrag_integrations.core.index_store.ChromaVectors`; ``None``: exact
         in-memory indexes.
+    graph_backend : GraphBackend class, optional
+        The graph store class (see :class:`~graphrag_integrations.core.graph_store.GraphBackend`);
+        ``None``: the networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`.
 
     Attributes
     ----------
-    graph_store : GraphStore
-        The chunk / unit / entity graph (export with ``to_graphml``, explore with
-        ``neighbors``; node ids from :func:`~graphrag_integrations.methods.clue.stores.node_id`).
+    store : IndexStore
+        Graph and vectors (the source of truth).
+    graph_store : GraphBackend
+        The chunk / unit / entity graph (explore with ``neighbors``; node ids from
+        :func:`~graphrag_integrations.core.index_store.node_id`).
     vector_indexes : dict of str to VectorIndex
         The vectors of each layer.
     graph : ClueGraph
@@ -165,8 +179,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     Examples
     --------
-    >>> index = ClueIndex.from_documents(["Paris is the capital of France."])  # doctest: +SKIP
-    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text  # doctest: +SKIP
+    With the offline default models (MiniLM, spaCy ``en_core_web_sm``):
+
+    >>> index = ClueIndex.from_documents(
+    ...     ["Paris is the capital of France.", "Rome is the capital of Italy."]
+    ... )
+    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text
     'Paris is the capital of France.'
     """
 
@@ -187,6 +205,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         show_progress: bool = False,
         k: int = 5,
         vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
     ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
@@ -206,8 +225,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.excluded_labels = frozenset(excluded_labels)
         self.show_progress = show_progress
         self.default_k = k
-        self.store = ClueStore(self.embedder.model_name, vector_index)
-        self.graph = ClueGraph()
+        self.vector_index = vector_index
+        self.graph_backend = graph_backend
+        self.store: IndexStore = clue_store(self.embedder.model_name, vector_index, graph_backend)
         self.timings = dict.fromkeys(("nlp", "llm", "embedding", "graph", "total"), 0.0)
         self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
         self._retriever: Any = None
@@ -218,22 +238,33 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return [self.graph.passages[pid] for pid in self.graph.passage_ids]
 
     @property
-    def graph_store(self) -> GraphStore:
-        """The chunk / unit / entity graph (core ``GraphStore``; change it via the index)."""
-        return self.store.graph_store
+    def graph(self) -> ClueGraph:
+        """Q-Iter's derived arrays for the store's current version (do not mutate)."""
+        return self.store.derived(VIEW, ClueGraph.build)
+
+    @property
+    def graph_store(self) -> GraphBackend:
+        """The chunk / unit / entity graph (a core ``GraphBackend``; change it via the index)."""
+        return self.store.graph
 
     @property
     def vector_indexes(self) -> dict[str, VectorIndex]:
         """The core vector index of each layer (``"chunks"``, ``"units"``, ``"entities"``)."""
         return dict(self.store.vectors)
 
-    def nearest_units(self, vector: FloatMatrix, k: int) -> list[int]:
-        """Rows of the ``k`` units nearest ``vector`` (a unit vector-index query)."""
-        return self._nearest(UNIT, vector, k, self.graph.unit_row)
+    def nearest_units(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]:
+        """Rows (of ``graph``, default :attr:`graph`) of the ``k`` units nearest ``vector``
+        (a unit vector-index query)."""
+        return self._nearest(UNIT, vector, k, (graph or self.graph).unit_row)
 
-    def nearest_entities(self, vector: FloatMatrix, k: int) -> list[int]:
-        """Rows of the ``k`` entity nodes nearest ``vector`` (an entity vector-index query)."""
-        return self._nearest(ENTITY, vector, k, self.graph.entity_row)
+    def nearest_entities(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]:
+        """Rows (of ``graph``, default :attr:`graph`) of the ``k`` entity nodes nearest
+        ``vector`` (an entity vector-index query)."""
+        return self._nearest(ENTITY, vector, k, (graph or self.graph).entity_row)
 
     def _nearest(self, kind: str, vector: FloatMatrix, k: int, rows: dict[str, int]) -> list[int]:
         """Best first; equal scores by graph row, whatever the backend's own order."""
@@ -262,9 +293,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return index
 
     def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = passages_from_documents(documents)
+        indexed = {p.doc_id for p in self.graph.passages.values()}
+        passages = drop_indexed(passages_from_documents(documents), indexed)
         self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        return document_ids(passages)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
@@ -326,7 +358,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         new_names = self._new_entities(units, labels)
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t2 = time.perf_counter()
-        self.store.add(
+        add_units(
+            self.store,
             new,
             units,
             chunk_vectors=chunk_vecs,
@@ -334,7 +367,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             entity_vectors={n: entity_vecs[n] for n in new_names},
             entity_labels=labels,
         )
-        self.graph.refresh(self.store)
+        n_entities = self.graph.n_entities  # rebuilds the view now, as part of the build
         t3 = time.perf_counter()
         split = {
             "nlp": t_nlp,
@@ -350,7 +383,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             "(nlp %.1fs, embedding %.1fs, overlapping; graph %.1fs)",
             len(new),
             len(units),
-            self.graph.n_entities,
+            n_entities,
             split["total"],
             split["nlp"],
             split["embedding"],
@@ -501,11 +534,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
 
-    def delete(self, doc_id: str) -> None:
-        removed = self.store.remove_document(doc_id)
-        self.graph.refresh(self.store)
+    def delete(self, doc_id: str) -> bool:
+        removed = self.store.remove_document(doc_id).get(CHUNK)
+        _ = self.graph  # rebuild the view now, not in the next query
         if not removed:
-            logger.warning("delete(%r): no such document in the index", doc_id)
+            return self._unknown_document(doc_id)
+        return True
 
     # -- retrieval ------------------------------------------------------------------------
     def as_retriever(self, **qiter_params: Any) -> Any:
@@ -583,13 +617,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             embedding_model=index.embedder.model_name,
             supported_format_version=FORMAT_VERSION,
         )
-        index.store = ClueStore.load(
+        index.store = IndexStore.load(
             src,
             model_name=index.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
-            factory=kwargs.get("vector_index"),
+            layers=LAYERS,
+            factory=index.vector_index,
+            graph=index.graph_backend,
+            metadata=clue_metadata,
         )
-        index.graph.refresh(index.store)
         counts = (len(index.graph.passages), index.graph.n_units, index.graph.n_entities)
         expected = (params["passages"], params["units"], params["entities"])
         if counts != expected:

@@ -21,25 +21,21 @@ up from the scorer over all chunks (logged, flagged in the explanation).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.index_base import check_query
-from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
+from graphrag_integrations.core.ranking import top_k as top_k_indices
 from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.core.vector_store import top_k as top_k_indices
-from graphrag_integrations.errors import LLMOutputError
-from graphrag_integrations.methods.clue.graph import tokenize
-from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Path,
@@ -103,29 +99,32 @@ def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[st
     ]
 
 
-def parse_entity_list(text: str) -> list[str]:
-    """Parse the LLM's JSON list of entity names.
+def _entity_names(value: Any) -> bool:
+    """``complete_json`` validator: a JSON list of strings."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
-    Raises
-    ------
-    LLMOutputError
-        If the reply holds no JSON list of strings.
 
-    Examples
-    --------
-    >>> parse_entity_list('Sure: ["FA Cup", "1979-80 European Cup"]')
-    ['FA Cup', '1979-80 European Cup']
+class ClueSearchIndex(Protocol):
+    """What Q-Iter reads from its index.
+
+    :class:`~graphrag_integrations.methods.clue.index.ClueIndex` implements it; Q-Iter does not
+    import the index module, which imports Q-Iter.
     """
-    match = re.search(r"\[.*?\]", text, flags=re.S)
-    if match is None:
-        raise LLMOutputError(f"no JSON list in LLM reply: {text[:200]!r}")
-    try:
-        value = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise LLMOutputError(f"invalid JSON list in LLM reply: {text[:200]!r}") from exc
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise LLMOutputError(f"LLM reply is not a list of strings: {value!r}")
-    return [v.strip() for v in value if v.strip()]
+
+    embedder: Embedder
+    parser: SpacyNLP
+    excluded_labels: frozenset[str]
+
+    @property
+    def graph(self) -> ClueGraph: ...
+
+    def nearest_units(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]: ...
+
+    def nearest_entities(
+        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+    ) -> list[int]: ...
 
 
 class QIter(FrameworkSurface):
@@ -134,7 +133,7 @@ class QIter(FrameworkSurface):
     Parameters
     ----------
     index : ClueIndex
-        The graph to search.
+        The graph to search (any :class:`ClueSearchIndex`).
     K : int
         Top-K entity nodes per query entity, top-K anchoring units, top-K units per anchor.
     D : int
@@ -146,9 +145,11 @@ class QIter(FrameworkSurface):
     reranker : core Reranker or str, optional
         Scores paths and chunks (a cross-encoder name/path or any ``Reranker``);
         ``None``: :class:`FusedScorer`.
-    llm : object with ``complete(prompt)``, optional
-        Extracts query entities; ``None``: spaCy NER on the question. An unparsable reply
-        falls back to spaCy (logged, counted in :attr:`llm_fallbacks`).
+    llm : LLM, LLMClient, LangChain / LlamaIndex model or callable ``str -> str``, optional
+        Extracts query entities (whatever ``ClueIndex(llm=...)`` accepts: wrapped in
+        ``core.llm.LLMClient`` unless it already has ``complete_json``); ``None``: spaCy NER on
+        the question. An unparsable reply falls back to spaCy (logged, counted in
+        :attr:`llm_fallbacks`).
     spreading_activation, knowledge_anchoring, query_updating : bool
         Ablation switches of the paper's components.
     renormalize_query : bool
@@ -163,18 +164,27 @@ class QIter(FrameworkSurface):
 
     Examples
     --------
-    >>> index = ClueIndex.from_documents(docs)  # doctest: +SKIP
-    >>> qiter = QIter(index, K=3, D=3, M=5, N=5)  # doctest: +SKIP
-    >>> hits = qiter.retrieve("Where did the manager of Forest grow up?")  # doctest: +SKIP
-    >>> hits[0].explanation["paths"][0]["units"]  # doctest: +SKIP
-    ['Nottingham Forest: Forest won the FA Cup in 1898 and 1959.']
+    With the offline default models (MiniLM, spaCy ``en_core_web_sm``):
+
+    >>> from graphrag_integrations.core.documents import SourceDocument
+    >>> from graphrag_integrations.methods.clue.index import ClueIndex
+    >>> index = ClueIndex.from_documents([
+    ...     SourceDocument("Brian Clough managed Nottingham Forest.", "a", {"title": "Clough"}),
+    ...     SourceDocument("Brian Clough was born in Middlesbrough.", "b", {"title": "Clough"}),
+    ... ])
+    >>> qiter = QIter(index, K=2, D=2, M=3, N=2)
+    >>> hits = qiter.retrieve("Where was the manager of Nottingham Forest born?")
+    >>> sorted(hit.doc_id for hit in hits)
+    ['a', 'b']
+    >>> hits[0].explanation["paths"][0]["units"][0].startswith("Clough: Brian Clough")
+    True
     """
 
     method = "clue"
 
     def __init__(
         self,
-        index: ClueIndex,
+        index: ClueSearchIndex,
         *,
         K: int = 3,
         D: int = 3,
@@ -199,25 +209,49 @@ class QIter(FrameworkSurface):
         self.K, self.D, self.M, self.N = K, D, M, N
         self.default_k = N
         self.llm = llm
+        self._client: Any = None
+        if llm is not None:
+            from graphrag_integrations.core.llm import LLMClient
+
+            has_json = callable(getattr(llm, "complete_json", None))
+            self._client = llm if has_json else LLMClient(llm)
         self.spreading_activation = spreading_activation
         self.knowledge_anchoring = knowledge_anchoring
         self.query_updating = query_updating
         self.renormalize_query = renormalize_query
         self.path_weight = path_weight
-        self.scorer: PathScorer = (
-            FusedScorer(
-                index.graph,
-                index.embedder,
-                lexical_weight=lexical_weight,
-                path_vector=path_vector,
-            )
-            if reranker is None
-            else RerankerScorer(index.graph, as_reranker(reranker))
-        )
+        self.lexical_weight = lexical_weight
+        self.path_vector = path_vector
+        self.reranker = None if reranker is None else as_reranker(reranker)
+        self._scorer: tuple[ClueGraph, PathScorer] | None = None
+        self.scorer_for(index.graph)  # checks lexical_weight and path_vector now
         self.llm_fallbacks = 0
 
+    @property
+    def scorer(self) -> PathScorer:
+        """The scorer bound to the index's current graph view."""
+        return self.scorer_for(self.index.graph)
+
+    def scorer_for(self, graph: ClueGraph) -> PathScorer:
+        """The path / chunk scorer over ``graph`` (remade when the index's view changes)."""
+        cached = self._scorer
+        if cached is not None and cached[0] is graph:
+            return cached[1]
+        scorer: PathScorer = (
+            FusedScorer(
+                graph,
+                self.index.embedder,
+                lexical_weight=self.lexical_weight,
+                path_vector=self.path_vector,
+            )
+            if self.reranker is None
+            else RerankerScorer(graph, self.reranker)
+        )
+        self._scorer = (graph, scorer)
+        return scorer
+
     @classmethod
-    def paper(cls, index: ClueIndex, **kwargs: Any) -> QIter:
+    def paper(cls, index: ClueSearchIndex, **kwargs: Any) -> QIter:
         """The paper-faithful variant: cosine of the encoded joined path (no BM25), raw
         cumulative ``φ`` and ``R(q, t)`` alone for the chunks."""
         params: dict[str, Any] = {
@@ -232,48 +266,62 @@ class QIter(FrameworkSurface):
     # -- step 1 ---------------------------------------------------------------------------
     def query_entities(self, question: str) -> tuple[list[str], str]:
         """Normalised query entity names and where they came from (``"llm"``/``"spacy"``)."""
-        if self.llm is not None:
-            try:
-                reply = self.llm.complete(ENTITY_PROMPT.format(question=question))
-                names = parse_entity_list(str(getattr(reply, "text", reply)))
-                return list(dict.fromkeys(n for n in map(normalize_entity, names) if n)), "llm"
-            except LLMOutputError as exc:
-                self.llm_fallbacks += 1
-                logger.warning("LLM entity extraction failed (%s); using spaCy", exc)
+        if self._client is not None:
+            names = self._client.complete_json(
+                ENTITY_PROMPT.format(question=question), _entity_names
+            )
+            if names is not None:
+                keys = (normalize_entity(n) for n in names if n.strip())
+                return list(dict.fromkeys(k for k in keys if k)), "llm"
+            self.llm_fallbacks += 1
+            logger.warning(
+                "LLM query-entity reply unusable (%d so far); using spaCy", self.llm_fallbacks
+            )
         excluded = self.index.excluded_labels
         ents = self.index.parser.entities(question)
         return list(dict.fromkeys(e.norm for e in ents if e.label not in excluded)), "spacy"
 
-    def anchor(self, query: Query, entity_vectors: FloatMatrix, trace: Trace) -> list[int]:
-        """Entity anchoring (Algorithm 4): entity rows seeding the beam.
+    def anchor(
+        self,
+        query: Query,
+        entity_vectors: FloatMatrix,
+        trace: Trace,
+        graph: ClueGraph | None = None,
+    ) -> list[int]:
+        """Entity anchoring (Algorithm 4): entity rows (of ``graph``, default the index's
+        current view) seeding the beam.
 
         Spreading activation (top-K entity nodes per query-entity vector) and knowledge
         anchoring (the entities of the top-K units nearest the query) are queries of the
         index's entity and unit vector indexes.
         """
-        g = self.index.graph
+        g = graph or self.index.graph
         anchors: dict[int, None] = {}
         if self.spreading_activation and g.n_entities:
             for vector in entity_vectors:
-                anchors.update(dict.fromkeys(self.index.nearest_entities(vector, self.K)))
+                anchors.update(dict.fromkeys(self.index.nearest_entities(vector, self.K, g)))
         if self.knowledge_anchoring and g.n_units:
-            for u in self.index.nearest_units(query.vector, self.K):
+            for u in self.index.nearest_units(query.vector, self.K, g):
                 anchors.update(dict.fromkeys(g.unit_entities[u].tolist()))
         trace.anchors = [g.entity_names[a] for a in anchors]
         return list(anchors)
 
     # -- step 2 ---------------------------------------------------------------------------
-    def _update(self, phi: FloatMatrix, unit: int) -> FloatMatrix:
+    def _update(self, phi: FloatMatrix, unit: int, graph: ClueGraph | None = None) -> FloatMatrix:
         if not self.query_updating:
             return phi
-        new = phi - self.index.graph.unit_matrix[unit]
+        new = phi - (graph or self.index.graph).unit_matrix[unit]
         if self.renormalize_query:
             return normalize_rows(new)[0]
         return new.astype(np.float32, copy=False)
 
-    def search(self, query: Query, anchors: Sequence[int]) -> list[_State]:
-        """Beam search over depths 1..D; returns every kept state (``C*``)."""
-        g = self.index.graph
+    def search(
+        self, query: Query, anchors: Sequence[int], graph: ClueGraph | None = None
+    ) -> list[_State]:
+        """Beam search over depths 1..D (on ``graph``, default the index's current view);
+        returns every kept state (``C*``)."""
+        g = graph or self.index.graph
+        scorer = self.scorer_for(g)
         frontier = [(a, _State((), query.vector, ())) for a in anchors]
         kept_all: list[_State] = []
         for depth in range(1, self.D + 1):
@@ -300,14 +348,14 @@ class QIter(FrameworkSurface):
                         continue
                     candidates[path] = _State(
                         path,
-                        self._update(state.phi, unit),
+                        self._update(state.phi, unit, g),
                         (*state.steps, (anchor, unit)),
                         depth=depth,
                     )
             if not candidates:
                 break
             states = list(candidates.values())
-            scores = self.scorer.score_paths(query, [s.path for s in states])
+            scores = scorer.score_paths(query, [s.path for s in states])
             best = top_k_indices(scores, self.M)
             kept = []
             for i in best:
@@ -322,7 +370,7 @@ class QIter(FrameworkSurface):
         """Top-``k`` chunks (default ``N``) with the paths that led to each."""
         question = check_query(query)
         k = self.N if k is None else k
-        g = self.index.graph
+        g = self.index.graph  # one snapshot for the whole retrieval
         if k <= 0 or not g.passages:
             return []
         trace = Trace()
@@ -332,48 +380,45 @@ class QIter(FrameworkSurface):
         trace.query_entities = names
         vecs = self.index.embedder.embed([question, *names])
         q = Query(question, vecs[0], tuple(tokenize(question)))
-        anchors = self.anchor(q, vecs[1:], trace)
-        trace.kept = self.search(q, anchors)
-        return self._final(q, trace, k)
+        anchors = self.anchor(q, vecs[1:], trace, g)
+        trace.kept = self.search(q, anchors, g)
+        return self._final(g, q, trace, k)
 
     async def aretrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Async :meth:`retrieve` (runs in a worker thread)."""
         return await asyncio.to_thread(self.retrieve, query, k)
 
-    def _final(self, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
-        g = self.index.graph
+    def _final(self, g: ClueGraph, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
         support: dict[int, list[_State]] = {}
         for state in trace.kept:
             for unit in state.path:
                 support.setdefault(int(g.unit_passage[unit]), []).append(state)
         rows = list(support)
-        scores = self.scorer.score_passages(q, rows)
+        scores = self.scorer_for(g).score_passages(q, rows)
         if self.path_weight:
             best = np.array([max(s.score for s in support[r]) for r in rows], dtype=np.float32)
             scores = scores + self.path_weight * best
         order = [rows[i] for i in top_k_indices(scores, k)]
         final = {rows[i]: float(scores[i]) for i in range(len(rows))}
         if len(order) < k:
-            order, final = self._fill(q, order, final, k)
-        return [self._result(r, final[r], support.get(r, []), trace) for r in order]
+            order, final = self._fill(g, q, order, final, k)
+        return [self._result(g, r, final[r], support.get(r, []), trace) for r in order]
 
     def _fill(
-        self, q: Query, order: list[int], final: dict[int, float], k: int
+        self, g: ClueGraph, q: Query, order: list[int], final: dict[int, float], k: int
     ) -> tuple[list[int], dict[int, float]]:
         """Top up with the best-scoring chunks the search did not reach (defined fallback)."""
-        g = self.index.graph
         rest = [r for r in range(len(g.passage_ids)) if r not in final]
         logger.debug("Q-Iter reached %d chunks < %d; filling from the scorer", len(order), k)
-        scores = self.scorer.score_passages(q, rest)
+        scores = self.scorer_for(g).score_passages(q, rest)
         for i in top_k_indices(scores, k - len(order)):
             order.append(rest[i])
             final[rest[i]] = float(scores[i])
         return order, final
 
     def _result(
-        self, row: int, score: float, states: list[_State], trace: Trace
+        self, g: ClueGraph, row: int, score: float, states: list[_State], trace: Trace
     ) -> RetrievedPassage:
-        g = self.index.graph
         # the same units reached through different anchors are one path for the reader
         unique: dict[tuple[tuple[str, int], ...], _State] = {}
         for state in sorted(states, key=lambda s: -s.score):

@@ -111,9 +111,14 @@ class FusedScorer:
 
     Examples
     --------
-    >>> scorer = FusedScorer(graph, embedder)  # doctest: +SKIP
-    >>> scorer.score("Who wrote Hamlet?", ["Hamlet was written by Shakespeare."])  # doctest: +SKIP
-    array([0.61], dtype=float32)
+    With the offline default embedder (MiniLM) and an empty graph (no idf statistics yet):
+
+    >>> from graphrag_integrations.core.embeddings import as_embedder
+    >>> scorer = FusedScorer(ClueGraph(), as_embedder(None))
+    >>> texts = ["Hamlet was written by Shakespeare.", "Paris is the capital of France."]
+    >>> scores = scorer.score("Who wrote Hamlet?", texts)
+    >>> scores.shape, bool(scores[0] > scores[1])
+    ((2,), True)
     """
 
     def __init__(
@@ -207,8 +212,19 @@ class RerankerScorer:
 
     Examples
     --------
-    >>> cross = CrossEncoderReranker("BAAI/bge-reranker-base")  # doctest: +SKIP
-    >>> scorer = RerankerScorer(graph, cross)  # doctest: +SKIP
+    Any object with ``model_name`` and ``score(query, texts)`` is a ``Reranker`` (e.g.
+    ``core.rerank.CrossEncoderReranker("BAAI/bge-reranker-base")``):
+
+    >>> class Overlap:
+    ...     model_name = "overlap"
+    ...     def score(self, query, texts):
+    ...         words = set(query.split())
+    ...         return np.array([len(words & set(t.split())) for t in texts], dtype=np.float32)
+    >>> scorer = RerankerScorer(ClueGraph(), Overlap())
+    >>> scorer.name
+    'overlap'
+    >>> scorer.score_paths(Query("q", np.zeros(3, dtype=np.float32), ("q",)), []).shape
+    (0,)
     """
 
     def __init__(self, graph: ClueGraph, reranker: Reranker) -> None:

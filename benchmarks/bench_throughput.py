@@ -1,0 +1,85 @@
+"""Wall-clock figures of the large-input unit cases (machine-dependent, so not asserted there).
+
+* Clue chunk-selection knapsack over 100,000 items (``tests/unit/test_clue_knapsack.py``);
+* loading a 5 MB text file (``tests/unit/test_documents.py``);
+* chunking 5 MB with the word tokenizer and, with ``--hf``, with the default MiniLM
+  tokenizer (``tests/unit/test_chunking.py``).
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \\
+        python benchmarks/bench_throughput.py [--hf]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import SourceDocument, load_documents
+from graphrag_integrations.methods.clue.knapsack import solve_knapsack
+
+PARAGRAPH = "Marie Curie was born in Warsaw. She moved to Paris in 1891 to study.\n\n"
+FIVE_MB = PARAGRAPH * (5_000_000 // len(PARAGRAPH) + 1)
+
+
+class WordTokenizer:
+    """Every run of non-space characters is one token (the unit tests' tokenizer)."""
+
+    name = "words"
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+def knapsack_seconds(n: int = 100_000) -> float:
+    rng = np.random.default_rng(1)
+    weights = rng.integers(20, 401, n)
+    values = rng.random(n) * 60
+    start = time.perf_counter()
+    solution = solve_knapsack(values, weights, int(np.ceil(0.5 * weights.sum())))
+    seconds = time.perf_counter() - start
+    assert solution.gap < 1e-6
+    return seconds
+
+
+def load_seconds() -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.txt"
+        path.write_text(FIVE_MB, encoding="utf-8")
+        start = time.perf_counter()
+        (doc,) = load_documents(path)
+        seconds = time.perf_counter() - start
+    assert len(doc.text) == len(FIVE_MB)
+    return seconds
+
+
+def chunk_seconds(chunker: TokenChunker) -> tuple[float, int]:
+    chunker.split("warm up")
+    start = time.perf_counter()
+    passages = documents_to_passages([SourceDocument(FIVE_MB, id="big")], chunker)
+    return time.perf_counter() - start, len(passages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--hf", action="store_true", help="also chunk with the MiniLM tokenizer")
+    args = ap.parse_args(argv)
+    print(f"knapsack, 100,000 items: {knapsack_seconds():.2f}s")
+    print(f"load_documents, 5 MB file: {load_seconds():.2f}s")
+    seconds, n = chunk_seconds(TokenChunker(256, 32, tokenizer=WordTokenizer()))
+    print(f"chunking 5 MB (word tokenizer, 256/32): {seconds:.2f}s, {n} passages")
+    if args.hf:
+        seconds, n = chunk_seconds(TokenChunker())
+        print(f"chunking 5 MB (MiniLM tokenizer, defaults): {seconds:.2f}s, {n} passages")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,471 @@
+"""The storage every graph index shares: one graph backend plus named vector layers.
+
+A graph-RAG index is a typed graph (a :class:`~graphrag_integrations.core.graph_store.GraphBackend`,
+by default the networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`) whose
+nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
+
+* **node ids** are ``"<kind>:<key>"`` (:func:`node_id` / :func:`node_key` / :func:`node_kind`),
+  so the id spaces of the kinds (``chunk``, ``entity``, ``query``...) never collide;
+* **vector layers** are declared by the method as ``{node kind: layer name}``; each layer is a
+  core :class:`~graphrag_integrations.core.vector_store.VectorIndex` keyed by node key, made
+  by a :data:`VectorIndexFactory` (:func:`in_memory_vectors` by default, :class:`ChromaVectors`
+  for Chroma) once the dimension is known. A vector can only be added for an existing node;
+  its metadata comes from the graph through the method's ``metadata`` function, so copies
+  between backends (persist, re-homing) keep it;
+* **provenance** - every node and edge records the source-document ids it came from;
+  :meth:`IndexStore.remove_document` removes a document's nodes, edges and vectors and says
+  what went, per kind;
+* **nearest with ties** - :meth:`IndexStore.nearest` returns the ``k`` best keys plus every
+  key tied with the k-th, so the caller breaks ties by its own (graph) order whatever the
+  backend's internal order;
+* **persistence** - :meth:`IndexStore.persist` writes ``graph.json`` and ``vectors/<layer>/``;
+  :meth:`IndexStore.load` reads them, checks that every layer holds exactly the vectors of its
+  nodes and can re-home the vectors into another backend (e.g. Chroma);
+* **derived views** - query-time caches (flat arrays, statistics) built from the store:
+  every mutation bumps :attr:`IndexStore.version` and :meth:`IndexStore.derived` rebuilds a
+  view lazily, under the store's lock, when it is older than the store.
+
+Examples
+--------
+>>> import numpy as np
+>>> store = IndexStore("toy", {"entity": "entities"})
+>>> store.add_node("entity", "paris", ("doc1",), name="Paris")
+'entity:paris'
+>>> store.add_node("entity", "rome", ("doc2",), name="Rome")
+'entity:rome'
+>>> store.add_vectors("entity", {"paris": np.array([1.0, 0.0]), "rome": np.array([0.0, 1.0])})
+>>> [(key, round(score, 2)) for key, score in store.nearest("entity", np.array([1.0, 0.0]), 1)]
+[('paris', 1.0)]
+>>> store.remove_document("doc1")
+{'entity': ['paris']}
+>>> len(store.vectors["entities"]), store.version
+(1, 4)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
+from graphrag_integrations.core.vector_store import (
+    ChromaVectorIndex,
+    InMemoryVectorIndex,
+    VectorIndex,
+)
+from graphrag_integrations.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+GRAPH_FILE = "graph.json"
+VECTORS_DIR = "vectors"
+
+T = TypeVar("T")
+
+VectorIndexFactory = Callable[[str, int, str], VectorIndex]
+"""``factory(layer, dimension, model_name)`` -> a new, empty vector index for one layer."""
+
+VectorMetadata = Callable[[GraphBackend, str, str], "Mapping[str, Any] | None"]
+"""``metadata(graph, kind, key)`` -> the vector-index metadata of one node (or ``None``)."""
+
+
+def node_id(kind: str, key: str) -> str:
+    """Graph node id of the node ``key`` of kind ``kind``.
+
+    Examples
+    --------
+    >>> node_id("entity", "nottingham forest")
+    'entity:nottingham forest'
+    """
+    if not kind or ":" in kind:
+        raise ValueError(f"node kind must be non-empty and free of ':', got {kind!r}")
+    return f"{kind}:{key}"
+
+
+def node_key(node: str) -> str:
+    """The key inside a node id (inverse of :func:`node_id`).
+
+    Examples
+    --------
+    >>> node_key("unit:ab12")
+    'ab12'
+    """
+    return node.split(":", 1)[1]
+
+
+def node_kind(node: str) -> str:
+    """The kind inside a node id.
+
+    Examples
+    --------
+    >>> node_kind("unit:ab12")
+    'unit'
+    """
+    return node.split(":", 1)[0]
+
+
+def in_memory_vectors(layer: str, dimension: int, model_name: str) -> VectorIndex:
+    """Default factory: an exact :class:`InMemoryVectorIndex` per layer.
+
+    Examples
+    --------
+    >>> len(in_memory_vectors("units", 3, "toy"))
+    0
+    """
+    return InMemoryVectorIndex(dimension, model_name)
+
+
+class ChromaVectors:
+    """Factory putting each layer in a Chroma collection ``<prefix>-<layer>``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Embedded persistent Chroma directory; ``None``: in-memory Chroma (or ``client`` /
+        ``host`` in ``options``).
+    prefix : str, optional
+        Collection-name prefix; ``None``: ``index-<random>``, so two indexes in one process
+        never share collections (in-process Chroma clients share state).
+    **options
+        Passed to :class:`ChromaVectorIndex` (``client``, ``host``, ``port``, ``hnsw``...).
+
+    Examples
+    --------
+    >>> factory = ChromaVectors(prefix="demo")
+    >>> factory.prefix
+    'demo'
+
+    ``IndexStore(..., factory=ChromaVectors())`` or ``ClueIndex(vector_index=ChromaVectors())``
+    put the vectors in Chroma.
+    """
+
+    def __init__(
+        self, path: str | Path | None = None, *, prefix: str | None = None, **options: Any
+    ) -> None:
+        self.path = path
+        self.prefix = prefix or f"index-{uuid.uuid4().hex[:12]}"
+        self.options = options
+
+    def __call__(self, layer: str, dimension: int, model_name: str) -> VectorIndex:
+        return ChromaVectorIndex(
+            f"{self.prefix}-{layer}",
+            embedding_model=model_name,
+            dimension=dimension,
+            path=self.path,
+            **self.options,
+        )
+
+    def __repr__(self) -> str:
+        return f"ChromaVectors(path={self.path!r}, prefix={self.prefix!r})"
+
+
+class IndexStore:
+    """A graph backend and the vector layers of its node kinds (see the module docstring).
+
+    Parameters
+    ----------
+    model_name : str
+        Embedding model of the vectors (recorded in the vector indexes).
+    layers : mapping of str to str
+        ``{node kind: layer name}`` of the kinds whose nodes carry a vector.
+    factory : callable, optional
+        ``factory(layer, dimension, model_name)`` making each layer's vector index (created on
+        the layer's first vectors); ``None``: :func:`in_memory_vectors`.
+    graph : GraphBackend class, optional
+        The graph backend (called with no argument for an empty graph, its ``load`` class
+        method reads a saved one); ``None``: :class:`GraphStore`.
+    metadata : callable, optional
+        ``metadata(graph, kind, key)``: vector-index metadata of a node (``None``: none).
+
+    Attributes
+    ----------
+    graph : GraphBackend
+        The graph; mutate it through this store so the version and the vectors follow.
+    vectors : dict of str to VectorIndex
+        The vector index of each layer created so far.
+    dimension : int
+        Vector dimension (0 before the first vectors).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        layers: Mapping[str, str],
+        *,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        metadata: VectorMetadata | None = None,
+    ) -> None:
+        if len(set(layers.values())) != len(layers):
+            raise ValueError(f"two node kinds share a layer name: {dict(layers)}")
+        self.model_name = model_name
+        self.layers: dict[str, str] = dict(layers)
+        self.factory: VectorIndexFactory = factory or in_memory_vectors
+        self.backend: type[GraphBackend] = graph or GraphStore
+        self.metadata = metadata
+        self.graph: GraphBackend = self.backend()
+        self.vectors: dict[str, VectorIndex] = {}
+        self.dimension = 0
+        self._version = 0
+        self._lock = threading.RLock()
+        self._views: dict[str, tuple[int, Any]] = {}
+
+    # -- versions and derived views -------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Counter bumped by every mutation (what :meth:`derived` compares against)."""
+        return self._version
+
+    @contextmanager
+    def writing(self) -> Iterator[IndexStore]:
+        """Hold the store's lock for a batch of mutations (bumps :attr:`version` at the end).
+
+        A view is never built from half a batch: :meth:`derived` waits for the lock.
+        """
+        with self._lock:
+            try:
+                yield self
+            finally:
+                self._version += 1
+
+    def derived(self, name: str, build: Callable[[IndexStore, T | None], T]) -> T:
+        """The view ``name``, rebuilt by ``build(store, previous)`` when the store changed.
+
+        ``previous`` is the last view of that name (``None`` the first time) so ``build`` may
+        reuse what did not change; it must return a new object (readers may still hold the
+        old one). Thread-safe: built under the store's lock, at most once per version.
+
+        Examples
+        --------
+        >>> store = IndexStore("toy", {})
+        >>> count = lambda s, previous: len(s.graph)
+        >>> store.derived("size", count)
+        0
+        >>> _ = store.add_node("entity", "paris")
+        >>> store.derived("size", count)
+        1
+        """
+        with self._lock:
+            cached = self._views.get(name)
+            if cached is not None and cached[0] == self._version:
+                return cast(T, cached[1])
+            view = build(self, None if cached is None else cast(T, cached[1]))
+            self._views[name] = (self._version, view)
+            return view
+
+    # -- reading ---------------------------------------------------------------------------
+    def has(self, kind: str, key: str) -> bool:
+        """Whether node ``key`` of kind ``kind`` is in the graph."""
+        return node_id(kind, key) in self.graph
+
+    def keys(self, kind: str) -> list[str]:
+        """Keys of the nodes of ``kind``, in insertion order."""
+        return [node_key(n) for n in self.graph.nodes(kind)]
+
+    def layer(self, kind: str) -> str:
+        """Layer name of ``kind``.
+
+        Raises
+        ------
+        KeyError
+            If ``kind`` has no vector layer.
+        """
+        if kind not in self.layers:
+            raise KeyError(f"node kind {kind!r} has no vector layer (layers: {self.layers})")
+        return self.layers[kind]
+
+    def nearest(self, kind: str, vector: FloatMatrix, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest ``(key, cosine)`` of one layer, plus every hit tied with the k-th.
+
+        Ties at the boundary are all returned so the caller can break them by its own order
+        independently of the backend's internal order. A zero vector has no cosine
+        neighbours: no hits (logged).
+        """
+        index = self.vectors.get(self.layer(kind))
+        if index is None or k <= 0 or not len(index):
+            return []
+        if not np.any(vector):
+            logger.warning("zero %s query vector: no nearest neighbours", kind)
+            return []
+        size = len(index)
+        want = min(k + 1, size)
+        while True:
+            hits = index.query(vector, want)
+            if len(hits) <= k:
+                return hits
+            if want >= size or hits[-1][1] < hits[k - 1][1]:
+                return [h for h in hits if h[1] >= hits[k - 1][1]]
+            want = min(2 * want, size)
+
+    def embeddings(self, kind: str, keys: Sequence[str]) -> FloatMatrix:
+        """Stored vectors of ``keys`` (one layer), in order."""
+        if not keys:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self.vectors[self.layer(kind)].get_embeddings(list(keys))
+
+    # -- mutation --------------------------------------------------------------------------
+    def add_node(self, kind: str, key: str, provenance: Sequence[str] = (), **attrs: Any) -> str:
+        """Add (or merge into) node ``key`` of ``kind``; returns its node id."""
+        node = node_id(kind, key)
+        with self.writing():
+            self.graph.add_node(node, kind, provenance, **attrs)
+        return node
+
+    def add_edge(
+        self,
+        u: str,
+        v: str,
+        type: str,
+        provenance: Sequence[str] = (),
+        *,
+        key: str | None = None,
+        **attrs: Any,
+    ) -> str:
+        """Add (or merge into) the edge ``u -> v`` between two node ids; returns its key."""
+        with self.writing():
+            return self.graph.add_edge(u, v, type, provenance, key=key, **attrs)
+
+    def add_vectors(self, kind: str, vectors: Mapping[str, npt.ArrayLike]) -> None:
+        """Store the vectors of existing nodes of ``kind`` (``{key: vector}``).
+
+        Raises
+        ------
+        KeyError
+            If a key is not a node of ``kind`` or ``kind`` has no layer.
+        ValueError
+            If the dimension differs from the store's.
+        """
+        if not vectors:
+            return
+        layer = self.layer(kind)
+        missing = [k for k in vectors if not self.has(kind, k)]
+        if missing:
+            raise KeyError(f"vectors for {len(missing)} unknown {kind} nodes, e.g. {missing[:3]}")
+        matrix = np.stack([np.asarray(v, dtype=np.float32) for v in vectors.values()])
+        keys = list(vectors)
+        with self.writing():
+            self._index(layer, int(matrix.shape[1])).add(keys, matrix, self._metadatas(kind, keys))
+
+    def _index(self, layer: str, dimension: int) -> VectorIndex:
+        if self.dimension and dimension != self.dimension:
+            raise ValueError(f"vector dimension {dimension} != index dimension {self.dimension}")
+        if layer not in self.vectors:
+            self.dimension = dimension
+            self.vectors[layer] = self.factory(layer, dimension, self.model_name)
+        return self.vectors[layer]
+
+    def _metadatas(self, kind: str, keys: Sequence[str]) -> list[dict[str, Any]] | None:
+        if self.metadata is None:
+            return None
+        metas = [self.metadata(self.graph, kind, k) for k in keys]
+        if all(m is None for m in metas):
+            return None
+        return [dict(m or {}) for m in metas]
+
+    def remove_document(self, doc_id: str) -> dict[str, list[str]]:
+        """Forget ``doc_id``: its graph provenance, then the nodes left without any and their
+        vectors.
+
+        Returns
+        -------
+        dict of str to list of str
+            The removed node keys per kind (kinds with no removal are absent).
+        """
+        with self.writing():
+            removed = self.graph.remove_provenance(doc_id)
+            gone: dict[str, list[str]] = {}
+            for node in removed.nodes:
+                gone.setdefault(node_kind(node), []).append(node_key(node))
+            for kind, keys in gone.items():
+                index = self.vectors.get(self.layers.get(kind, ""))
+                if index is not None:
+                    index.delete(keys)
+        return gone
+
+    # -- persistence -----------------------------------------------------------------------
+    def persist(self, directory: str | Path) -> None:
+        """Write ``graph.json`` and ``vectors/<layer>/`` into ``directory`` (an existing,
+        fresh directory, e.g. the temporary one of ``atomic_directory``).
+
+        In-memory indexes persist themselves; another backend (e.g. Chroma, whose data lives
+        in its own store) is copied into an in-memory index first, so the directory is always
+        self-contained (logged).
+        """
+        out = Path(directory)
+        with self._lock:
+            self.graph.save(out / GRAPH_FILE)
+            for kind, layer in self.layers.items():
+                index = self.vectors.get(layer)
+                if index is None:
+                    continue
+                if isinstance(index, InMemoryVectorIndex):
+                    local = index
+                else:
+                    logger.info("copying the %s vectors from %s to persist them", layer, index)
+                    local = InMemoryVectorIndex(self.dimension, self.model_name)
+                    self._copy(kind, index, local)
+                local.persist(out / VECTORS_DIR / layer)
+
+    def _copy(self, kind: str, source: VectorIndex, target: VectorIndex) -> None:
+        """Copy every vector of one layer (with its metadata) from ``source`` to ``target``."""
+        keys = self.keys(kind)
+        if keys:
+            target.add(keys, source.get_embeddings(keys), self._metadatas(kind, keys))
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        *,
+        model_name: str,
+        dimension: int,
+        layers: Mapping[str, str],
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        metadata: VectorMetadata | None = None,
+    ) -> IndexStore:
+        """Read what :meth:`persist` wrote and check graph and vectors agree.
+
+        With a ``factory`` other than the in-memory default, the loaded vectors are copied
+        into the indexes it makes (re-homing, logged). The other parameters are those of
+        :class:`IndexStore`.
+
+        Raises
+        ------
+        IndexNotFoundError
+            A missing graph or vector directory.
+        IndexMismatchError
+            Another model or dimension, or vector ids that differ from the graph's nodes.
+        """
+        src = Path(directory)
+        store = cls(model_name, layers, factory=factory, graph=graph, metadata=metadata)
+        store.graph = store.backend.load(src / GRAPH_FILE)
+        store.dimension = dimension
+        for kind, layer in store.layers.items():
+            keys = store.keys(kind)
+            if not keys:
+                continue
+            index = InMemoryVectorIndex.load(
+                src / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
+            )
+            if set(index.ids) != set(keys):
+                raise IndexMismatchError(
+                    f"{src}: the {layer} vectors ({len(index)}) do not match the graph's "
+                    f"{len(keys)} {kind} nodes (corrupt index)"
+                )
+            store.vectors[layer] = index
+            if factory is not None and factory is not in_memory_vectors:
+                logger.info("copying the loaded %s vectors into %s", layer, factory)
+                target = factory(layer, dimension, model_name)
+                store._copy(kind, index, target)
+                store.vectors[layer] = target
+        return store

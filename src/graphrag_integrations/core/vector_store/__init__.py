@@ -1,0 +1,39 @@
+"""Vector indexes behind one protocol: exact in-memory numpy, or Chroma.
+
+Both backends store L2-normalised ``float32`` vectors and score by cosine similarity, accept
+the same metadata (``str``/``int``/``float``/``bool`` values) and the same ``where`` filters:
+
+* ``{"field": value}`` or ``{"field": {"$eq": value}}`` - equality;
+* ``{"field": {"$in": [v1, v2]}}`` - membership;
+* several fields in one dict - all must hold (AND). A record without the field never matches.
+
+Modules: :mod:`.protocol` (:class:`VectorIndex`, :data:`MetadataValue`, :data:`Where`),
+:mod:`.validation` (argument checks and :func:`parse_where`, shared by the backends),
+:mod:`.memory` (:class:`InMemoryVectorIndex`: exact, persists to a directory) and
+:mod:`.chroma` (:class:`ChromaVectorIndex`: a Chroma collection, embedded and persistent by
+default or on a server over HTTP; ``chromadb`` is imported only when a client is created).
+Ranking helpers such as ``top_k`` live in :mod:`graphrag_integrations.core.ranking`.
+
+Examples
+--------
+>>> from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
+>>> index = InMemoryVectorIndex(dimension=2, model_name="toy")
+>>> isinstance(index, VectorIndex)
+True
+"""
+
+from __future__ import annotations
+
+from graphrag_integrations.core.vector_store.chroma import ChromaVectorIndex
+from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
+from graphrag_integrations.core.vector_store.protocol import MetadataValue, VectorIndex, Where
+from graphrag_integrations.core.vector_store.validation import parse_where
+
+__all__ = [
+    "ChromaVectorIndex",
+    "InMemoryVectorIndex",
+    "MetadataValue",
+    "VectorIndex",
+    "Where",
+    "parse_where",
+]

@@ -1,0 +1,372 @@
+"""Vector index in a Chroma collection (embedded persistent, in memory, or a server over HTTP).
+
+``chromadb`` is imported only when a client is created. Chroma's HNSW search is approximate, so
+on large collections its top-k can differ slightly from the exact one of
+:class:`~graphrag_integrations.core.vector_store.memory.InMemoryVectorIndex`. Every Chroma call
+goes through :func:`_retry_busy`: the embedded SQLite store can answer "database is locked"
+at once instead of waiting when its own pooled connections race.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.persistence import Manifest, check_manifest
+from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
+from graphrag_integrations.core.vector_store.validation import (
+    Condition,
+    check_count,
+    check_dimension,
+    check_ids,
+    check_query_vector,
+    check_records,
+    parse_where,
+)
+from graphrag_integrations.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+# Chroma's embedded SQLite can answer "database is locked" at once instead of waiting, when
+# its own pooled connections race (seen under load: a collection update right after an add).
+_BUSY_RETRIES = 8
+_BUSY_FIRST_WAIT_S = 0.05
+
+
+def _to_chroma_where(conditions: Sequence[Condition]) -> dict[str, Any] | None:
+    clauses: list[dict[str, Any]] = [
+        {c.field: {"$eq": c.values[0]}}
+        if len(c.values) == 1
+        else {c.field: {"$in": list(c.values)}}
+        for c in conditions
+    ]
+    if not clauses:
+        return None
+    if len(clauses) == 1:
+        return clauses[0]
+    return {"$and": clauses}
+
+
+def _batches(n: int, size: int) -> Iterator[slice]:
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+_META_PREFIX = "graphrag_integrations:"
+_MODEL_KEY = _META_PREFIX + "embedding_model"
+_DIM_KEY = _META_PREFIX + "dimension"
+_FORMAT_KEY = _META_PREFIX + "format_version"
+# HNSW settings Chroma can change on an existing collection
+_HNSW_UPDATABLE = frozenset(
+    {"ef_search", "num_threads", "batch_size", "sync_threshold", "resize_factor"}
+)
+
+
+class ChromaVectorIndex:
+    """A vector index in a Chroma collection (cosine space, vectors supplied by us).
+
+    Exactly one of ``path``, ``client`` and ``host`` selects where the collection lives;
+    with none of them the collection is in memory (Chroma ``EphemeralClient``).
+
+    Parameters
+    ----------
+    collection : str
+        Collection name (3-512 characters of ``[a-zA-Z0-9._-]``).
+    embedding_model : str
+        Name of the model that produces the vectors; stored in the collection metadata and
+        checked when an existing collection is opened.
+    dimension : int
+        Length of every vector; stored and checked like ``embedding_model``.
+    path : str or Path, optional
+        Directory of an embedded persistent store (``chromadb.PersistentClient``).
+    client : chromadb client, optional
+        A client you configured yourself.
+    host, port, ssl, headers : optional
+        Use a Chroma server over HTTP (``chromadb.HttpClient``).
+    batch_size : int, optional
+        Records per write; defaults to the client's maximum batch size.
+    hnsw : mapping, optional
+        Chroma HNSW settings for a new collection (``ef_search``, ``ef_construction``,
+        ``max_neighbors``...; the space is always cosine). Chroma's defaults (``ef_search``
+        100, ``max_neighbors`` 16) trade recall for speed; raise ``ef_search`` for better
+        recall. On an existing collection ``ef_search`` (and the other settings Chroma lets
+        you update) are changed; the build-time ones cannot be and are logged as a warning.
+
+    Raises
+    ------
+    IndexMismatchError
+        If the collection exists with another embedding model or dimension, was not created by
+        this package, or does not use the cosine space.
+    ValueError
+        If more than one of ``path``, ``client`` and ``host`` is given.
+
+    Notes
+    -----
+    Chroma never embeds anything here: the collection is created with
+    ``embedding_function=None``, so no default model is downloaded. Telemetry is off for
+    clients created here. In-process clients of one process share their state, so two
+    indexes opened with the same ``path`` (or both in memory) and collection name see the
+    same records.
+
+    Examples
+    --------
+    An in-memory collection (give ``path=`` for a persistent one):
+
+    >>> index = ChromaVectorIndex("doctest-demo", embedding_model="toy", dimension=3)
+    >>> index.add(["a", "b"], [[1, 0, 0], [0, 1, 0]], metadatas=[{"lang": "en"}, None])
+    >>> [(id_, round(score, 3)) for id_, score in index.query([1, 0.1, 0], k=2)]
+    [('a', 0.995), ('b', 0.1)]
+    >>> index.query([1, 0.1, 0], k=2, where={"lang": "en"})[0][0]
+    'a'
+    >>> index.delete(["a", "b"])  # in-memory clients of one process share their collections
+    """
+
+    def __init__(
+        self,
+        collection: str = "graphrag",
+        *,
+        embedding_model: str,
+        dimension: int,
+        path: str | Path | None = None,
+        client: Any = None,
+        host: str | None = None,
+        port: int = 8000,
+        ssl: bool = False,
+        headers: Mapping[str, str] | None = None,
+        batch_size: int | None = None,
+        hnsw: Mapping[str, Any] | None = None,
+    ) -> None:
+        chosen = [name for name, v in (("path", path), ("client", client), ("host", host)) if v]
+        if len(chosen) > 1:
+            raise ValueError(f"give at most one of path, client and host; got {chosen}")
+        self.dimension = check_dimension(dimension)
+        self.model_name = embedding_model
+        self.path = Path(path) if path is not None else None
+        self.client: Any = (
+            client if client is not None else _make_client(path, host, port, ssl, headers)
+        )
+        self.collection_name = collection
+        hnsw_settings = dict(hnsw or {})
+        if "space" in hnsw_settings:
+            raise ValueError("hnsw['space'] cannot be set: the index always uses cosine")
+        options: dict[str, Any] = {}
+        if hnsw_settings:
+            options["configuration"] = {"hnsw": {"space": "cosine", **hnsw_settings}}
+        self._collection = _retry_busy(
+            self.client.get_or_create_collection,
+            name=collection,
+            metadata={
+                "hnsw:space": "cosine",
+                _MODEL_KEY: embedding_model,
+                _DIM_KEY: dimension,
+                _FORMAT_KEY: 1,
+            },
+            embedding_function=None,
+            **options,
+        )
+        self._check_collection()
+        if hnsw_settings:
+            self._apply_hnsw(hnsw_settings)
+        getter = getattr(self.client, "get_max_batch_size", None)
+        max_batch = int(getter() if getter is not None else self.client.max_batch_size)
+        if batch_size is not None and batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.batch_size = min(batch_size or max_batch, max_batch)
+
+    def _check_collection(self) -> None:
+        meta = dict(self._collection.metadata or {})
+        where = f"chroma collection {self.collection_name!r}"
+        if _MODEL_KEY not in meta or _DIM_KEY not in meta:
+            raise IndexMismatchError(
+                f"{where} exists but was not created by graphrag-integrations (no embedding "
+                f"model/dimension in its metadata {meta}); use another collection name"
+            )
+        config = getattr(self._collection, "configuration_json", None) or {}
+        space = (config.get("hnsw") or {}).get("space") or meta.get("hnsw:space", "l2")
+        if space != "cosine":
+            raise IndexMismatchError(f"{where}: expected the 'cosine' space, found {space!r}")
+        stored = Manifest(
+            method="vector_index.chroma",
+            models={"embedding": str(meta[_MODEL_KEY])},
+            embedding_dimension=int(meta[_DIM_KEY]),
+            format_version=int(meta.get(_FORMAT_KEY, 1)),
+        )
+        try:
+            check_manifest(
+                stored,
+                method="vector_index.chroma",
+                embedding_model=self.model_name,
+                dimension=self.dimension,
+            )
+        except IndexMismatchError as exc:
+            raise IndexMismatchError(f"{where}: {exc}") from exc
+
+    def _apply_hnsw(self, wanted: Mapping[str, Any]) -> None:
+        """Bring an existing collection's HNSW settings to ``wanted`` where Chroma allows."""
+        config = getattr(self._collection, "configuration_json", None) or {}
+        current = config.get("hnsw") or {}
+        differ = {k: v for k, v in wanted.items() if current.get(k) != v}
+        updatable = {k: v for k, v in differ.items() if k in _HNSW_UPDATABLE}
+        fixed = {k: v for k, v in differ.items() if k not in _HNSW_UPDATABLE}
+        if updatable:
+            logger.info(
+                "updating HNSW settings of chroma collection %r: %s",
+                self.collection_name,
+                updatable,
+            )
+            _retry_busy(self._collection.modify, configuration={"hnsw": updatable})
+        if fixed:
+            logger.warning(
+                "chroma collection %r exists with HNSW %s; %s cannot be changed after creation",
+                self.collection_name,
+                {k: current.get(k) for k in fixed},
+                fixed,
+            )
+
+    @property
+    def collection(self) -> Any:
+        """The underlying ``chromadb`` collection."""
+        return self._collection
+
+    def __len__(self) -> int:
+        return int(_retry_busy(self._collection.count))
+
+    def add(
+        self,
+        ids: Sequence[str],
+        embeddings: npt.ArrayLike,
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        documents: Sequence[str | None] | None = None,
+    ) -> None:
+        """Insert records in batches; an id already present is replaced.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`InMemoryVectorIndex.add`.
+        """
+        id_list, vecs, metas, docs = check_records(
+            ids, embeddings, metadatas, documents, self.dimension
+        )
+        for part in _batches(len(id_list), self.batch_size):
+            batch_ids = id_list[part]
+            # upsert would keep the old metadata/document where the new one is None:
+            # delete existing records first so an add always replaces the whole record
+            existing = _retry_busy(self._collection.get, ids=batch_ids, include=[])["ids"]
+            if existing:
+                _retry_busy(self._collection.delete, ids=list(existing))
+            batch_metas = metas[part]
+            batch_docs = docs[part]
+            _retry_busy(
+                self._collection.add,
+                ids=batch_ids,
+                embeddings=vecs[part],
+                metadatas=[m or None for m in batch_metas] if any(batch_metas) else None,
+                documents=batch_docs if any(d is not None for d in batch_docs) else None,
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the records with these ids; ids not present are ignored."""
+        id_list = check_ids(ids)
+        for part in _batches(len(id_list), self.batch_size):
+            _retry_busy(self._collection.delete, ids=id_list[part])
+
+    def query(
+        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-``k`` ``(id, cosine similarity)`` pairs, best first (HNSW: approximate)."""
+        k = check_count(k)
+        q = check_query_vector(embedding, self.dimension)
+        chroma_where = _to_chroma_where(parse_where(where))
+        if k == 0:
+            return []
+        count = len(self)
+        if count == 0:
+            return []
+        result = _retry_busy(
+            self._collection.query,
+            query_embeddings=[q.tolist()],
+            n_results=min(k, count),
+            where=chroma_where,
+            include=["distances"],
+        )
+        ids = result["ids"][0]
+        distances = result["distances"][0]
+        return [(str(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def _get(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for part in _batches(len(ids), self.batch_size):
+            res = _retry_busy(self._collection.get, ids=ids[part], include=include)
+            for j, id_ in enumerate(res["ids"]):
+                found[id_] = {key: res[key][j] for key in include}
+        return found
+
+    def get_embeddings(self, ids: Sequence[str]) -> FloatMatrix:
+        """Stored vectors of ``ids`` in the order given; raises ``KeyError`` for unknown ids."""
+        id_list = list(ids)
+        found = self._get(list(dict.fromkeys(id_list)), ["embeddings"])
+        missing = [i for i in id_list if i not in found]
+        if missing:
+            raise KeyError(f"unknown ids: {missing[:5]}")
+        if not id_list:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.asarray([found[i]["embeddings"] for i in id_list], dtype=np.float32)
+
+    def get_metadata(self, id_: str) -> dict[str, MetadataValue]:
+        """Metadata of one record; raises ``KeyError`` for an unknown id."""
+        return dict(self._get([id_], ["metadatas"])[id_]["metadatas"] or {})
+
+    def get_document(self, id_: str) -> str | None:
+        """Document text of one record; raises ``KeyError`` for an unknown id."""
+        doc = self._get([id_], ["documents"])[id_]["documents"]
+        return None if doc is None else str(doc)
+
+
+def _retry_busy(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Run a chroma call, retrying with exponential back-off while SQLite says it is locked.
+
+    Any other error, and a lock that outlasts ``_BUSY_RETRIES`` attempts (6.35 s of waiting), is
+    raised unchanged.
+    """
+    wait = _BUSY_FIRST_WAIT_S
+    for attempt in range(1, _BUSY_RETRIES + 1):
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:
+            if "database is locked" not in str(exc) or attempt == _BUSY_RETRIES:
+                raise
+            logger.info("chroma: database is locked, retry %d in %.2f s", attempt, wait)
+            time.sleep(wait)
+            wait *= 2
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _make_client(
+    path: str | Path | None,
+    host: str | None,
+    port: int,
+    ssl: bool,
+    headers: Mapping[str, str] | None,
+) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if host:
+        logger.debug("connecting to chroma server %s:%s", host, port)
+        return chromadb.HttpClient(
+            host=host, port=port, ssl=ssl, headers=dict(headers or {}), settings=settings
+        )
+    if path is not None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    return chromadb.EphemeralClient(settings=settings)

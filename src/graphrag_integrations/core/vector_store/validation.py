@@ -1,0 +1,194 @@
+"""Argument checks and ``where``-filter parsing shared by every vector backend.
+
+Every backend validates an ``add`` through :func:`check_records` and a query through
+:func:`check_query_vector` / :func:`check_count` / :func:`parse_where`, so both reject the same
+inputs with the same messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
+
+_SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One ``where`` condition: ``field`` must equal one of ``values``."""
+
+    field: str
+    values: tuple[MetadataValue, ...]  # one value for $eq, any number for $in
+
+
+def check_ids(ids: Sequence[str]) -> list[str]:
+    """Non-empty string ids, no duplicates (a single ``str`` is refused)."""
+    if isinstance(ids, str):
+        raise TypeError("ids must be a sequence of strings, not a single string")
+    out = list(ids)
+    for i in out:
+        if not isinstance(i, str) or not i:
+            raise ValueError(f"every id must be a non-empty string, got {i!r}")
+    if len(set(out)) != len(out):
+        dupes = sorted(i for i, n in Counter(out).items() if n > 1)
+        raise ValueError(f"duplicate ids in one call: {dupes[:5]}")
+    return out
+
+
+def check_vectors(embeddings: npt.ArrayLike, n: int, dimension: int) -> FloatMatrix:
+    """``n`` finite, non-zero vectors of ``dimension``, L2-normalised ``float32``."""
+    arr = np.asarray(embeddings, dtype=np.float32)
+    if arr.ndim == 1 and n == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise ValueError(f"expected {n} vectors of dimension {dimension}, got shape {arr.shape}")
+    if arr.shape[1] != dimension:
+        raise ValueError(f"vector dimension mismatch: expected {dimension}, got {arr.shape[1]}")
+    if not np.isfinite(arr).all():
+        raise ValueError("vectors contain NaN or infinite values")
+    zero = np.flatnonzero(~arr.any(axis=1))
+    if zero.size:
+        raise ValueError(f"zero vectors have no cosine similarity (rows {zero[:5].tolist()})")
+    return normalize_rows(arr)
+
+
+def check_query_vector(embedding: npt.ArrayLike, dimension: int) -> FloatMatrix:
+    """One query vector (shape ``(d,)`` or ``(1, d)``), checked and L2-normalised."""
+    arr = np.asarray(embedding, dtype=np.float32)
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim != 1:
+        raise ValueError(f"query must be one vector, got shape {arr.shape}")
+    return check_vectors(arr, 1, dimension)[0]
+
+
+def check_count(k: int) -> int:
+    """A result count for ``query``: an integer >= 0 (``bool`` refused)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return int(k)
+
+
+def check_scalar(value: Any, what: str) -> MetadataValue:
+    """A metadata value: ``str``, ``int``, finite ``float`` or ``bool``."""
+    if not isinstance(value, _SCALARS) or (isinstance(value, float) and not math.isfinite(value)):
+        raise ValueError(
+            f"{what} must be a str, int, float or bool (finite), got {type(value).__name__} "
+            f"{value!r}"
+        )
+    return value
+
+
+def check_metadatas(
+    metadatas: Sequence[Mapping[str, Any] | None] | None, n: int
+) -> list[dict[str, MetadataValue]]:
+    """``n`` metadata dicts (``None`` becomes ``{}``), values checked by :func:`check_scalar`."""
+    if metadatas is None:
+        return [{} for _ in range(n)]
+    metas = list(metadatas)
+    if len(metas) != n:
+        raise ValueError(f"expected {n} metadatas, got {len(metas)}")
+    out: list[dict[str, MetadataValue]] = []
+    for meta in metas:
+        if meta is None:
+            out.append({})
+            continue
+        if not isinstance(meta, Mapping):
+            raise ValueError(f"metadata must be a mapping or None, got {type(meta).__name__}")
+        clean: dict[str, MetadataValue] = {}
+        for key, value in meta.items():
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"metadata keys must be non-empty strings, got {key!r}")
+            clean[key] = check_scalar(value, f"metadata value {key!r}")
+        out.append(clean)
+    return out
+
+
+def check_documents(documents: Sequence[str | None] | None, n: int) -> list[str | None]:
+    """``n`` document texts or ``None``s."""
+    if documents is None:
+        return [None] * n
+    docs = list(documents)
+    if len(docs) != n:
+        raise ValueError(f"expected {n} documents, got {len(docs)}")
+    for d in docs:
+        if d is not None and not isinstance(d, str):
+            raise ValueError(f"documents must be strings or None, got {type(d).__name__}")
+    return docs
+
+
+def check_records(
+    ids: Sequence[str],
+    embeddings: npt.ArrayLike,
+    metadatas: Sequence[Mapping[str, Any] | None] | None,
+    documents: Sequence[str | None] | None,
+    dimension: int,
+) -> tuple[list[str], FloatMatrix, list[dict[str, MetadataValue]], list[str | None]]:
+    """Validate the arguments of a backend's ``add`` (ids, vectors, metadatas, documents)."""
+    id_list = check_ids(ids)
+    return (
+        id_list,
+        check_vectors(embeddings, len(id_list), dimension),
+        check_metadatas(metadatas, len(id_list)),
+        check_documents(documents, len(id_list)),
+    )
+
+
+def parse_where(where: Where | None) -> list[Condition]:
+    """Validate a ``where`` filter into a list of conditions (all must hold).
+
+    Raises
+    ------
+    ValueError
+        On an operator other than ``$eq``/``$in`` or a value that is not a metadata scalar.
+
+    Examples
+    --------
+    >>> [(c.field, c.values) for c in parse_where({"lang": "en", "year": {"$in": [1, 2]}})]
+    [('lang', ('en',)), ('year', (1, 2))]
+    """
+    if where is None:
+        return []
+    if not isinstance(where, Mapping):
+        raise ValueError(f"where must be a mapping, got {type(where).__name__}")
+    conditions: list[Condition] = []
+    for field, spec in where.items():
+        if not isinstance(field, str) or not field or field.startswith("$"):
+            raise ValueError(
+                f"where keys must be metadata field names (operators $and/$or are not "
+                f"supported), got {field!r}"
+            )
+        if isinstance(spec, Mapping):
+            if len(spec) != 1:
+                raise ValueError(f"where[{field!r}] must hold exactly one operator, got {spec!r}")
+            ((op, value),) = spec.items()
+            if op == "$eq":
+                values: tuple[MetadataValue, ...] = (check_scalar(value, f"where[{field!r}]"),)
+            elif op == "$in":
+                if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+                    raise ValueError(f"where[{field!r}]['$in'] must be a non-empty list")
+                values = tuple(check_scalar(v, f"where[{field!r}]['$in']") for v in value)
+            else:
+                raise ValueError(f"unsupported where operator {op!r} (use $eq or $in)")
+        else:
+            values = (check_scalar(spec, f"where[{field!r}]"),)
+        conditions.append(Condition(field, values))
+    return conditions
+
+
+def check_dimension(dimension: int) -> int:
+    """A vector length: a positive integer."""
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
+        raise ValueError(f"dimension must be a positive integer, got {dimension!r}")
+    return dimension

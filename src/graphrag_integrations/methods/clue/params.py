@@ -1,0 +1,89 @@
+"""Typed options of Clue-RAG: :class:`ClueIndexParams` (index time) and :class:`QIterParams`.
+
+Field names are the keyword arguments of
+:class:`~graphrag_integrations.methods.clue.index.ClueIndex` and
+:class:`~graphrag_integrations.methods.clue.qiter.QIter`; the model objects (embedder, LLMs,
+re-ranker, vector-index factory) are not parameters (see
+:mod:`graphrag_integrations.methods.clue.registration`). Symbols are those of the Clue-RAG
+paper's Table 1 (``docs/symbols.md``).
+
+Examples
+--------
+>>> QIterParams.from_options({"D": "2", "preset": "paper"}).to_kwargs()["path_vector"]
+'encode'
+>>> ClueIndexParams(alpha=0.5).to_kwargs()["alpha"]
+0.5
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from graphrag_integrations.core.params import Params, param
+from graphrag_integrations.methods.clue.index import DEFAULT_EXCLUDED_LABELS
+
+__all__ = ["PAPER_QITER", "ClueIndexParams", "QIterParams"]
+
+#: The ``"paper"`` preset: the values :meth:`QIter.paper` sets (cosine of the encoded joined
+#: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks).
+PAPER_QITER: dict[str, Any] = {
+    "renormalize_query": False,
+    "lexical_weight": 0.0,
+    "path_vector": "encode",
+    "path_weight": 0.0,
+}
+
+
+@dataclass(frozen=True)
+class ClueIndexParams(Params):
+    """Index-time options of :class:`~graphrag_integrations.methods.clue.index.ClueIndex`."""
+
+    alpha: float = param(
+        0.0,
+        symbol="α",
+        doc="token constraint coefficient: share of tokens given to the LLM extractor",
+        ge=0.0,
+        le=1.0,
+    )
+    selection_value: Literal["bleu", "cosine"] = param(
+        "bleu", doc="chunk value of the chunk-selection knapsack (Algorithm 2)"
+    )
+    spacy_model: str | None = param(None, doc="spaCy pipeline (none: offline en_core_web_sm)")
+    title_prefix: bool = param(True, doc="prefix knowledge units with their chunk title")
+    link_title: bool = param(True, doc="link every unit to its chunk-title entity")
+    excluded_labels: frozenset[str] = param(
+        frozenset(DEFAULT_EXCLUDED_LABELS), doc="spaCy entity labels that get no entity node"
+    )
+    chunk_vectors: Literal["encode", "units"] = param(
+        "units", doc="chunk vector: sum of its unit vectors, or the encoded chunk text"
+    )
+    k: int = param(5, doc="default number of chunks of ClueIndex.retrieve", ge=1)
+
+
+@dataclass(frozen=True)
+class QIterParams(Params):
+    """Query-time options of :class:`~graphrag_integrations.methods.clue.qiter.QIter`.
+
+    The ``paper`` preset (:data:`PAPER_QITER`) is :meth:`QIter.paper`.
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": PAPER_QITER}
+
+    K: int = param(3, symbol="K", doc="top-K entities / anchoring units / units per anchor", ge=1)
+    D: int = param(3, symbol="D", doc="maximum search depth", ge=1)
+    M: int = param(5, symbol="M", doc="beam size: paths kept per depth", ge=1)
+    N: int = param(5, symbol="N", doc="returned chunks (default k of retrieve)", ge=1)
+    spreading_activation: bool = param(True, doc="ablation: query entities -> entity nodes")
+    knowledge_anchoring: bool = param(True, doc="ablation: entities of the top-K units")
+    query_updating: bool = param(True, symbol="φ ← φ − φ(k)", doc="ablation: query updating")
+    renormalize_query: bool = param(True, doc="re-normalise φ after each subtraction")
+    lexical_weight: float = param(
+        0.5, doc="BM25 share of the default fused scorer (no reranker)", ge=0.0, le=1.0
+    )
+    path_vector: Literal["mean", "encode"] = param(
+        "mean", doc="default scorer's path vector: mean of unit vectors or encoded text"
+    )
+    path_weight: float = param(
+        0.5, doc="final chunk score R(q, t) + path_weight * best path score", ge=0.0
+    )

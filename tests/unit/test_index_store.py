@@ -1,0 +1,457 @@
+"""core.index_store.IndexStore on two graph backends: the networkx GraphStore and DictGraph.
+
+``DictGraph`` is a second, minimal implementation of the ``GraphBackend`` protocol written
+from its documented semantics (plain dicts, JSON persistence); every IndexStore test runs on
+both, so the store relies on nothing but the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphrag_integrations.core.graph_store import GraphBackend, GraphStore, Removed
+from graphrag_integrations.core.index_store import (
+    IndexStore,
+    in_memory_vectors,
+    node_id,
+    node_key,
+    node_kind,
+)
+from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
+from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+
+
+class DictGraph:
+    """A GraphBackend on insertion-ordered dicts (no networkx)."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, dict[str, Any]] = {}
+        # u -> v -> key -> data ; v -> u -> key (in-edges) ; both in insertion order
+        self._out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+        self._in: dict[str, dict[str, dict[str, None]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._nodes
+
+    def add_node(self, id: str, type: str, provenance: Iterable[str] = (), **attrs: Any) -> None:
+        if id in self._nodes:
+            data = self._nodes[id]
+            if data["type"] != type:
+                raise ValueError(f"node {id!r} has type {data['type']!r}")
+            data["provenance"] |= set(provenance)
+            data.update(attrs)
+            return
+        self._nodes[id] = {"type": type, "provenance": set(provenance), **attrs}
+        self._out[id] = {}
+        self._in[id] = {}
+
+    def add_edge(
+        self,
+        u: str,
+        v: str,
+        type: str,
+        provenance: Iterable[str] = (),
+        *,
+        key: str | None = None,
+        **attrs: Any,
+    ) -> str:
+        for node in (u, v):
+            if node not in self._nodes:
+                raise KeyError(node)
+        k = type if key is None else key
+        keys = self._out[u].setdefault(v, {})
+        if k in keys:
+            if keys[k]["type"] != type:
+                raise ValueError(f"edge {(u, v, k)!r} has type {keys[k]['type']!r}")
+            keys[k]["provenance"] |= set(provenance)
+            keys[k].update(attrs)
+        else:
+            keys[k] = {"type": type, "provenance": set(provenance), **attrs}
+            self._in[v].setdefault(u, {})[k] = None
+        return k
+
+    def nodes(self, type: str | None = None) -> list[str]:
+        return [n for n, d in self._nodes.items() if type is None or d["type"] == type]
+
+    def node(self, id: str) -> dict[str, Any]:
+        data = self._nodes[id]
+        return {**data, "provenance": set(data["provenance"])}
+
+    def neighbors(
+        self,
+        id: str,
+        edge_type: str | Iterable[str] | None = None,
+        direction: str = "out",
+        node_type: str | None = None,
+    ) -> list[str]:
+        if id not in self._nodes:
+            raise KeyError(id)
+        types = {edge_type} if isinstance(edge_type, str) else edge_type
+        types = None if types is None else set(types)
+        found: dict[str, None] = {}
+        pairs: list[tuple[str, str, str]] = []
+        if direction in ("out", "both"):
+            pairs += [(v, id, v) for v in self._out[id]]
+        if direction in ("in", "both"):
+            pairs += [(id, u, u) for u in self._in[id]]
+        for target, source, nbr in pairs:
+            edges = self._out[source][target].values()
+            typed = any(types is None or e["type"] in types for e in edges)
+            if typed and (node_type is None or self._nodes[nbr]["type"] == node_type):
+                found.setdefault(nbr, None)
+        return list(found)
+
+    def number_of_edges(self, type: str | None = None) -> int:
+        return sum(
+            1
+            for targets in self._out.values()
+            for keys in targets.values()
+            for e in keys.values()
+            if type is None or e["type"] == type
+        )
+
+    def _drop_edge(self, u: str, v: str, k: str) -> None:
+        del self._out[u][v][k]
+        del self._in[v][u][k]
+        if not self._out[u][v]:
+            del self._out[u][v]
+            del self._in[v][u]
+
+    def remove_provenance(self, doc_id: str) -> Removed:
+        edges: list[tuple[str, str, str]] = []
+        for u, targets in list(self._out.items()):
+            for v, keys in list(targets.items()):
+                for k, e in list(keys.items()):
+                    if doc_id in e["provenance"]:
+                        e["provenance"].discard(doc_id)
+                        if not e["provenance"]:
+                            self._drop_edge(u, v, k)
+                            edges.append((u, v, k))
+        nodes: list[str] = []
+        for n, d in list(self._nodes.items()):
+            if doc_id in d["provenance"]:
+                d["provenance"].discard(doc_id)
+                if not d["provenance"]:
+                    for v, keys in list(self._out[n].items()):
+                        for k in list(keys):
+                            self._drop_edge(n, v, k)
+                            edges.append((n, v, k))
+                    for u, keys2 in list(self._in[n].items()):
+                        for k in list(keys2):
+                            self._drop_edge(u, n, k)
+                            edges.append((u, n, k))
+                    del self._nodes[n], self._out[n], self._in[n]
+                    nodes.append(n)
+        return Removed(nodes, edges)
+
+    def save(self, path: str | Path) -> None:
+        data = {
+            "nodes": [
+                [n, {**d, "provenance": sorted(d["provenance"])}] for n, d in self._nodes.items()
+            ],
+            "edges": [
+                [u, v, k, {**e, "provenance": sorted(e["provenance"])}]
+                for u, targets in self._out.items()
+                for v, keys in targets.items()
+                for k, e in keys.items()
+            ],
+        }
+        Path(path).write_text(json.dumps(data), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> DictGraph:
+        src = Path(path)
+        if not src.is_file():
+            raise IndexNotFoundError(f"no graph at {src}")
+        data = json.loads(src.read_text(encoding="utf-8"))
+        g = cls()
+        for n, d in data["nodes"]:
+            g.add_node(n, d.pop("type"), d.pop("provenance"), **d)
+        for u, v, k, e in data["edges"]:
+            g.add_edge(u, v, e.pop("type"), e.pop("provenance"), key=k, **e)
+        return g
+
+
+BACKENDS = [GraphStore, DictGraph]
+LAYERS = {"chunk": "chunks", "entity": "entities"}
+
+
+def doc_metadata(graph: GraphBackend, kind: str, key: str) -> Mapping[str, Any] | None:
+    """Chunks carry their document id; entities (shared) carry nothing."""
+    if kind == "chunk":
+        return {"doc_id": graph.node(node_id(kind, key))["doc_id"]}
+    return None
+
+
+class Recording(InMemoryVectorIndex):
+    """Counts queries and keeps the layer name its factory was asked for."""
+
+    def __init__(self, layer: str, dimension: int, model_name: str) -> None:
+        super().__init__(dimension, model_name)
+        self.layer = layer
+        self.queries = 0
+
+    def query(self, embedding: Any, k: int, where: Any = None) -> list[tuple[str, float]]:
+        self.queries += 1
+        return super().query(embedding, k, where)
+
+
+def recording(layer: str, dimension: int, model_name: str) -> VectorIndex:
+    return Recording(layer, dimension, model_name)
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.array(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def toy(backend: type[GraphBackend], **kwargs: Any) -> IndexStore:
+    """Two documents: d1 has chunk c1 mentioning paris and france, d2 has c2 mentioning
+    france and rome (france is shared)."""
+    store = IndexStore("toy", LAYERS, graph=backend, metadata=doc_metadata, **kwargs)
+    with store.writing():
+        for chunk, doc, names in (
+            ("c1", "d1", ("paris", "france")),
+            ("c2", "d2", ("france", "rome")),
+        ):
+            c = store.add_node("chunk", chunk, (doc,), text=f"text {chunk}", doc_id=doc)
+            for name in names:
+                e = store.add_node("entity", name, (doc,), name=name.title())
+                store.add_edge(c, e, "mentions", (doc,))
+        store.add_vectors("chunk", {"c1": unit(1, 0, 0), "c2": unit(0, 1, 0)})
+        store.add_vectors(
+            "entity",
+            {"paris": unit(1, 1, 0), "france": unit(1, 1, 0), "rome": unit(0, 0, 1)},
+        )
+    return store
+
+
+@pytest.fixture(params=BACKENDS, ids=lambda b: b.__name__)
+def backend(request: pytest.FixtureRequest) -> type[GraphBackend]:
+    return request.param  # type: ignore[no-any-return]
+
+
+def test_dict_graph_follows_the_protocol() -> None:
+    assert isinstance(DictGraph(), GraphBackend)
+    assert isinstance(GraphStore(), GraphBackend)
+
+
+def test_node_ids() -> None:
+    assert node_id("entity", "a:b") == "entity:a:b"
+    assert node_key("entity:a:b") == "a:b" and node_kind("entity:a:b") == "entity"
+    with pytest.raises(ValueError):
+        node_id("bad:kind", "x")
+
+
+def test_nodes_edges_and_vectors(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    assert isinstance(store.graph, backend)
+    assert store.keys("entity") == ["paris", "france", "rome"]  # insertion order
+    assert store.graph.neighbors(node_id("chunk", "c2"), "mentions") == [
+        node_id("entity", "france"),
+        node_id("entity", "rome"),
+    ]
+    assert store.graph.neighbors(node_id("entity", "france"), direction="in") == [
+        node_id("chunk", "c1"),
+        node_id("chunk", "c2"),
+    ]
+    assert store.graph.node(node_id("entity", "france"))["provenance"] == {"d1", "d2"}
+    assert store.dimension == 3
+    got = store.embeddings("entity", ["rome", "paris"])
+    assert np.allclose(got, np.stack([unit(0, 0, 1), unit(1, 1, 0)]))
+    assert store.embeddings("chunk", []).shape == (0, 3)
+    chunks = store.vectors["chunks"]
+    assert isinstance(chunks, InMemoryVectorIndex)
+    assert chunks.get_metadata("c2") == {"doc_id": "d2"}
+
+
+def test_bad_vectors_are_rejected(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    with pytest.raises(KeyError, match="unknown entity"):
+        store.add_vectors("entity", {"berlin": unit(1, 0, 0)})
+    with pytest.raises(KeyError, match="no vector layer"):
+        store.add_vectors("query", {"q": unit(1, 0, 0)})
+    store.add_node("entity", "berlin", ("d3",))
+    with pytest.raises(ValueError, match="dimension"):
+        store.add_vectors("entity", {"berlin": np.ones(4)})
+    with pytest.raises(ValueError, match="share a layer"):
+        IndexStore("toy", {"a": "x", "b": "x"}, graph=backend)
+
+
+def test_nearest_keeps_boundary_ties(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    query = unit(1, 1, 0)
+    hits = store.nearest("entity", query, 1)
+    assert sorted(k for k, _ in hits) == ["france", "paris"]  # an exact tie at k = 1
+    assert [k for k, _ in store.nearest("entity", unit(0, 0, 1), 1)] == ["rome"]
+    assert store.nearest("entity", np.zeros(3, dtype=np.float32), 2) == []
+    assert store.nearest("entity", query, 0) == []
+
+
+def test_remove_document_reports_what_went(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    before = store.version
+    assert store.remove_document("d1") == {"chunk": ["c1"], "entity": ["paris"]}
+    assert store.version > before
+    assert store.keys("entity") == ["france", "rome"]  # shared entity kept, order kept
+    assert store.graph.node(node_id("entity", "france"))["provenance"] == {"d2"}
+    assert len(store.vectors["chunks"]) == 1 and len(store.vectors["entities"]) == 2
+    assert store.graph.number_of_edges("mentions") == 2
+    assert store.remove_document("nope") == {}
+    assert store.remove_document("d2") == {"chunk": ["c2"], "entity": ["france", "rome"]}
+    assert len(store.graph) == 0 and all(len(v) == 0 for v in store.vectors.values())
+
+
+def test_persist_and_load_round_trip(backend: type[GraphBackend], tmp_path: Path) -> None:
+    store = toy(backend)
+    store.persist(tmp_path)
+    loaded = IndexStore.load(
+        tmp_path,
+        model_name="toy",
+        dimension=3,
+        layers=LAYERS,
+        graph=backend,
+        metadata=doc_metadata,
+    )
+    assert isinstance(loaded.graph, backend)
+    for kind in LAYERS:
+        assert loaded.keys(kind) == store.keys(kind)
+        assert np.array_equal(
+            loaded.embeddings(kind, store.keys(kind)), store.embeddings(kind, store.keys(kind))
+        )
+    assert loaded.graph.node(node_id("chunk", "c1"))["text"] == "text c1"
+    assert loaded.nearest("entity", unit(0, 0, 1), 1) == store.nearest("entity", unit(0, 0, 1), 1)
+
+
+def test_load_rehomes_vectors_with_their_metadata(
+    backend: type[GraphBackend], tmp_path: Path
+) -> None:
+    toy(backend).persist(tmp_path)
+    loaded = IndexStore.load(
+        tmp_path,
+        model_name="toy",
+        dimension=3,
+        layers=LAYERS,
+        factory=recording,
+        graph=backend,
+        metadata=doc_metadata,
+    )
+    chunks = loaded.vectors["chunks"]
+    assert isinstance(chunks, Recording) and chunks.layer == "chunks"
+    assert chunks.get_metadata("c1") == {"doc_id": "d1"}
+    loaded.nearest("chunk", unit(1, 0, 0), 1)
+    assert chunks.queries == 1
+
+
+def test_persist_copies_a_foreign_backend(backend: type[GraphBackend], tmp_path: Path) -> None:
+    store = toy(backend, factory=lambda layer, d, m: _Wrapper(InMemoryVectorIndex(d, m)))
+    assert not isinstance(store.vectors["chunks"], InMemoryVectorIndex)
+    store.persist(tmp_path)
+    stored = InMemoryVectorIndex.load(tmp_path / "vectors" / "chunks")
+    assert stored.ids == ["c1", "c2"]
+    assert stored.get_metadata("c2") == {"doc_id": "d2"}  # metadata re-derived from the graph
+
+
+class _Wrapper:
+    """A VectorIndex that is not an InMemoryVectorIndex (delegates everything)."""
+
+    def __init__(self, inner: VectorIndex) -> None:
+        self.inner = inner
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        self.inner.add(*args, **kwargs)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        self.inner.delete(ids)
+
+    def query(self, *args: Any, **kwargs: Any) -> list[tuple[str, float]]:
+        return self.inner.query(*args, **kwargs)
+
+    def get_embeddings(self, ids: Sequence[str]) -> Any:
+        return self.inner.get_embeddings(ids)
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+
+def test_load_checks_graph_and_vectors_agree(backend: type[GraphBackend], tmp_path: Path) -> None:
+    toy(backend).persist(tmp_path)
+    vectors = InMemoryVectorIndex.load(tmp_path / "vectors" / "entities")
+    vectors.delete(["rome"])
+    vectors.persist(tmp_path / "vectors" / "entities")
+    with pytest.raises(IndexMismatchError, match="do not match"):
+        IndexStore.load(tmp_path, model_name="toy", dimension=3, layers=LAYERS, graph=backend)
+    with pytest.raises(IndexMismatchError):
+        IndexStore.load(tmp_path, model_name="other", dimension=3, layers=LAYERS, graph=backend)
+    with pytest.raises(IndexNotFoundError):
+        IndexStore.load(tmp_path / "none", model_name="toy", dimension=3, layers=LAYERS)
+
+
+def test_derived_view_is_rebuilt_only_after_a_mutation(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    calls: list[Any] = []
+
+    def build(s: IndexStore, previous: list[str] | None) -> list[str]:
+        calls.append(previous)
+        return s.keys("entity")
+
+    first = store.derived("names", build)
+    assert store.derived("names", build) is first and len(calls) == 1
+    store.remove_document("d1")
+    second = store.derived("names", build)
+    assert second == ["france", "rome"] and second is not first
+    assert calls == [None, first]  # the previous view is handed to the rebuild
+    store.add_node("entity", "berlin", ("d3",))
+    assert store.derived("names", build) == ["france", "rome", "berlin"]
+    assert store.derived("other", lambda s, p: len(s.graph)) == 4  # views are independent
+
+
+def test_derived_view_waits_for_a_batch_and_builds_once(backend: type[GraphBackend]) -> None:
+    store = IndexStore("toy", LAYERS, graph=backend)
+    started, release = threading.Event(), threading.Event()
+    builds: list[int] = []
+    seen: list[list[str]] = []
+
+    def build(s: IndexStore, previous: list[str] | None) -> list[str]:
+        builds.append(s.version)
+        return s.keys("entity")
+
+    def writer() -> None:
+        with store.writing():
+            store.add_node("entity", "a", ("d",))
+            started.set()
+            release.wait(5)
+            store.add_node("entity", "b", ("d",))
+
+    def reader() -> None:
+        seen.append(store.derived("names", build))
+
+    w = threading.Thread(target=writer)
+    w.start()
+    assert started.wait(5)
+    readers = [threading.Thread(target=reader) for _ in range(4)]
+    for r in readers:
+        r.start()
+    time.sleep(0.2)  # the readers now wait on the lock in the middle of the batch
+    release.set()
+    for t in (w, *readers):
+        t.join(5)
+    assert seen == [["a", "b"]] * 4  # never half a batch
+    assert len(builds) == 1  # one build for the version, shared by every reader
+
+
+def test_default_factory_is_in_memory(backend: type[GraphBackend]) -> None:
+    store = toy(backend)
+    assert store.factory is in_memory_vectors
+    assert all(isinstance(v, InMemoryVectorIndex) for v in store.vectors.values())

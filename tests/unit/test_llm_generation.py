@@ -1,0 +1,270 @@
+"""Batched, beam-search / constrained generation and continuation scoring on a tiny random
+Llama (built in a temporary folder, no download), directly and through ``LLMClient``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor, TokenTrie
+from graphrag_integrations.core.llm import LLMClient, LLMResult, TransformersLLM
+from graphrag_integrations.errors import ModelUnavailableError
+from tests.unit.test_llm_transformers import build_tiny_llama
+
+_TEXT = "the a paris france city capital river seine north south east west big small old new"
+WORDS = [
+    *_TEXT.split(),
+    *["is", "of", "in", "on", "and", "to", "by", "for", "with", "from"],
+    "<|user|>",
+    "<|assistant|>",
+]
+PROMPTS = [
+    "paris",
+    "the capital of france",
+    "a big old city on the river seine",
+    "north south east west and the new small city is big",
+    "france",
+]
+
+
+@pytest.fixture(scope="module")
+def random_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer random Llama: greedy output depends on the prompt."""
+    path = tmp_path_factory.mktemp("random_llama")
+    return build_tiny_llama(path, WORDS, zero_head=False, seed=3, layers=2, init_std=0.5)
+
+
+@pytest.fixture(scope="module")
+def llm(random_lm: Path) -> TransformersLLM:
+    return TransformersLLM(str(random_lm), max_new_tokens=8)
+
+
+def ids_of(llm: TransformersLLM, text: str) -> list[int]:
+    return llm.encode_continuation(text)
+
+
+# -- complete_batch ---------------------------------------------------------------------------
+@pytest.mark.parametrize("template", [True, False])
+def test_batched_greedy_equals_one_at_a_time(random_lm: Path, template: bool) -> None:
+    llm = TransformersLLM(str(random_lm), max_new_tokens=10, use_chat_template=template)
+    single = [llm.complete(p) for p in PROMPTS]
+    batched = llm.complete_batch(PROMPTS)
+    assert batched == single
+    # the prompts differ in length, so the batch really was padded, and replies differ
+    assert len({r.prompt_tokens for r in batched}) >= 4
+    assert len({r.text for r in batched}) >= 3
+    assert [r.prompt_tokens for r in batched] == [
+        int(llm.encode_prompt(p)["input_ids"].shape[1]) for p in PROMPTS
+    ]
+
+
+def test_left_padding_and_mask(llm: TransformersLLM) -> None:
+    enc = llm.encode_prompts(["paris", "the capital of france"])
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    short = llm.encode_prompt("paris")["input_ids"][0]
+    n = short.shape[0]
+    assert ids.shape == mask.shape == (2, n + 3)
+    assert ids[0, -n:].tolist() == short.tolist()
+    assert ids[0, :3].tolist() == [llm.pad_token_id] * 3
+    assert mask[0].tolist() == [0, 0, 0] + [1] * n and mask[1].all()
+    assert llm.complete_batch([]) == []
+
+
+def test_batch_counts_tokens_up_to_eos(random_lm: Path) -> None:
+    llm = TransformersLLM(str(random_lm), max_new_tokens=6, use_chat_template=False)
+    first = llm.complete_batch(["paris"])[0]
+    stop = llm.encode_continuation(first.text.split()[0])[0]
+    llm.model.generation_config.eos_token_id = stop  # "paris" now stops after one token
+    try:
+        single = [llm.complete(p) for p in PROMPTS]
+        batched = llm.complete_batch(PROMPTS)
+    finally:
+        llm.model.generation_config.eos_token_id = llm.tokenizer.eos_token_id
+    assert batched == single
+    assert batched[0].completion_tokens == 1  # the eos is counted, the padding after it not
+    assert max(r.completion_tokens for r in batched) > 1
+
+
+# -- generate ---------------------------------------------------------------------------------
+def test_greedy_generate_scores_are_mean_log_probs(llm: TransformersLLM) -> None:
+    (result,) = llm.generate("the capital of france", max_tokens=5)
+    plain = llm.complete("the capital of france", max_tokens=5)
+    assert (result.text, result.completion_tokens) == (plain.text, plain.completion_tokens)
+    assert result.token_ids is not None and len(result.token_ids) == 5
+    total = llm.score_continuations("the capital of france", [list(result.token_ids)])[0]
+    assert result.score == pytest.approx(total / 5, abs=1e-4)
+
+
+def entity_trie(llm: TransformersLLM) -> tuple[TokenTrie, list[tuple[int, ...]]]:
+    names = ["paris", "paris france", "seine river", "big city", "old paris city"]
+    entries = [tuple(ids_of(llm, n)) for n in names]
+    return TokenTrie(entries, eos_token_id=llm.eos_token_id), entries
+
+
+def test_constrained_beam_search_returns_trie_entries(llm: TransformersLLM) -> None:
+    trie, entries = entity_trie(llm)
+    eos = llm.eos_token_id
+    made: list[ConstrainedLogitsProcessor] = []
+
+    def factory(prompt_length: int) -> list[Any]:
+        made.append(ConstrainedLogitsProcessor(trie, prompt_length, eos_token_id=eos))
+        return made[-1:]
+
+    prompt = "the capital of france"
+    results = llm.generate(
+        prompt, num_beams=4, num_return_sequences=3, max_tokens=5, logits_processors=factory
+    )
+    assert (
+        len(made) == 1 and made[0].prompt_length == llm.encode_prompt(prompt)["input_ids"].shape[1]
+    )
+    assert len(results) == 3
+    scores = [r.score for r in results]
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    verdicts = [made[0].verdict(r.token_ids or ()) for r in results]
+    complete = [r for r, v in zip(results, verdicts, strict=True) if v == "complete"]
+    assert len(complete) >= 2
+    for r in complete:
+        ids = tuple(t for t in r.token_ids or () if t != eos)
+        assert ids in entries
+        # the beam score is the mean log-probability of the hypothesis, eos included
+        n = len(r.token_ids or ())
+        total = llm.score_continuations(prompt, [list(r.token_ids or ())])[0]
+        assert r.score == pytest.approx(total / n, abs=1e-3)
+    # unconstrained, the same search leaves the trie
+    free = llm.generate(prompt, num_beams=4, num_return_sequences=3, max_tokens=5)
+    assert any(tuple(t for t in r.token_ids or () if t != eos) not in entries for r in free)
+
+
+def test_generate_rejects_bad_beam_settings(llm: TransformersLLM) -> None:
+    with pytest.raises(ValueError, match="num_return_sequences"):
+        llm.generate("paris", num_beams=2, num_return_sequences=3)
+    with pytest.raises(ValueError, match="num_beams"):
+        llm.generate("paris", num_beams=0)
+
+
+# -- score_continuations ----------------------------------------------------------------------
+def manual_score(llm: TransformersLLM, prompt: str, continuation: list[int]) -> float:
+    prompt_ids = llm.encode_prompt(prompt)["input_ids"][0].tolist()
+    ids = torch.tensor([prompt_ids + continuation])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(llm.model(input_ids=ids).logits[0].float(), dim=-1)
+    n = len(prompt_ids)
+    return float(sum(logprobs[n - 1 + i, t] for i, t in enumerate(continuation)))
+
+
+def test_score_continuations_equals_one_forward_pass_each(llm: TransformersLLM) -> None:
+    prompt = "the capital of france is"
+    options = ["paris", "the seine river", "a big old city in the north", "france"]
+    scores = llm.score_continuations(prompt, options, batch_size=3)  # two batches
+    expected = [manual_score(llm, prompt, ids_of(llm, o)) for o in options]
+    assert scores == pytest.approx(expected, abs=1e-4)
+    assert len(set(scores)) == 4
+    as_ids = llm.score_continuations(prompt, [ids_of(llm, o) for o in options])
+    assert as_ids == pytest.approx(scores, abs=1e-5)
+    _, tokens = llm.score_continuations_with_usage(prompt, options)
+    n_prompt = int(llm.encode_prompt(prompt)["input_ids"].shape[1])
+    assert tokens == n_prompt + sum(len(ids_of(llm, o)) for o in options)
+
+
+def test_score_continuations_bad_input(llm: TransformersLLM) -> None:
+    with pytest.raises(ValueError, match="empty continuation"):
+        llm.score_continuations("paris", ["france", ""])
+    with pytest.raises(ValueError, match="batch_size"):
+        llm.score_continuations("paris", ["france"], batch_size=0)
+    assert llm.score_continuations("paris", []) == []
+
+
+# -- through LLMClient ------------------------------------------------------------------------
+class CountingLLM(TransformersLLM):
+    """The real model, counting the calls that reach it."""
+
+    calls: int = 0
+
+    def generate(self, prompt: str, **kwargs: Any) -> list[LLMResult]:
+        self.calls += 1
+        return super().generate(prompt, **kwargs)
+
+    def score_continuations_with_usage(
+        self, prompt: str, continuations: Any, *, batch_size: int = 16
+    ) -> tuple[list[float], int]:
+        self.calls += 1
+        return super().score_continuations_with_usage(prompt, continuations)
+
+    def complete_batch(self, prompts: Any, **kwargs: Any) -> list[LLMResult]:
+        self.calls += 1
+        return super().complete_batch(prompts, **kwargs)
+
+
+def test_client_constrained_generate_is_cached_with_a_key(random_lm: Path, tmp_path: Path) -> None:
+    llm = CountingLLM(str(random_lm), max_new_tokens=5)
+    trie, entries = entity_trie(llm)
+    client = LLMClient(llm, cache_dir=tmp_path)
+    kwargs: dict[str, Any] = {"constraint": trie, "num_beams": 4, "num_return_sequences": 3}
+    first = client.generate("the capital of france", constraint_key="entities-v1", **kwargs)
+    assert llm.calls == 1 and len(first) == 3
+    assert all(r.verdict in {"complete", "dead", "invalid", "truncated"} for r in first)
+    complete = [r for r in first if r.verdict == "complete"]
+    assert complete and all(
+        tuple(t for t in r.token_ids or () if t != llm.eos_token_id) in entries for r in complete
+    )
+    assert client.usage.calls == 1
+    assert client.usage.prompt_tokens == first[0].prompt_tokens
+    assert client.usage.completion_tokens == sum(r.completion_tokens for r in first)
+    # an identical keyed call is a cache hit: no model call, same results
+    again = client.generate("the capital of france", constraint_key="entities-v1", **kwargs)
+    assert again == first and llm.calls == 1
+    assert client.usage.cache_hits == 1 and client.usage.calls == 1
+    # another key, other beams, or no key at all: the model runs
+    client.generate("the capital of france", constraint_key="entities-v2", **kwargs)
+    client.generate("the capital of france", constraint_key="entities-v1", constraint=trie)
+    assert llm.calls == 3
+    client.generate("the capital of france", **kwargs)
+    client.generate("the capital of france", **kwargs)
+    assert llm.calls == 5 and client.usage.cache_hits == 1
+    # unconstrained generation is cached without a key
+    plain = client.generate("paris", max_tokens=3)
+    assert client.generate("paris", max_tokens=3) == plain and llm.calls == 6
+    assert plain[0].verdict is None
+
+
+def test_client_score_continuations_cached_and_counted(random_lm: Path, tmp_path: Path) -> None:
+    llm = CountingLLM(str(random_lm))
+    options = ["paris", "the seine river"]
+    with LLMClient(llm, cache_dir=tmp_path) as client:
+        scores = client.score_continuations("capital of france", options)
+        assert scores == pytest.approx(llm.score_continuations("capital of france", options))
+        n_prompt = int(llm.encode_prompt("capital of france")["input_ids"].shape[1])
+        assert client.usage.prompt_tokens == n_prompt + 1 + 3
+        assert client.usage.completion_tokens == 0 and client.usage.calls == 1
+        calls = llm.calls
+        assert client.score_continuations("capital of france", options) == scores
+        assert llm.calls == calls and client.usage.cache_hits == 1
+        assert client.score_continuations("capital of france", []) == []
+
+
+def test_client_complete_many_batches_the_real_model(random_lm: Path) -> None:
+    llm = CountingLLM(str(random_lm), max_new_tokens=6)
+    client = LLMClient(llm, batch_size=2)
+    replies = client.complete_many(PROMPTS, show_progress=False)
+    assert llm.calls == 3  # 5 prompts, 2 per batch
+    assert replies == [
+        TransformersLLM(str(random_lm), max_new_tokens=6).complete(p).text for p in PROMPTS
+    ]
+    assert client.usage.calls == 5
+    assert client.usage.prompt_tokens == sum(
+        int(llm.encode_prompt(p)["input_ids"].shape[1]) for p in PROMPTS
+    )
+
+
+def test_client_names_what_an_unsupported_model_lacks() -> None:
+    from langchain_core.language_models import FakeListChatModel
+
+    client = LLMClient(FakeListChatModel(responses=["x"]))
+    with pytest.raises(ModelUnavailableError, match=r"`generate`.*FakeListChatModel|generate"):
+        client.generate("q", num_beams=2, num_return_sequences=2)
+    with pytest.raises(ModelUnavailableError, match="score_continuations"):
+        client.score_continuations("q", ["a", "b"])
+    assert client.usage.calls == 0
