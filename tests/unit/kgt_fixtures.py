@@ -46,7 +46,7 @@ def make_tiny_lm(path: Path, seed: int = 0, vocab_size: int = 600) -> Path:
     )
     texts = [body for _, body in KGT_CORPUS] + [CLUE_PROMPT, "Query: Who? ##"]
     backend.train_from_iterator(texts * 3, trainer)
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=backend, eos_token="<eos>", pad_token="<pad>"
     )
     tokenizer.add_tokens(["@@"])

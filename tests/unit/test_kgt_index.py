@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, IndexMismatchError
-from graphrag_integrations.methods.kgt.evaluation import build
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.registration import KGT, build
 from graphrag_integrations.methods.kgt.store import CONSTRAINTS_DIR
 from tests.conftest import FakeEmbedder
 from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_tiny_lm
@@ -90,17 +91,21 @@ def test_empty_query_and_empty_corpus(index: ParseKGTranslatorRetriever) -> None
         ParseKGTranslatorRetriever.from_documents([], embedding=FakeEmbedder())
 
 
-def test_insert_then_delete_equals_rebuild(lm: Any, index: ParseKGTranslatorRetriever) -> None:
-    base = make(lm, KGT_CORPUS[:-1])
-    grown = make(lm, KGT_CORPUS[:-1])
+@pytest.mark.parametrize("vectors", ["build", "lazy"])
+def test_insert_then_delete_equals_rebuild(lm: Any, vectors: str) -> None:
+    full = make(lm, passage_vectors=vectors)
+    base = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
+    grown = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
     assert grown.insert(documents(KGT_CORPUS[-1:])) == [KGT_CORPUS[-1][0]]
-    assert grown.store.graph_store == index.store.graph_store
+    assert grown.insert(documents(KGT_CORPUS[-1:])) == []  # already indexed: skipped
+    assert grown.store.index_store.graph == full.store.index_store.graph
     assert grown.delete(KGT_CORPUS[-1][0]) is True
-    assert grown.store.graph_store == base.store.graph_store
+    assert grown.delete(KGT_CORPUS[-1][0]) is False
+    assert grown.store.index_store.graph == base.store.index_store.graph
     assert grown.view.fingerprint() == base.view.fingerprint()
     assert grown.stats() == base.stats()
-    assert sorted(grown.store.vectors.ids) == sorted(base.store.vectors.ids)  # type: ignore[union-attr]
     assert answers(grown) == answers(base)
+    assert grown.store.index_store.keys("pvec") == base.store.index_store.keys("pvec")
 
 
 def test_delete_removes_orphaned_entities_only(lm: Any) -> None:
@@ -195,21 +200,26 @@ def test_from_framework_documents(lm: Any) -> None:
     assert lc.stats().hyperrelations == li.stats().hyperrelations > 0
 
 
-def test_evaluation_builder_presets(lm: Any) -> None:
+def test_registration_builder_presets(lm: Any) -> None:
     passages = [Passage(f"p{i}", body, f"d{i}") for i, (_, body) in enumerate(KGT_CORPUS)]
-    retriever: Any = build(passages, FakeEmbedder(), translator=lm, preset="paper-musique", k=2)
+    opts = KGT.parse_options({"preset": "paper-musique", "k": "2"}, cli=True)
+    retriever: Any = build(
+        FakeEmbedder(), passages=passages, translator=lm,
+        index_params=opts.index_params, query_params=opts.query_params,  # type: ignore[arg-type]
+    )  # fmt: skip
     assert (retriever.query_params.alpha, retriever.query_params.beta) == (3, 5)
     assert retriever.query_params.top_up is False and retriever.default_k == 2
-    with pytest.raises(ValueError, match="preset"):
-        build(passages, FakeEmbedder(), translator=lm, preset="nope")
+    assert retriever.index_params.passage_vectors == "lazy"
+    with pytest.raises(InvalidParameterError, match="preset"):
+        KGT.parse_options({"preset": "nope"})
 
 
 def test_lazy_passage_vectors_give_the_same_answers(
     lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
 ) -> None:
     lazy = make(lm, passage_vectors="lazy", top_up=False)
-    assert lazy.store.vectors is None  # the build only parsed
-    eager = make(lm, top_up=False)
+    assert lazy.store.vector_count() == 0  # the build only parsed
+    eager = make(lm, passage_vectors="build", top_up=False)
     assert answers(lazy) == answers(eager)
     embedded = lazy.counters["lazy_embedded_passages"]
     assert 0 < embedded < len(KGT_CORPUS)  # only traced passages were embedded
@@ -221,4 +231,4 @@ def test_lazy_passage_vectors_give_the_same_answers(
     # the top-up needs the whole corpus: embedded on first use
     topped = make(lm, passage_vectors="lazy")
     assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
-    assert len(topped.store.vectors or ()) == len(KGT_CORPUS)
+    assert topped.store.vector_count() == len(KGT_CORPUS)

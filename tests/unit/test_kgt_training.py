@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.core.nlp import SpacyNLP
@@ -14,12 +16,15 @@ from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.kgt.parsekg import hyperedges
 from graphrag_integrations.methods.kgt.training import (
-    AdaptedTranslator,
+    HELDOUT_FILE,
+    TRANSLATOR_CONFIG,
     SingleHop,
     build_training_examples,
     load_translator,
     musique_single_hops,
+    split_fold,
     target_ids,
+    train,
     train_translator,
 )
 from tests.conftest import FakeEmbedder
@@ -93,7 +98,12 @@ def test_lora_training_saves_an_adapter_the_retriever_loads(lm: Any, tmp_path: P
     assert out["steps"] == 12 and out["losses"][-1] < out["losses"][0]
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()
     loaded = load_translator(tmp_path / "adapter")
-    assert isinstance(loaded, AdaptedTranslator)
+    assert isinstance(loaded, TransformersLLM) and loaded.model_name == str(tmp_path / "adapter")
+    prompt = lm.encode_prompt("Where was Marie Curie born?")
+    with torch.inference_mode():
+        tuned = loaded.model(**prompt).logits[0, -1]
+        base = lm.model(**prompt).logits[0, -1]
+    assert not torch.allclose(tuned, base)  # the adapter is merged in
     index = ParseKGTranslatorRetriever.from_documents(
         documents(), embedding=FakeEmbedder(), translator=str(tmp_path / "adapter"), alpha=1
     )
@@ -103,3 +113,38 @@ def test_lora_training_saves_an_adapter_the_retriever_loads(lm: Any, tmp_path: P
         rels = index.view.rels_of(clue.entity, clue.direction)
         assert any(contains_span(index.constraint_indexes.rel_tokens[r], clue.relation_ids)
                    for r in rels)  # fmt: skip
+
+
+def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
+    lm: Any, tmp_path: Path
+) -> None:
+    from graphrag_integrations.methods.kgt.params import TrainParams
+
+    def item(i: int) -> dict[str, Any]:
+        return {
+            "id": f"q{i}",
+            "question": f"Question {i}?",
+            "paragraphs": [{"idx": 0, "title": "Marie Curie", "paragraph_text": PASSAGE}],
+            "question_decomposition": [
+                {"question": "Where was Marie Curie born?", "answer": "Warsaw",
+                 "paragraph_support_idx": 0},
+            ],
+        }  # fmt: skip
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "questions.json").write_text(json.dumps([item(0), item(1), item(2)]))
+    params = TrainParams(fold="b", max_steps=2, batch_size=1, base_model=lm.model_name)
+    report = train(data, tmp_path / "out", params=params, embedder=FakeEmbedder())
+    assert report["steps"] == 2 and report["examples"] == 1  # deduplicated hops
+    assert report["questions_trained"] == 2 and report["questions_held_out"] == 1
+    heldout = json.loads((tmp_path / "out" / HELDOUT_FILE).read_text())
+    assert [q["id"] for q in heldout] == ["q0"]  # fold b trains on the second half
+    info = json.loads((tmp_path / "out" / TRANSLATOR_CONFIG).read_text())
+    assert info["provenance"]["fold"] == "b" and info["base_model"] == lm.model_name
+    assert len(info["provenance"]["data_sha256"]) == 64
+    from safetensors.torch import load_file
+
+    weights = load_file(str(tmp_path / "out" / "adapter_model.safetensors"))
+    assert {str(w.dtype) for w in weights.values()} == {"torch.float16"}
+    assert split_fold([1, 2, 3], "a") == ([1], [2, 3])

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.core.llm import LLMClient, TransformersLLM
 from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.kgt.params import QueryParams
@@ -23,6 +23,7 @@ from graphrag_integrations.methods.kgt.translation import (
     TranslationResult,
     Translator,
     constrained_generate,
+    translation_prompt,
 )
 from tests.conftest import FakeEmbedder
 from tests.unit.kgt_fixtures import documents, make_tiny_lm
@@ -73,7 +74,9 @@ def test_every_clue_exists_in_the_parsekg_forward_and_reverse(
     index: ParseKGTranslatorRetriever, lms: list[Any], query: str, seed: int, alpha: int, beta: int
 ) -> None:
     params = QueryParams(alpha=alpha, beta=beta, reverse="always")
-    translator = Translator(lms[seed], index.constraint_indexes, params, nlp=index.parser)
+    translator = Translator(
+        LLMClient(lms[seed]), index.constraint_indexes, params, nlp=index.parser
+    )
     result = translator.translate(query)
     assert result.reverse_ran
     directions = Counter(c.direction for c in result.clues)
@@ -104,9 +107,8 @@ def test_dead_and_invalid_beams_are_dropped_and_counted(
         return [first] if prefix == () else []
 
     hyps = constrained_generate(
-        index.lm, [1, 2, 3], dies_after_one, eos_token_id=ix.eos_id, num_beams=3,
-        num_return_sequences=3, max_new_tokens=4,
-    )  # fmt: skip
+        index.client, "q", dies_after_one, constraint_key=None, num_beams=3, max_tokens=4
+    )
     assert hyps and all(h.verdict != "complete" for h in hyps)
     assert "dead" in {h.verdict for h in hyps}
     # through the translator: a relation constraint that always dies yields no clue
@@ -115,12 +117,10 @@ def test_dead_and_invalid_beams_are_dropped_and_counted(
     assert real is not None
     dying = replace(real, constraint=dies_after_one)  # type: ignore[arg-type]
     original = ix.relations
-    ix.relations = lambda e, d: dying  # type: ignore[method-assign]
+    ix.relations = lambda e, d: dying  # type: ignore[method-assign,assignment]
     try:
         result = TranslationResult()
-        clues = translator.translate_relations(
-            translator.prompt_ids("q"), "marie curie", "forward", result=result
-        )
+        clues = translator.translate_relations("q", "marie curie", "forward", result=result)
     finally:
         ix.relations = original  # type: ignore[method-assign]
     assert clues == [] and result.dropped["dead"] >= 1
@@ -160,5 +160,24 @@ def test_algorithm_2_reverse_policy(
 
 
 def test_translation_prompt_ends_with_the_query(index: ParseKGTranslatorRetriever) -> None:
-    ids = index.translator().prompt_ids("Who?")
+    ids = index.lm.encode_prompt(translation_prompt("Who?"))["input_ids"][0].tolist()
     assert index.lm.tokenizer.decode(ids).endswith("Query: Who?")
+
+
+def test_translation_goes_through_the_client_cache_and_usage(lms: list[Any], tmp_path: Any) -> None:
+    client = LLMClient(lms[1], cache_dir=tmp_path / "cache")
+    index = ParseKGTranslatorRetriever.from_documents(
+        documents(), embedding=FakeEmbedder(), translator=client, reverse="always"
+    )
+    first = index.translate("Where was Marie Curie born?")
+    calls = client.usage.calls
+    assert calls >= 3 and client.usage.completion_tokens > 0  # entities + relations, 2 ways
+    again = index.translate("Where was Marie Curie born?")
+    assert client.usage.calls == calls and client.usage.cache_hits >= calls
+    assert [(c.entity, c.relation_ids) for c in again.clues] == [
+        (c.entity, c.relation_ids) for c in first.clues
+    ]
+    # a changed graph changes the constraint keys: no stale cache hit
+    index.delete("Warsaw")
+    index.translate("Where was Marie Curie born?")
+    assert client.usage.calls > calls

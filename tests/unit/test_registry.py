@@ -143,7 +143,7 @@ def test_clue_registration_routes_index_and_query_options() -> None:
 
 
 def test_builtin_registrations_and_errors() -> None:
-    assert registry.method_names() == ["bm25", "clue", "dense", "hybrid"]
+    assert registry.method_names() == ["bm25", "clue", "dense", "hybrid", "kgt"]
     assert registry.get_registration("clue") is CLUE
     assert registry.resolve_index_class("clue").__name__ == "ClueIndex"
     with pytest.raises(UnknownMethodError, match="unknown method 'nope'; known methods: bm25"):
@@ -189,7 +189,7 @@ def test_entry_points_add_methods_and_broken_ones_are_reported(
         FakeEntryPoint("junk", "pkg:junk", 42),
     ]
     names = registry.method_names()
-    assert names == ["bm25", "clue", "dense", "hybrid", "other", "third", "toy"]
+    assert names == ["bm25", "clue", "dense", "hybrid", "kgt", "other", "third", "toy"]
     errors = registry.load_errors()
     assert errors["broken"] == "ImportError: no module named pkg.broken"
     assert errors["junk"].startswith("TypeError: entry point 'junk' (pkg:junk) provides no")
@@ -219,7 +219,7 @@ def test_listing_methods_imports_no_model_library() -> None:
         check=True,
         env={"PYTHONPATH": str(SRC)},
     ).stdout
-    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid'] []"
+    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'kgt'] []"
 
 
 def test_methods_and_baselines_do_not_import_evaluation() -> None:

@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 BUILTIN_MODULES: tuple[str, ...] = (
     "graphrag_integrations.baselines.registration",
     "graphrag_integrations.methods.clue.registration",
+    "graphrag_integrations.methods.kgt.registration",
 )
 #: Entry-point group of third-party methods.
 ENTRY_POINT_GROUP = "graphrag_integrations.methods"

@@ -159,6 +159,8 @@ class ConstraintIndexes:
         :class:`SubstringIndex` backend.
     cached : tuple, optional
         ``(rel_tokens, tries, entity_tokens)`` read from a persisted cache.
+    eos_token_id : int, optional
+        The LM's end-of-sequence id closing relation spans (default: the tokenizer's).
     """
 
     def __init__(
@@ -170,11 +172,12 @@ class ConstraintIndexes:
         cache_size: int = 256,
         backend: str = "auto",
         cached: tuple[Any, Any, Any] | None = None,
+        eos_token_id: int | None = None,
     ) -> None:
         self.view = view
         self.tokenizer = tokenizer
         self.sep_id = separator_id(tokenizer)
-        eos = tokenizer.eos_token_id
+        eos = tokenizer.eos_token_id if eos_token_id is None else eos_token_id
         if eos is None:
             raise ValueError("the translator's tokenizer has no eos token")
         self.eos_id = int(eos)

@@ -16,7 +16,6 @@ clues (entity, relation span, direction, hyperedge sentence) that reached it.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -28,8 +27,11 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.chunking import passages_from_documents, split_title
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import BaseIndex, check_query
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -40,7 +42,6 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
-from graphrag_integrations.methods.clue.index import passages_from_documents, split_title
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
@@ -90,22 +91,47 @@ def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[
     return parse_next_query(text)
 
 
-def _resolve_translator(translator: Any) -> Any:
-    if translator is None:
-        from graphrag_integrations.core.llm import TransformersLLM
+def resolve_translator(translator: Any) -> Any:
+    """The translator as an ``LLMClient`` (cache, token accounting) over a causal LM.
 
-        return TransformersLLM()
+    ``None`` or ``"default"``: the committed MuSiQue-100 adapter; ``"base"``: the untuned
+    SmolLM2-135M-Instruct; the name of another committed adapter; a folder written by
+    ``train --method kgt`` or any causal LM path; a ``TransformersLLM``; an ``LLMClient``
+    over one (kept as given, with its response cache).
+
+    Raises
+    ------
+    TypeError
+        An object that cannot generate token-level beams.
+    """
+    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
+    from graphrag_integrations.methods.kgt.adapters import (
+        DEFAULT_TRANSLATOR,
+        adapter_path,
+        committed_adapters,
+    )
+
+    if translator is None or translator == "default":
+        translator = adapter_path(DEFAULT_TRANSLATOR)
+    elif translator == "base":
+        translator = TransformersLLM()
+    elif isinstance(translator, str) and translator in committed_adapters():
+        translator = adapter_path(translator)
     if isinstance(translator, (str, Path)):
         from graphrag_integrations.methods.kgt.training import load_translator
 
-        return load_translator(translator)
-    for attr in ("model", "tokenizer", "encode_prompt"):
-        if not hasattr(translator, attr):
-            raise TypeError(
-                f"translator must be a model path, a TransformersLLM or have model/tokenizer/"
-                f"encode_prompt; {type(translator).__name__} lacks {attr!r}"
-            )
-    return translator
+        translator = load_translator(translator)
+    if isinstance(translator, LLMClient):
+        client = translator
+    else:
+        for attr in ("generate", "tokenizer", "eos_token_id"):
+            if not hasattr(type(translator), attr):
+                raise TypeError(
+                    f"translator must be a model path, a TransformersLLM or an LLMClient over "
+                    f"one; {type(translator).__name__} lacks {attr!r}"
+                )
+        client = LLMClient(translator)
+    return client
 
 
 class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
@@ -147,6 +173,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         index_params: IndexParams | None = None,
         query_params: QueryParams | None = None,
         decomposer: Any = None,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
         show_progress: bool = False,
         **options: Any,
     ) -> None:
@@ -165,20 +193,31 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         )
         self.decomposer = decomposer
         self.show_progress = show_progress
-        self.store = ParseKGStore(self.embedder.model_name)
-        self.view = ParseKGView(self.store, self.index_params.excluded_head_labels)
+        self.vector_index = vector_index
+        self.graph_backend = graph_backend
+        self.store = ParseKGStore(
+            self.embedder.model_name,
+            self.index_params.excluded_head_labels,
+            factory=vector_index,
+            graph=graph_backend,
+        )
         self.timings = dict.fromkeys(("nlp", "embedding", "graph", "total"), 0.0)
         self._translator_spec = translator
         self._lm: Any = None
         self._indexes: ConstraintIndexes | None = None
         self._cache_dir: Path | None = None  # persisted constraint caches (after load)
         self.counters: Counter[str] = Counter()
-        self._generate_lock = threading.Lock()
+        self._cache_key = ""
 
     @property
     def default_k(self) -> int:  # type: ignore[override]
         """Passages per query (``query_params.k``)."""
         return self.query_params.k
+
+    @property
+    def view(self) -> ParseKGView:
+        """The query-time view of the ParseKG (a derived view of the store)."""
+        return self.store.view
 
     @property
     def passages(self) -> list[Passage]:
@@ -202,9 +241,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return index
 
     def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = passages_from_documents(documents)
+        passages = drop_indexed(passages_from_documents(documents), self.store.document_ids())
         self.add_passages(passages)
-        return list(dict.fromkeys(p.doc_id for p in passages))
+        return document_ids(passages)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Parse, embed and add ``passages`` (ids already indexed are skipped)."""
@@ -262,18 +301,16 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return parsed, time.perf_counter() - start
 
     def _refresh(self) -> None:
-        """Rebuild the derived view and drop the constraint indexes (graph changed)."""
-        self.view = ParseKGView(self.store, self.index_params.excluded_head_labels)
+        """Drop the constraint indexes (graph changed; the view is rebuilt on next use)."""
         self._indexes = None
 
-    def delete(self, doc_id: str) -> bool:  # type: ignore[override]
+    def delete(self, doc_id: str) -> bool:
         """Remove a document: passages, hyperedges, orphaned entities, vectors.
 
         Returns ``False`` (and logs a warning) for an unknown ``doc_id``.
         """
-        if not self.store.has_document(doc_id):
-            logger.warning("delete(%r): no such document in the index", doc_id)
-            return False
+        if doc_id not in self.store.document_ids():
+            return self._unknown_document(doc_id)
         self.store.remove_document(doc_id)
         self._refresh()
         return True
@@ -287,7 +324,13 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     def lm(self) -> Any:
         """The translator LM (loaded on first access)."""
         if self._lm is None:
-            self._lm = _resolve_translator(self._translator_spec)
+            self._lm = resolve_translator(self._translator_spec)
+        return self._lm.llm
+
+    @property
+    def client(self) -> Any:
+        """The ``LLMClient`` of the translator (its ``usage`` counts the translation tokens)."""
+        self.lm  # noqa: B018 - loads the client
         return self._lm
 
     @property
@@ -296,11 +339,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         if self._indexes is None:
             tokenizer = self.lm.tokenizer
             cached = None
+            graph_fp = self.view.fingerprint()
+            tokens_fp = tokenizer_fingerprint(tokenizer)
             if self._cache_dir is not None:
-                cached = load_constraint_cache(
-                    self._cache_dir / tokenizer_fingerprint(tokenizer),
-                    fingerprint=self.view.fingerprint(),
-                )
+                cached = load_constraint_cache(self._cache_dir / tokens_fp, fingerprint=graph_fp)
                 if cached is not None:
                     self.counters["constraint_cache_hits"] += 1
             self._indexes = ConstraintIndexes(
@@ -308,17 +350,20 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 tokenizer,
                 max_relation_tokens=self.index_params.max_relation_tokens,
                 cached=cached,
+                eos_token_id=self.lm.eos_token_id,
             )
+            self._cache_key = f"kgt:{graph_fp}:{tokens_fp}:{self.index_params.max_relation_tokens}"
         return self._indexes
 
     def translator(self, params: QueryParams | None = None) -> Translator:
         """A :class:`Translator` over this index (``params``: the index's query params)."""
+        indexes = self.constraint_indexes
         return Translator(
-            self.lm,
-            self.constraint_indexes,
+            self.client,
+            indexes,
             params or self.query_params,
             nlp=self.parser,
-            lock=self._generate_lock,
+            cache_key=self._cache_key,
         )
 
     def translate(self, query: str) -> TranslationResult:
@@ -500,7 +545,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         )
         params = manifest.parameters
         kwargs.setdefault("index_params", IndexParams.from_dict(params["index"]))
-        kwargs.setdefault("query_params", QueryParams(**params["query"]))
+        kwargs.setdefault("query_params", QueryParams.from_options(params["query"]))
         recorded = manifest.models.get("translator", "default")
         if "translator" not in kwargs and recorded != "default" and Path(recorded).exists():
             kwargs["translator"] = recorded
@@ -515,8 +560,17 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             src,
             model_name=index.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
-            complete=index.index_params.passage_vectors == "build",
+            excluded_head_labels=index.index_params.excluded_head_labels,
+            factory=index.vector_index,
+            graph=index.graph_backend,
         )
+        if index.index_params.passage_vectors == "build":
+            missing = index.store.missing_vectors(index.view.passages)
+            if missing:
+                raise IndexMismatchError(
+                    f"{src}: {len(missing)} passages without a vector in a "
+                    "passage_vectors='build' index (corrupt index)"
+                )
         index._refresh()
         stats = index.stats()
         counts = (stats.passages, stats.hyperrelations, stats.entities)

@@ -1,8 +1,8 @@
-"""KG-Translator parameters: what builds the ParseKG and what a query does.
+"""KG-Translator parameters on :class:`~graphrag_integrations.core.params.Params`.
 
-Frozen dataclasses; each field's ``metadata`` names the paper symbol (``"symbol"``) and says
-what it means, so the core's parameter registry (issue 8) can list them. :data:`PRESETS`
-holds the paper-faithful settings next to the product defaults.
+:class:`IndexParams` (what builds the ParseKG), :class:`QueryParams` (what a query does, with
+the paper's per-dataset presets of appendix F.2) and :class:`TrainParams` (the ``train``
+command). Each field names its paper symbol (``docs/symbols.md``).
 
 Examples
 --------
@@ -10,20 +10,33 @@ Examples
 (3, 3)
 >>> QueryParams.paper("musique").beta, QueryParams.paper("musique").top_up
 (5, False)
->>> IndexParams().max_relation_tokens
-16
+>>> QueryParams.from_options({"preset": "paper-2wiki", "k": "3"}).beta
+1
+>>> IndexParams().max_relation_tokens, IndexParams().passage_vectors
+(16, 'lazy')
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
+
+from graphrag_integrations.core.params import Params, param
+
+__all__ = [
+    "CLUE_PROMPT",
+    "DECOMPOSITION_PROMPT",
+    "PAPER_EXCLUDED_HEAD_LABELS",
+    "PRESETS",
+    "IndexParams",
+    "QueryParams",
+    "TrainParams",
+]
 
 #: Entity types that can never be head (entry) entities (paper appendix F.2).
 PAPER_EXCLUDED_HEAD_LABELS: frozenset[str] = frozenset(
     {"DATE", "QUANTITY", "PERCENT", "TIME", "LANGUAGE", "MONEY", "ORDINAL", "NORP", "CARDINAL"}
 )
-
 #: The clue translation prompt of appendix M (prompt 1), verbatim (its double comma included).
 CLUE_PROMPT = (
     "Given a query, your task is to provide evidence in a pair format to help answer the "
@@ -49,60 +62,38 @@ ReverseMode = Literal["fallback", "always", "never"]
 PassageVectors = Literal["build", "lazy"]
 
 
-def _doc(symbol: str, meaning: str) -> dict[str, str]:
-    return {"symbol": symbol, "doc": meaning}
-
-
 @dataclass(frozen=True)
-class IndexParams:
+class IndexParams(Params):
     """How the ParseKG is built (paper §3.2, appendix F.2).
 
-    Attributes
-    ----------
-    excluded_head_labels : frozenset of str
-        spaCy labels that never make a head entity (default: the nine of F.2).
-    mask : str
-        Placeholder of masked entities in a hyperrelation (``"##"``).
-    max_relation_tokens : int
-        Longest translated relation span, in LM tokens (F.2: 16).
-    spacy_model : str, optional
-        spaCy pipeline (``None``: offline ``en_core_web_sm``; the paper uses ``en_core_web_trf``).
-    n_process, batch_size : int
-        spaCy ``nlp.pipe`` workers and batch size.
-    passage_vectors : {"build", "lazy"}
-        ``"build"``: embed every passage while parsing (the dense top-up needs the corpus
-        vectors); ``"lazy"``: the build only parses, and passages are embedded when first
-        traced (Algorithm 1 ranks ``emb(P^)`` at query time) - the whole corpus is embedded
-        on the first top-up.
+    ``passage_vectors``: ``"lazy"`` (default; the paper's build embeds nothing) parses only,
+    and passages are embedded when first traced (Algorithm 1 ranks ``emb(P^)`` at query time;
+    the product top-up embeds the whole corpus on its first use, once, then persisted);
+    ``"build"`` embeds every passage while parsing.
     """
 
-    excluded_head_labels: frozenset[str] = field(
-        default=PAPER_EXCLUDED_HEAD_LABELS,
-        metadata=_doc("F.2 type filter", "entity types that cannot be entry (head) entities"),
+    excluded_head_labels: frozenset[str] = param(
+        PAPER_EXCLUDED_HEAD_LABELS,
+        symbol="F.2 type filter",
+        doc="entity types that cannot be entry (head) entities",
     )
-    mask: str = field(default="##", metadata=_doc("##", "entity placeholder in hyperrelations"))
-    max_relation_tokens: int = field(
-        default=16, metadata=_doc("max |r^|", "longest relation span in LM tokens (F.2: 16)")
+    mask: str = param("##", symbol="##", doc="entity placeholder in hyperrelations")
+    max_relation_tokens: int = param(
+        16, symbol="max |r^|", doc="longest relation span in LM tokens (F.2: 16)", ge=1
     )
-    spacy_model: str | None = field(
-        default=None, metadata=_doc("NLP model", "spaCy pipeline; paper: en_core_web_trf")
+    spacy_model: str | None = param(
+        None, doc="spaCy pipeline (none: offline en_core_web_sm; paper: en_core_web_trf)"
     )
-    n_process: int = field(default=1, metadata=_doc("-", "spaCy worker processes"))
-    batch_size: int = field(default=64, metadata=_doc("-", "spaCy batch size"))
-    passage_vectors: PassageVectors = field(
-        default="build", metadata=_doc("emb(P)", "embed passages at build or when first traced")
+    n_process: int = param(1, doc="spaCy worker processes", ge=1)
+    batch_size: int = param(64, doc="spaCy batch size", ge=1)
+    passage_vectors: Literal["build", "lazy"] = param(
+        "lazy", symbol="emb(P)", doc="embed passages when first traced (lazy) or at build"
     )
 
     def __post_init__(self) -> None:
-        if self.passage_vectors not in ("build", "lazy"):
-            raise ValueError(
-                f"passage_vectors must be 'build' or 'lazy', got {self.passage_vectors!r}"
-            )
-        if self.max_relation_tokens < 1:
-            raise ValueError(f"max_relation_tokens must be >= 1, got {self.max_relation_tokens}")
+        super().__post_init__()
         if not self.mask:
             raise ValueError("mask must be a non-empty string")
-        object.__setattr__(self, "excluded_head_labels", frozenset(self.excluded_head_labels))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for the manifest)."""
@@ -113,66 +104,40 @@ class IndexParams:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IndexParams:
         """Inverse of :meth:`to_dict` (unknown keys are refused)."""
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown index parameters {sorted(unknown)}")
-        values = dict(data)
-        if "excluded_head_labels" in values:
-            values["excluded_head_labels"] = frozenset(values["excluded_head_labels"])
-        return cls(**values)
+        return cls.from_options(data)
+
+
+#: The paper's per-dataset query settings (F.2 beam sizes, no top-up).
+PAPER_PRESETS: dict[str, dict[str, Any]] = {
+    "paper-hotpotqa": {"alpha": 3, "beta": 3, "top_up": False},
+    "paper-2wiki": {"alpha": 3, "beta": 1, "top_up": False},
+    "paper-musique": {"alpha": 3, "beta": 5, "top_up": False},
+    "paper-popqa": {"alpha": 3, "beta": 5, "top_up": False},
+}
 
 
 @dataclass(frozen=True)
-class QueryParams:
+class QueryParams(Params):
     """What one query does (paper §3.3-3.4, Algorithms 1-2, appendix F.2).
 
-    Attributes
-    ----------
-    alpha : int
-        Translated entities per query (entity beam size).
-    beta : int
-        Translated relations per translated entity (relation beam size).
-    k : int
-        Passages returned (paper: top-5, fewer when fewer are traced).
-    reverse : {"fallback", "always", "never"}
-        Reverse translation: ``"fallback"`` = Algorithm 2 (when forward traces nothing or
-        misses a query NER entity), ``"always"``, ``"never"`` (ablation "w/o reverse").
-    add_query_entities : bool
-        Query NER entities found in the ParseKG are always translated entities (§3.3.2).
-    top_up : bool
-        Product mode: fewer than ``k`` traced passages are topped up by dense retrieval over
-        the corpus (flagged in the explanation). ``False`` reports the paper's variable number
-        of passages ("Ctx").
-    max_steps : int
-        Translation rounds; > 1 needs a decomposition LLM (multi-step mode, prompt 3).
-    max_entity_tokens : int
-        Generation limit of entity decoding (the trie ends every entity earlier).
+    Presets: ``default`` and ``paper-hotpotqa`` / ``paper-2wiki`` / ``paper-musique`` /
+    ``paper-popqa`` ((alpha, beta) = (3, 3), (3, 1), (3, 5), (3, 5); no top-up).
     """
 
-    alpha: int = field(default=3, metadata=_doc("alpha", "translated entities"))
-    beta: int = field(default=3, metadata=_doc("beta", "relations per translated entity"))
-    k: int = field(default=5, metadata=_doc("k", "passages returned (top-k)"))
-    reverse: ReverseMode = field(
-        default="fallback", metadata=_doc("d", "reverse translation policy (Algorithm 2)")
-    )
-    add_query_entities: bool = field(
-        default=True, metadata=_doc("E_q", "query NER entities are translated entities")
-    )
-    top_up: bool = field(
-        default=True, metadata=_doc("-", "dense top-up when fewer than k passages are traced")
-    )
-    max_steps: int = field(default=1, metadata=_doc("steps", "translation rounds (multi-step)"))
-    max_entity_tokens: int = field(default=32, metadata=_doc("-", "entity decoding limit"))
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, **PAPER_PRESETS}
 
-    def __post_init__(self) -> None:
-        for name in ("alpha", "beta", "k", "max_steps", "max_entity_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.reverse not in ("fallback", "always", "never"):
-            raise ValueError(
-                f"reverse must be 'fallback', 'always' or 'never', got {self.reverse!r}"
-            )
+    alpha: int = param(3, symbol="α", doc="translated entities (entity beam size)", ge=1)
+    beta: int = param(3, symbol="β", doc="relations per translated entity (beam size)", ge=1)
+    k: int = param(5, symbol="k", doc="passages returned (top-k)", ge=1)
+    reverse: Literal["fallback", "always", "never"] = param(
+        "fallback", symbol="d", doc="reverse translation: Algorithm 2 fallback, always, never"
+    )
+    add_query_entities: bool = param(
+        True, symbol="E_q", doc="query NER entities are translated entities"
+    )
+    top_up: bool = param(True, doc="dense top-up when fewer than k passages are traced")
+    max_steps: int = param(1, symbol="steps", doc="translation rounds (multi-step)", ge=1)
+    max_entity_tokens: int = param(32, doc="entity decoding limit in tokens", ge=1)
 
     @classmethod
     def paper(cls, dataset: str = "hotpotqa", **overrides: Any) -> QueryParams:
@@ -180,11 +145,30 @@ class QueryParams:
 
         (alpha, beta) = (3, 3) HotpotQA, (3, 1) 2WikiMQA, (3, 5) MuSiQue and PopQA.
         """
-        return replace(PRESETS[f"paper-{_dataset_key(dataset)}"], **overrides)
+        return cls.from_options({"preset": f"paper-{_dataset_key(dataset)}", **overrides})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for explanations and reports)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class TrainParams(Params):
+    """Options of ``graphrag-integrations train --method kgt`` (§3.3.3, appendix F.1-F.2)."""
+
+    fold: Literal["all", "a", "b"] = param(
+        "all", doc="questions trained on: all, first half (a) or second half (b)"
+    )
+    window: int = param(10, symbol="window", doc="F.1 relation window in words", ge=1)
+    lora: bool = param(True, doc="LoRA adapter (peft); false: full fine-tuning (paper)")
+    lora_r: int = param(4, doc="LoRA rank (alpha = 2 r)", ge=1)
+    epochs: float = param(3.0, doc="epochs over the F.1 data", gt=0)
+    max_steps: int | None = param(None, doc="cap on optimiser steps", ge=1)
+    batch_size: int = param(8, doc="examples per step (paper: 64)", ge=1)
+    learning_rate: float = param(2e-4, doc="AdamW learning rate (paper, full: 1e-5)", gt=0)
+    seed: int = param(0, doc="random seed")
+    base_model: str | None = param(None, doc="base LM (none: SmolLM2-135M-Instruct)")
+    spacy_model: str | None = param(None, doc="spaCy pipeline for F.1 (none: en_core_web_sm)")
 
 
 def _dataset_key(dataset: str) -> str:
@@ -195,11 +179,7 @@ def _dataset_key(dataset: str) -> str:
     raise ValueError(f"no paper preset for dataset {dataset!r} (hotpotqa, 2wiki, musique, popqa)")
 
 
-#: Named query settings: product default and the paper's per-dataset beams (F.2).
+#: Named query settings (product default and the paper's presets), as ``QueryParams``.
 PRESETS: dict[str, QueryParams] = {
-    "default": QueryParams(),
-    "paper-hotpotqa": QueryParams(alpha=3, beta=3, top_up=False),
-    "paper-2wiki": QueryParams(alpha=3, beta=1, top_up=False),
-    "paper-musique": QueryParams(alpha=3, beta=5, top_up=False),
-    "paper-popqa": QueryParams(alpha=3, beta=5, top_up=False),
+    name: QueryParams.from_options({"preset": name}) for name in QueryParams.PRESETS
 }

@@ -1,29 +1,30 @@
-"""All storage of KG-Translator: the ParseKG, the passage vectors and the constraint cache.
+"""All storage of KG-Translator: the ParseKG and passage vectors on the core ``IndexStore``.
 
-(One module on purpose, so it can move onto the core ``IndexStore`` in one change.)
-
-:class:`ParseKGStore` keeps the directed hypergraph of the paper in a core
-:class:`~graphrag_integrations.core.graph_store.GraphStore`, with a bipartite encoding of the
-hyperedges:
+:class:`ParseKGStore` is KG-Translator's schema over a core
+:class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layer,
+persistence and checks, derived views). The directed hypergraph of the paper is encoded
+bipartitely:
 
 * nodes ``passage:<id>`` (``text``, ``doc_id``, ``metadata``), ``rel:<hyperedge id>``
-  (``relation`` = masked sentence, ``sentence``, ``passage_id``, ``position``) and
+  (``relation`` = masked sentence, ``sentence``, ``passage_id``, ``position`` and
+  ``mentions`` = ``[[entity key, surface text, spaCy label, "head" | "tail"], ...]``) and
   ``entity:<normalised name>``;
 * edges ``passage -> rel`` (``contains``), ``entity -> rel`` (``head``: the entity is in
-  ``H_r``) and ``rel -> entity`` (``tail``: in ``T_r``); the incidence edges carry the
-  mention's surface text and spaCy label;
+  ``H_r``) and ``rel -> entity`` (``tail``: in ``T_r``);
+* nodes ``pvec:<passage id>`` mark the passages that have a vector (layer ``"passages"``):
+  with lazy passage vectors only the passages traced so far are embedded, and the store's
+  load check (every node of a layer has exactly one vector) holds for the marked subset;
 * provenance = document id on every node and edge, so ``delete(doc_id)`` is
-  ``remove_provenance``: a hyperedge disappears with its passage and an entity with its last
-  incidence (orphaned entities are removed).
+  ``remove_document``: a hyperedge disappears with its passage, an entity with its last
+  incidence (orphaned entities are removed), a vector with its passage.
 
-Passage vectors (for ranking the traced passages and for the dense top-up) live in a core
-:class:`~graphrag_integrations.core.vector_store.InMemoryVectorIndex`.
-
-:class:`ParseKGView` is the derived, read-only query-time cache (entity display names and
-labels, out- and in-hyperrelations, entry entities), rebuilt after each mutation. The
-constraint cache (tokenised hyperrelations and entity tries, see
-:mod:`~graphrag_integrations.methods.kgt.constraints`) is persisted next to the graph under
-``constraints/<tokenizer fingerprint>/`` by :func:`save_constraint_cache`.
+:class:`ParseKGView` is the derived, read-only query-time view (entity display names and
+labels, out- and in-hyperrelations, entry entities): the store's derived view ``"parsekg"``,
+rebuilt after an insert or delete (not when lazy vectors are added). It reads the graph only
+through the ``GraphBackend`` protocol. The constraint cache (tokenised hyperrelations and
+entity tries, see :mod:`~graphrag_integrations.methods.kgt.constraints`) depends on the LM's
+tokenizer, so it is a side directory ``constraints/<tokenizer fingerprint>/`` of the index
+(:func:`save_constraint_cache`), checked against :meth:`ParseKGView.fingerprint` on load.
 """
 
 from __future__ import annotations
@@ -40,42 +41,21 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory, node_id, node_key
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.kgt.parsekg import Hyperedge, ParseKGStats
 
 logger = logging.getLogger(__name__)
 
-PASSAGE, REL, ENTITY = "passage", "rel", "entity"
+PASSAGE, REL, ENTITY, PASSAGE_VECTOR = "passage", "rel", "entity", "pvec"
 CONTAINS, HEAD, TAIL = "contains", "head", "tail"
-GRAPH_FILE = "graph.json"
-VECTORS_DIR = "vectors"
+#: Vector layers of the store: the embedded passages.
+LAYERS = {PASSAGE_VECTOR: "passages"}
 CONSTRAINTS_DIR = "constraints"
-
-
-def node_id(kind: str, key: str) -> str:
-    """Graph node id of a passage, hyperrelation or entity.
-
-    Examples
-    --------
-    >>> node_id(ENTITY, "paris")
-    'entity:paris'
-    """
-    return f"{kind}:{key}"
-
-
-def node_key(node: str) -> str:
-    """Inverse of :func:`node_id`.
-
-    Examples
-    --------
-    >>> node_key("rel:ab")
-    'ab'
-    """
-    return node.split(":", 1)[1]
+VIEW = "parsekg"
 
 
 @dataclass(frozen=True)
@@ -119,62 +99,62 @@ def _majority(counts: Counter[str]) -> str:
 
 
 class ParseKGView:
-    """Derived query-time arrays of a :class:`ParseKGStore` (rebuilt after each mutation).
+    """Derived query-time arrays of a ParseKG graph (see the module docstring).
 
     Parameters
     ----------
-    store : ParseKGStore
-        The source of truth.
+    graph : GraphBackend
+        The ParseKG graph.
     excluded_head_labels : iterable of str
         Labels that are never entries (also applied to reverse-translation entries).
+    generation : int
+        The :attr:`ParseKGStore.generation` it was built from.
     """
 
-    def __init__(self, store: ParseKGStore, excluded_head_labels: Iterable[str]) -> None:
-        g = store.graph_store.graph
+    def __init__(
+        self, graph: GraphBackend, excluded_head_labels: Iterable[str], generation: int = 0
+    ) -> None:
         excluded = frozenset(excluded_head_labels)
+        self.generation = generation
         self.passages: dict[str, Passage] = {}
+        for node in graph.nodes(PASSAGE):
+            d = graph.node(node)
+            key = node_key(node)
+            self.passages[key] = Passage(key, d["text"], d["doc_id"], d["metadata"])
         self.rels: dict[str, RelInfo] = {}
         out_rels: dict[str, list[str]] = {}
         in_rels: dict[str, list[str]] = {}
         names: dict[str, Counter[str]] = {}
         labels: dict[str, Counter[str]] = {}
-        for node, data in g.nodes(data=True):
-            kind, key = node.split(":", 1)
-            if kind == PASSAGE:
-                self.passages[key] = Passage(key, data["text"], data["doc_id"], data["metadata"])
-            elif kind == ENTITY:
-                out_rels[key], in_rels[key] = [], []
-                names[key], labels[key] = Counter(), Counter()
-        for u, v, data in g.edges(data=True):
-            etype = data["type"]
-            if etype == CONTAINS:
-                continue
-            ent, rel = (u, v) if etype == HEAD else (v, u)
-            ekey, rkey = node_key(ent), node_key(rel)
-            (out_rels if etype == HEAD else in_rels)[ekey].append(rkey)
-            names[ekey][data["mention"]] += 1
-            labels[ekey][data["label"]] += 1
-        for node, data in g.nodes(data=True):
-            kind, key = node.split(":", 1)
-            if kind != REL:
-                continue
-            heads = sorted(node_key(u) for u, _, t in g.in_edges(node, data="type") if t == HEAD)
-            tails = sorted(node_key(v) for _, v, t in g.out_edges(node, data="type") if t == TAIL)
+        for node in graph.nodes(REL):
+            d = graph.node(node)
+            key = node_key(node)
+            heads: list[str] = []
+            tails: list[str] = []
+            for ent, text, label, role in d["mentions"]:
+                (heads if role == HEAD else tails).append(ent)
+                names.setdefault(ent, Counter())[text] += 1
+                labels.setdefault(ent, Counter())[label] += 1
+            for ent in dict.fromkeys(heads):
+                out_rels.setdefault(ent, []).append(key)
+            for ent in dict.fromkeys(tails):
+                in_rels.setdefault(ent, []).append(key)
             self.rels[key] = RelInfo(
-                key, data["relation"], data["sentence"], data["passage_id"], tuple(heads),
-                tuple(tails),
+                key, d["relation"], d["sentence"], d["passage_id"],
+                tuple(sorted(set(heads))), tuple(sorted(set(tails))),
             )  # fmt: skip
         self.entities: dict[str, EntityInfo] = {}
-        for key in out_rels:
-            if not names[key]:  # an entity node without incidences cannot exist after delete
+        for node in graph.nodes(ENTITY):
+            key = node_key(node)
+            if key not in names:  # an entity without incidences cannot exist after delete
                 logger.warning("entity %r has no incidence; left out of the view", key)
                 continue
             self.entities[key] = EntityInfo(
                 key,
                 _majority(names[key]),
                 _majority(labels[key]),
-                tuple(sorted(out_rels[key])),
-                tuple(sorted(in_rels[key])),
+                tuple(sorted(out_rels.get(key, ()))),
+                tuple(sorted(in_rels.get(key, ()))),
             )
         #: Entities that can start forward translation (``H``: heads somewhere).
         self.forward_entries = sorted(k for k, e in self.entities.items() if e.out_rels)
@@ -217,34 +197,69 @@ class ParseKGView:
         return h.hexdigest()
 
 
+def _vector_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any]:
+    return {"doc_id": graph.node(node_id(PASSAGE, key))["doc_id"]}
+
+
 class ParseKGStore:
-    """The ParseKG (GraphStore) and the passage vectors of one index.
+    """The ParseKG and the passage vectors of one index, on a core ``IndexStore``.
 
     Parameters
     ----------
     model_name : str
         Embedding model of the passage vectors.
+    excluded_head_labels : iterable of str
+        F.2 type filter (for the derived view's reverse entries).
+    factory : VectorIndexFactory, optional
+        Vector backend of the ``"passages"`` layer (default: in memory).
+    graph : GraphBackend class, optional
+        Graph backend (default: networkx ``GraphStore``).
 
     Examples
     --------
-    >>> store = ParseKGStore("toy")
-    >>> len(store.graph_store), store.dimension
-    (0, 0)
+    >>> store = ParseKGStore("toy", ())
+    >>> len(store.index_store.graph), store.dimension, store.view.stats().passages
+    (0, 0, 0)
     """
 
-    def __init__(self, model_name: str) -> None:
-        self.model_name = model_name
-        self.graph_store = GraphStore()
-        self.vectors: InMemoryVectorIndex | None = None
-        self.dimension = 0
+    def __init__(
+        self,
+        model_name: str,
+        excluded_head_labels: Iterable[str],
+        *,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        store: IndexStore | None = None,
+    ) -> None:
+        self.index_store = store or IndexStore(
+            model_name, LAYERS, factory=factory, graph=graph, metadata=_vector_metadata
+        )
+        self.excluded_head_labels = frozenset(excluded_head_labels)
+        #: Bumped by every graph change (insert / delete), not by added lazy vectors.
+        self.generation = 0
+
+    @property
+    def dimension(self) -> int:
+        """Vector dimension (0 before the first vectors)."""
+        return self.index_store.dimension
+
+    @property
+    def view(self) -> ParseKGView:
+        """The derived query-time view of the current graph."""
+        return self.index_store.derived(VIEW, self._build_view)
+
+    def _build_view(self, store: IndexStore, previous: ParseKGView | None) -> ParseKGView:
+        if previous is not None and previous.generation == self.generation:
+            return previous  # only lazy vectors were added: the graph is unchanged
+        return ParseKGView(store.graph, self.excluded_head_labels, self.generation)
 
     def has_passage(self, passage_id: str) -> bool:
         """Whether the passage is indexed."""
-        return node_id(PASSAGE, passage_id) in self.graph_store
+        return self.index_store.has(PASSAGE, passage_id)
 
-    def has_document(self, doc_id: str) -> bool:
-        """Whether some node comes from ``doc_id``."""
-        return any(doc_id in p for _, p in self.graph_store.graph.nodes(data="provenance"))
+    def document_ids(self) -> set[str]:
+        """Ids of the indexed documents."""
+        return {p.doc_id for p in self.view.passages.values()}
 
     # -- mutation --------------------------------------------------------------------------
     def add(
@@ -254,99 +269,93 @@ class ParseKGStore:
         vectors: Mapping[str, FloatMatrix],
     ) -> None:
         """Add passages, their hyperedges and the passage vectors given (by passage id)."""
-        g = self.graph_store
-        for p in passages:
-            g.add_node(
-                node_id(PASSAGE, p.id),
-                PASSAGE,
-                (p.doc_id,),
-                text=p.text,
-                doc_id=p.doc_id,
-                metadata=dict(p.metadata),
-            )
-        for e in edges:
-            rel = node_id(REL, e.id)
-            prov = (e.doc_id,)
-            g.add_node(
-                rel,
-                REL,
-                prov,
-                relation=e.relation,
-                sentence=e.sentence,
-                passage_id=e.passage_id,
-                position=e.position,
-            )
-            g.add_edge(node_id(PASSAGE, e.passage_id), rel, CONTAINS, prov)
-            heads = set(e.heads)
-            for m in e.mentions:
-                ent = node_id(ENTITY, m.key)
-                g.add_node(ent, ENTITY, prov)
-                if m.key in heads:
-                    g.add_edge(ent, rel, HEAD, prov, mention=m.text, label=m.label)
-                else:
-                    g.add_edge(rel, ent, TAIL, prov, mention=m.text, label=m.label)
-        self.add_vectors([p for p in passages if p.id in vectors], vectors)
+        s = self.index_store
+        with s.writing():
+            self.generation += 1
+            for p in passages:
+                s.add_node(
+                    PASSAGE, p.id, (p.doc_id,), text=p.text, doc_id=p.doc_id,
+                    metadata=dict(p.metadata),
+                )  # fmt: skip
+            for e in edges:
+                prov = (e.doc_id,)
+                heads = set(e.heads)
+                mentions = [
+                    [m.key, m.text, m.label, HEAD if m.key in heads else TAIL] for m in e.mentions
+                ]
+                rel = s.add_node(
+                    REL, e.id, prov, relation=e.relation, sentence=e.sentence,
+                    passage_id=e.passage_id, position=e.position, mentions=mentions,
+                )  # fmt: skip
+                s.add_edge(node_id(PASSAGE, e.passage_id), rel, CONTAINS, prov)
+                for m in e.mentions:
+                    ent = s.add_node(ENTITY, m.key, prov)
+                    if m.key in heads:
+                        s.add_edge(ent, rel, HEAD, prov)
+                    else:
+                        s.add_edge(rel, ent, TAIL, prov)
+            self.add_vectors([p for p in passages if p.id in vectors], vectors)
 
     def add_vectors(self, passages: Sequence[Passage], vectors: Mapping[str, FloatMatrix]) -> None:
         """Store the vectors of ``passages`` (lazy mode adds them when first needed)."""
         if not passages:
             return
-        matrix = np.stack([vectors[p.id] for p in passages]).astype(np.float32)
-        self._vectors(int(matrix.shape[1])).add(
-            [p.id for p in passages], matrix, [{"doc_id": p.doc_id} for p in passages]
-        )
+        with self.index_store.writing():
+            for p in passages:
+                self.index_store.add_node(PASSAGE_VECTOR, p.id, (p.doc_id,))
+            self.index_store.add_vectors(
+                PASSAGE_VECTOR, {p.id: np.asarray(vectors[p.id], np.float32) for p in passages}
+            )
 
     def missing_vectors(self, ids: Iterable[str]) -> list[str]:
         """The passage ids among ``ids`` without a stored vector."""
-        have = self.vectors
-        return [i for i in ids if have is None or i not in have]
+        return [i for i in ids if not self.index_store.has(PASSAGE_VECTOR, i)]
 
-    def _vectors(self, dimension: int) -> InMemoryVectorIndex:
-        if self.vectors is None:
-            self.dimension = dimension
-            self.vectors = InMemoryVectorIndex(dimension, self.model_name)
-        elif dimension != self.dimension:
-            raise ValueError(f"vector dimension {dimension} != index dimension {self.dimension}")
-        return self.vectors
+    def vector_count(self) -> int:
+        """Number of embedded passages."""
+        return len(self.index_store.keys(PASSAGE_VECTOR))
 
     def remove_document(self, doc_id: str) -> int:
-        """Forget ``doc_id``: its passages, hyperedges, incidences and orphaned entities.
+        """Forget ``doc_id``: its passages, hyperedges, incidences, orphaned entities, vectors.
 
         Returns the number of passages removed.
         """
-        removed = self.graph_store.remove_provenance(doc_id)
-        passages = [node_key(n) for n in removed.nodes if n.startswith(PASSAGE + ":")]
-        if passages and self.vectors is not None:
-            self.vectors.delete(passages)
-        return len(passages)
+        with self.index_store.writing():
+            self.generation += 1
+            removed = self.index_store.remove_document(doc_id)
+        return len(removed.get(PASSAGE, []))
 
     # -- vectors ---------------------------------------------------------------------------
     def passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
         """Stored vectors of ``ids``, in order."""
-        if not ids or self.vectors is None:
+        if not ids:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self.vectors.get_embeddings(list(ids))
+        return self.index_store.embeddings(PASSAGE_VECTOR, list(ids))
 
     def nearest_passages(self, vector: FloatMatrix, k: int) -> list[tuple[str, float]]:
-        """The ``k`` passages nearest ``vector`` (exact cosine)."""
-        if self.vectors is None or not len(self.vectors) or k <= 0:
+        """The ``k`` embedded passages nearest ``vector`` (cosine; ties by passage id)."""
+        if k <= 0 or not self.vector_count():
             return []
-        return self.vectors.query(vector, min(k, len(self.vectors)))
+        hits = self.index_store.nearest(PASSAGE_VECTOR, vector, k)
+        return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
 
     # -- persistence -----------------------------------------------------------------------
     def persist(self, directory: Path) -> None:
         """Write ``graph.json`` and ``vectors/`` into the (fresh) ``directory``."""
-        self.graph_store.save(directory / GRAPH_FILE)
-        if self.vectors is not None:
-            self.vectors.persist(directory / VECTORS_DIR)
+        self.index_store.persist(directory)
 
     @classmethod
     def load(
-        cls, directory: Path, *, model_name: str, dimension: int, complete: bool = True
+        cls,
+        directory: Path,
+        *,
+        model_name: str,
+        dimension: int,
+        excluded_head_labels: Iterable[str],
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
     ) -> ParseKGStore:
-        """Read what :meth:`persist` wrote; passages and vectors must agree.
-
-        ``complete=False`` (lazy passage vectors) accepts vectors for a subset of passages.
+        """Read what :meth:`persist` wrote (the core store checks graph and vectors agree).
 
         Raises
         ------
@@ -355,22 +364,16 @@ class ParseKGStore:
         IndexMismatchError
             Vectors of another model/dimension or for other passages.
         """
-        store = cls(model_name)
-        store.graph_store = GraphStore.load(directory / GRAPH_FILE)
-        keys = {node_key(n) for n in store.graph_store.nodes(PASSAGE)}
-        if keys and (complete or (directory / VECTORS_DIR).is_dir()):
-            index = InMemoryVectorIndex.load(
-                directory / VECTORS_DIR, model_name=model_name, dimension=dimension
+        store = IndexStore.load(
+            directory, model_name=model_name, dimension=dimension, layers=LAYERS,
+            factory=factory, graph=graph, metadata=_vector_metadata,
+        )  # fmt: skip
+        stray = [k for k in store.keys(PASSAGE_VECTOR) if not store.has(PASSAGE, k)]
+        if stray:
+            raise IndexMismatchError(
+                f"{directory}: {len(stray)} passage vectors without a passage (corrupt index)"
             )
-            ids = set(index.ids)
-            if (ids != keys) if complete else not ids <= keys:
-                raise IndexMismatchError(
-                    f"{directory}: {len(index)} passage vectors for {len(keys)} passages "
-                    "(corrupt index)"
-                )
-            store.vectors = index
-            store.dimension = dimension
-        return store
+        return cls(model_name, excluded_head_labels, store=store)
 
 
 # -- constraint cache ------------------------------------------------------------------------

@@ -359,7 +359,10 @@ def train_translator(
     target.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(target))
     tokenizer.save_pretrained(str(target))
-    base_path = getattr(lm, "converted_path", None) or getattr(lm, "model_name", None)
+    if lora:
+        _half_precision(target / "adapter_model.safetensors")
+    # the default SmolLM2 (converted from its GGUF on each machine) is recorded as None
+    base_path = getattr(lm, "_source", None) or None
     info = {
         "format": "graphrag-integrations/kgt-translator",
         "version": 1,
@@ -379,36 +382,42 @@ def train_translator(
     return {"steps": total, "examples": len(examples), "losses": losses, "output_dir": str(target)}
 
 
-class AdaptedTranslator:
-    """A base ``TransformersLLM`` with a LoRA adapter merged in on first use."""
+def _half_precision(file: Path) -> None:
+    """Store the adapter weights in float16 (half the size; merged into the base on load)."""
+    import torch
+    from safetensors.torch import load_file, save_file
 
-    def __init__(self, base: Any, adapter: Path) -> None:
-        self.base = base
-        self.adapter = adapter
-        self.model_name = str(adapter)
-        self._model: Any = None
+    if file.is_file():
+        tensors = load_file(str(file))
+        save_file({k: v.to(torch.float16) for k, v in tensors.items()}, str(file))
 
-    @property
-    def model(self) -> Any:
-        """The merged model (loaded on first access)."""
-        if self._model is None:
+
+def _adapted_lm_class() -> type:
+    from graphrag_integrations.core.llm import TransformersLLM
+
+    class AdaptedTranslator(TransformersLLM):
+        """A ``TransformersLLM`` whose model is the base with a LoRA adapter merged in."""
+
+        def __init__(self, base: str | None, adapter: Path, **kwargs: Any) -> None:
+            super().__init__(base, **kwargs)
+            self.adapter = adapter
+            self.model_name = str(adapter)
+
+        def _load(self) -> tuple[Any, Any]:
             from peft import PeftModel
 
-            merged = PeftModel.from_pretrained(self.base.model, str(self.adapter))
-            self._model = merged.merge_and_unload().eval()
-        return self._model
+            model, tokenizer = super()._load()
+            merged = PeftModel.from_pretrained(model, str(self.adapter)).merge_and_unload()
+            return merged.float(), tokenizer
 
-    @property
-    def tokenizer(self) -> Any:
-        return self.base.tokenizer
-
-    def encode_prompt(self, prompt: str) -> dict[str, Any]:
-        """The base LM's prompt encoding (same chat template as in training)."""
-        return dict(self.base.encode_prompt(prompt))
+    return AdaptedTranslator
 
 
 def load_translator(path: str | Path) -> Any:
     """Load a translator saved by :func:`train_translator`, or any causal LM folder/name.
+
+    A LoRA folder gives a ``TransformersLLM`` (subclass) whose model is the base model with
+    the adapter merged on first use; ``model_name`` is the adapter folder.
 
     Raises
     ------
@@ -428,7 +437,7 @@ def load_translator(path: str | Path) -> Any:
         if base is None:
             adapter_cfg = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
             base = adapter_cfg.get("base_model_name_or_path")
-        return AdaptedTranslator(TransformersLLM(base, use_chat_template=template), folder)
+        return _adapted_lm_class()(base, folder, use_chat_template=template)
     return TransformersLLM(str(path), use_chat_template=template)
 
 
@@ -437,3 +446,134 @@ def examples_to_jsonl(examples: Iterable[TrainingExample], path: str | Path) -> 
     lines = [json.dumps(asdict(ex), ensure_ascii=False) for ex in examples]
     Path(path).write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
     return len(lines)
+
+
+#: Cross-fitting folds of :func:`train`: ``"a"`` trains on the first half of the questions
+#: (and reports on the second), ``"b"`` the reverse, ``"all"`` uses every question.
+FOLDS = ("all", "a", "b")
+HELDOUT_FILE = "heldout_questions.json"
+
+
+def split_fold(items: Sequence[Any], fold: str) -> tuple[list[Any], list[Any]]:
+    """``(train, held out)`` items of ``fold`` (halves in file order).
+
+    Examples
+    --------
+    >>> split_fold([1, 2, 3, 4, 5], "a")
+    ([1, 2], [3, 4, 5])
+    >>> split_fold([1, 2, 3, 4, 5], "b")
+    ([3, 4, 5], [1, 2])
+    >>> split_fold([1, 2], "all")
+    ([1, 2], [])
+    """
+    if fold not in FOLDS:
+        raise ValueError(f"fold must be one of {FOLDS}, got {fold!r}")
+    half = len(items) // 2
+    first, second = list(items[:half]), list(items[half:])
+    if fold == "a":
+        return first, second
+    if fold == "b":
+        return second, first
+    return list(items), []
+
+
+def train(
+    dataset: Path,
+    out: Path,
+    *,
+    params: Any,
+    show_progress: bool = False,
+    embedder: Any = None,
+) -> dict[str, Any]:
+    """The ``graphrag-integrations train --method kgt`` trainer (registry contract).
+
+    Reads MuSiQue questions (``dataset``: a folder with ``questions.json`` or the file),
+    keeps the training half of ``params.fold``, builds the F.1 data, fine-tunes the translator
+    and writes into ``out``: the adapter (see :func:`train_translator`), ``train_data.jsonl``,
+    the held-out questions (``heldout_questions.json``, to evaluate with ``eval --queries``)
+    and ``kgt_translator.json`` with the provenance (data, fold, counts, steps, times).
+
+    Parameters
+    ----------
+    dataset : Path
+        MuSiQue-format questions (``question_decomposition`` and ``paragraphs`` per item).
+    out : Path
+        Output directory (created).
+    params : TrainParams
+        Training options.
+    show_progress : bool
+        Progress bars.
+    embedder : Embedder, optional
+        F.1 similarity filter (default: all-MiniLM-L6-v2).
+    """
+    import hashlib
+    import time
+
+    from graphrag_integrations.core.embeddings import as_embedder
+
+    file = dataset / "questions.json" if dataset.is_dir() else dataset
+    if not file.is_file():
+        raise FileNotFoundError(f"no MuSiQue questions at {file}")
+    raw = file.read_bytes()
+    items = json.loads(raw)
+    if not isinstance(items, list) or not all("question_decomposition" in i for i in items):
+        raise ValueError(f"{file}: expected a list of MuSiQue items with question_decomposition")
+    train_items, heldout = split_fold(items, params.fold)
+    t0 = time.perf_counter()
+    hops = musique_single_hops(train_items)
+    examples, skipped = build_training_examples(
+        hops,
+        nlp=SpacyNLP(params.spacy_model) if params.spacy_model else SpacyNLP(),
+        embedder=as_embedder(embedder),
+        window=params.window,
+        show_progress=show_progress,
+    )
+    data_s = time.perf_counter() - t0
+    logger.info("F.1 data: %d examples from %d hops (%s skipped)", len(examples), len(hops),
+                dict(skipped))  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    examples_to_jsonl(examples, out / "train_data.jsonl")
+    if heldout:
+        atomic_write_json(out / HELDOUT_FILE, heldout, indent=None)
+    t1 = time.perf_counter()
+    report = train_translator(
+        examples,
+        out,
+        base_model=params.base_model,
+        lora=params.lora,
+        lora_r=params.lora_r,
+        lora_alpha=2 * params.lora_r,
+        epochs=params.epochs,
+        max_steps=params.max_steps,
+        batch_size=params.batch_size,
+        learning_rate=params.learning_rate,
+        seed=params.seed,
+        show_progress=show_progress,
+    )
+    train_s = time.perf_counter() - t1
+    provenance = {
+        "data": str(file),
+        "data_sha256": hashlib.sha256(raw).hexdigest(),
+        "fold": params.fold,
+        "questions_trained": len(train_items),
+        "questions_held_out": len(heldout),
+        "single_hops": len(hops),
+        "skipped": dict(skipped),
+        "data_seconds": round(data_s, 1),
+        "train_seconds": round(train_s, 1),
+        "prompt_sha256": hashlib.sha256(translation_prompt("").encode()).hexdigest()[:16],
+        "params": {k: v for k, v in vars(params).items()},
+    }
+    config = out / TRANSLATOR_CONFIG
+    info = json.loads(config.read_text(encoding="utf-8"))
+    info["provenance"] = provenance
+    atomic_write_json(config, info)
+    losses = report["losses"]
+    return {
+        "output_dir": str(out),
+        "examples": len(examples),
+        "steps": report["steps"],
+        "first_loss": round(losses[0], 4),
+        "final_loss": round(losses[-1], 4),
+        **provenance,
+    }

@@ -17,19 +17,23 @@ Every returned hypothesis is replayed with ``processor.verdict``: only ``"comple
 become clues. Dead, invalid (beam filler) and truncated hypotheses are dropped and counted in
 :attr:`TranslationResult.dropped`; nothing is ever decoded unconstrained.
 
-The only call into the LM is :func:`constrained_generate` (to become
-``LLMClient.generate(prompt, constraint=..., constraint_key=..., num_beams,
-num_return_sequences)``).
+The only call into the LM is :func:`constrained_generate`, i.e. ``LLMClient.generate(prompt,
+constraint=..., constraint_key=..., num_beams, num_return_sequences)`` (response cache keyed
+by graph, tokenizer, entity and direction; token accounting in ``client.usage``). Relation
+decoding forces ``entity ++ "@@"`` (:class:`PrefixedConstraint`) after the plain-text
+prompt, so its beam scores include the forced tokens' log-probabilities (the same constant
+for every relation of one entity).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes
@@ -68,82 +72,111 @@ class Hypothesis:
     verdict: str
 
 
+class EntityConstraint:
+    """An entity trie closed by the separator, then the LM's ``eos`` (entity decoding).
+
+    The trie's entries end with ``sep`` ("@@"); once ``sep`` is generated only ``eos`` is
+    allowed, so generation stops where the paper's format puts "@@".
+
+    Examples
+    --------
+    >>> from graphrag_integrations.core.constraints import TokenTrie
+    >>> c = EntityConstraint(TokenTrie([(5, 6, 9), (7, 9)], eos_token_id=9), sep=9, eos=2)
+    >>> sorted(int(t) for t in c(())), [int(t) for t in c((5, 6, 9))]
+    ([5, 7], [2])
+    """
+
+    def __init__(self, trie: Callable[[tuple[int, ...]], Any], *, sep: int, eos: int) -> None:
+        self.trie, self.sep, self.eos = trie, sep, eos
+
+    def __call__(self, generated: Sequence[int]) -> Any:
+        ids = tuple(int(t) for t in generated)
+        if ids and ids[-1] == self.sep:
+            return np.asarray([self.eos], dtype=np.int64)
+        return self.trie(ids)
+
+
+class PrefixedConstraint:
+    """Force ``prefix`` (the translated entity and "@@"), then apply ``inner`` to the rest.
+
+    Relation decoding continues ``prompt ++ entity ++ "@@"``; forcing the entity tokens keeps
+    the prompt a plain string, so the call goes through ``LLMClient.generate`` (cache, usage).
+
+    Examples
+    --------
+    >>> c = PrefixedConstraint((4, 8), lambda rest: np.asarray([len(rest) + 100]))
+    >>> [int(t) for t in c(())], [int(t) for t in c((4,))], [int(t) for t in c((4, 8, 1))]
+    ([4], [8], [101])
+    >>> c((3,)).size  # off the forced prefix: dead
+    0
+    """
+
+    def __init__(self, prefix: Sequence[int], inner: Callable[[tuple[int, ...]], Any]) -> None:
+        self.prefix = tuple(int(t) for t in prefix)
+        self.inner = inner
+
+    def __call__(self, generated: Sequence[int]) -> Any:
+        ids = tuple(int(t) for t in generated)
+        n = len(self.prefix)
+        if len(ids) < n:
+            if ids != self.prefix[: len(ids)]:
+                return np.zeros(0, dtype=np.int64)
+            return np.asarray([self.prefix[len(ids)]], dtype=np.int64)
+        if ids[:n] != self.prefix:
+            return np.zeros(0, dtype=np.int64)
+        return self.inner(ids[n:])
+
+
 def constrained_generate(
-    lm: Any,
-    prompt_ids: Sequence[int],
-    allowed_fn: Callable[[tuple[int, ...]], Any],
+    client: Any,
+    prompt: str,
+    constraint: Callable[[tuple[int, ...]], Any],
     *,
-    eos_token_id: int,
+    constraint_key: str | None,
     num_beams: int,
-    num_return_sequences: int,
-    max_new_tokens: int,
-    lock: threading.Lock | None = None,
+    max_tokens: int,
+    strip: int = 0,
 ) -> list[Hypothesis]:
-    """Beam search (greedy for one beam) under ``allowed_fn``; the one LM call of KG-Translator.
+    """The one LM call of KG-Translator: ``LLMClient.generate`` under ``constraint``.
 
     Parameters
     ----------
-    lm : object
-        Has ``model`` (a transformers causal LM) and ``tokenizer``.
-    prompt_ids : sequence of int
-        The full prompt (chat template applied, forced continuation appended).
-    allowed_fn : callable
-        ``allowed_fn(generated) -> ids``; ``eos_token_id`` is its terminator.
-    eos_token_id : int
-        Stops generation (the separator for entities, the LM's eos for relations).
-    num_beams, num_return_sequences, max_new_tokens : int
-        Generation settings.
-    lock : threading.Lock, optional
-        Held during ``generate`` (models are not thread-safe).
+    client : LLMClient
+        Wraps the translator LM (cache, token accounting, verdicts).
+    prompt : str
+        The translation prompt (chat template applied by the model).
+    constraint : callable
+        ``allowed(generated) -> ids``, closed by the LM's ``eos``.
+    constraint_key : str, optional
+        Content key of the constraint (graph, tokenizer, entity, direction) for the cache.
+    num_beams : int
+        Beams; as many hypotheses are returned.
+    max_tokens : int
+        New-token limit.
+    strip : int
+        Leading (forced) tokens removed from each hypothesis.
 
     Returns
     -------
     list of Hypothesis
-        Every returned sequence with its verdict, best first.
+        Best first, ids without the forced prefix and the closing tokens, with the verdict.
     """
-    import torch
-    from transformers import GenerationConfig
-
-    from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor
-
-    model = lm.model
-    pad = lm.tokenizer.pad_token_id
-    if pad is None:
-        pad = lm.tokenizer.eos_token_id
-    config = GenerationConfig(  # type: ignore[no-untyped-call]
-        max_new_tokens=max_new_tokens,
+    results = client.generate(
+        prompt,
+        constraint=constraint,
+        constraint_key=constraint_key,
         num_beams=num_beams,
-        num_return_sequences=num_return_sequences,
-        do_sample=False,
-        eos_token_id=eos_token_id,
-        pad_token_id=pad,
-        output_scores=True,
-        return_dict_in_generate=True,
+        num_return_sequences=num_beams,
+        max_tokens=max_tokens,
     )
-    input_ids = torch.tensor([list(prompt_ids)], dtype=torch.long, device=model.device)
-    proc = ConstrainedLogitsProcessor(allowed_fn, input_ids.shape[1], eos_token_id=eos_token_id)
-    guard = lock if lock is not None else threading.Lock()
-    with guard, torch.inference_mode():
-        out = model.generate(
-            input_ids,
-            attention_mask=torch.ones_like(input_ids),
-            logits_processor=[proc],
-            generation_config=config,
-        )
-    rows = out.sequences[:, input_ids.shape[1] :].tolist()
-    if getattr(out, "sequences_scores", None) is not None:
-        scores = [float(s) for s in out.sequences_scores.tolist()]
-    else:
-        trans = model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
-        scores = []
-        for row, t in zip(rows, trans.tolist(), strict=True):
-            n = row.index(eos_token_id) + 1 if eos_token_id in row else len(row)
-            scores.append(float(sum(v for v in t[:n] if v != float("-inf"))))
-    result = []
-    for row, score in zip(rows, scores, strict=True):
-        ids = row[: row.index(eos_token_id)] if eos_token_id in row else row
-        result.append(Hypothesis(tuple(ids), score, proc.verdict(row)))
-    return result
+    eos = client.llm.eos_token_id
+    out = []
+    for r in results:
+        ids = [int(t) for t in (r.token_ids or ())]
+        if eos in ids:
+            ids = ids[: ids.index(eos)]
+        out.append(Hypothesis(tuple(ids[strip:]), float(r.score or 0.0), str(r.verdict)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -218,37 +251,36 @@ class Translator:
 
     Parameters
     ----------
-    lm : object
-        ``model``, ``tokenizer`` and ``encode_prompt(prompt) -> {"input_ids": ...}`` (e.g.
-        :class:`~graphrag_integrations.core.llm.TransformersLLM`).
+    client : LLMClient
+        Wraps the translator LM (a :class:`~graphrag_integrations.core.llm.TransformersLLM`:
+        ``generate`` with logits processors, ``tokenizer``, ``eos_token_id``).
     indexes : ConstraintIndexes
         Entity tries and relation indexes of the graph, for ``lm.tokenizer``.
     params : QueryParams
         ``alpha``, ``beta``, ``reverse``, ``add_query_entities``, ``max_entity_tokens``.
     nlp : SpacyNLP, optional
         Query NER (needed when ``add_query_entities`` or ``reverse="fallback"``).
-    lock : threading.Lock, optional
-        Serialises ``generate`` calls on ``lm`` (share one per model across translators).
+    cache_key : str
+        Identifies the graph and tokenizer in constraint cache keys (``""``: no caching of
+        constrained calls).
     """
 
     def __init__(
         self,
-        lm: Any,
+        client: Any,
         indexes: ConstraintIndexes,
         params: QueryParams,
         nlp: SpacyNLP | None = None,
-        lock: threading.Lock | None = None,
+        cache_key: str = "",
     ) -> None:
-        self.lm = lm
+        self.client = client
         self.indexes = indexes
         self.params = params
         self.nlp = nlp
-        self._lock = lock if lock is not None else threading.Lock()
+        self.cache_key = cache_key
 
-    def prompt_ids(self, query: str) -> list[int]:
-        """Token ids of the translation prompt (chat template applied when the LM uses one)."""
-        encoded = self.lm.encode_prompt(translation_prompt(query))
-        return [int(t) for t in encoded["input_ids"][0].tolist()]
+    def _key(self, *parts: str) -> str | None:
+        return "\0".join((self.cache_key, *parts)) if self.cache_key else None
 
     def query_entities(self, query: str) -> list[str]:
         """Normalised NER entities of ``query`` (empty without ``nlp``)."""
@@ -259,7 +291,7 @@ class Translator:
     def translate(self, query: str) -> TranslationResult:
         """Algorithm 2: forward translation, then reverse translation when it is needed."""
         result = TranslationResult(query_entities=self.query_entities(query))
-        prompt = self.prompt_ids(query)
+        prompt = translation_prompt(query)
         forward = self._direction(prompt, "forward", result)
         result.clues.extend(forward)
         traced = any(c.hyperedges for c in forward)
@@ -271,9 +303,7 @@ class Translator:
             result.clues.extend(self._direction(prompt, "reverse", result))
         return result
 
-    def _direction(
-        self, prompt: list[int], direction: str, result: TranslationResult
-    ) -> list[Clue]:
+    def _direction(self, prompt: str, direction: str, result: TranslationResult) -> list[Clue]:
         entities: dict[str, str] = {}  # key -> source
         for key in self.translate_entities(prompt, direction, result):
             entities.setdefault(key, "translated")
@@ -288,29 +318,28 @@ class Translator:
         return clues
 
     def translate_entities(
-        self, prompt: list[int], direction: str, result: TranslationResult | None = None
+        self, prompt: str, direction: str, result: TranslationResult | None = None
     ) -> list[str]:
         """Up to ``alpha`` entity keys decoded under the ``direction`` entity trie."""
         trie = self.indexes.tries[direction]
         if not len(trie):
             return []
+        sep = self.indexes.sep_id
         limit = min(self.params.max_entity_tokens, trie.stats.max_length + 1)
         hyps = constrained_generate(
-            self.lm,
+            self.client,
             prompt,
-            trie,
-            eos_token_id=self.indexes.sep_id,
+            EntityConstraint(trie, sep=sep, eos=self.indexes.eos_id),
+            constraint_key=self._key("entities", direction),
             num_beams=self.params.alpha,
-            num_return_sequences=self.params.alpha,
-            max_new_tokens=limit,
-            lock=self._lock,
+            max_tokens=limit + 1,
         )
         keys: list[str] = []
         for h in hyps:
-            if h.verdict != "complete":
+            if h.verdict != "complete" or not h.ids or h.ids[-1] != sep:
                 self._drop(result, h.verdict, "entity", direction, h.ids)
                 continue
-            key = self.indexes.entity_for(direction, h.ids)
+            key = self.indexes.entity_for(direction, h.ids[:-1])
             if key is None:  # cannot happen for a complete trie entry; counted if it does
                 self._drop(result, "unknown_entity", "entity", direction, h.ids)
                 continue
@@ -320,7 +349,7 @@ class Translator:
 
     def translate_relations(
         self,
-        prompt: list[int],
+        prompt: str,
         entity: str,
         direction: str,
         source: str = "translated",
@@ -330,18 +359,17 @@ class Translator:
         relation = self.indexes.relations(entity, direction)
         if relation is None:
             return []
-        entity_ids = self.indexes.entity_ids(entity)
+        prefix = (*self.indexes.entity_ids(entity), self.indexes.sep_id)
         hyps = constrained_generate(
-            self.lm,
-            [*prompt, *entity_ids, self.indexes.sep_id],
-            relation.constraint,
-            eos_token_id=self.indexes.eos_id,
+            self.client,
+            prompt,
+            PrefixedConstraint(prefix, relation.constraint),
+            constraint_key=self._key("relations", direction, entity),
             num_beams=self.params.beta,
-            num_return_sequences=self.params.beta,
-            max_new_tokens=self.indexes.max_relation_tokens + 1,
-            lock=self._lock,
+            max_tokens=len(prefix) + self.indexes.max_relation_tokens + 1,
+            strip=len(prefix),
         )
-        tokenizer = self.lm.tokenizer
+        tokenizer = self.indexes.tokenizer
         name = self.indexes.view.entities[entity].name
         clues: list[Clue] = []
         seen: set[tuple[int, ...]] = set()
