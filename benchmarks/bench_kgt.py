@@ -4,7 +4,11 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt.py --dataset musique-100 --questions 10 \
-        [--translator PATH] [--preset paper-musique] [--n-process 1]
+        [--translator PATH|base] [--queries FILE] [--preset paper-musique] [--n-process 1]
+
+``--translator``: default = the committed MuSiQue-100 adapter, ``base`` = untuned SmolLM2;
+``--queries``: a questions file replacing the dataset's (e.g. the held-out half written by
+``train --option fold=a``).
 
 Wall and CPU (process) times are both reported, as the machine is shared. Both builds use
 the same embedder (all-MiniLM-L6-v2) and corpus; models are loaded before timing, so the
@@ -18,6 +22,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +39,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--dataset", default="musique-100")
     parser.add_argument("--questions", type=int, default=10)
-    parser.add_argument("--translator", default=None, help="model / adapter path")
+    parser.add_argument("--translator", default=None, help="adapter / model path or 'base'")
+    parser.add_argument("--queries", default=None, help="questions file replacing the dataset's")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N questions")
     parser.add_argument("--preset", default="paper-musique", choices=sorted(PRESETS))
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--passage-vectors", default="build", choices=["build", "lazy"])
+    parser.add_argument("--passage-vectors", default="lazy", choices=["build", "lazy"])
+    parser.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])
     parser.add_argument("--no-dense", action="store_true", help="skip the dense baseline")
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args(argv)
 
-    data = load_dataset(Path(args.data) / args.dataset)
+    data = load_dataset(Path(args.data) / args.dataset, queries=args.queries)
     passages = data.passages
     embedder = as_embedder(None)
     embedder.embed(["warm-up"])  # load the model before timing
@@ -63,7 +71,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         passages,
         embedding=embedder,
         translator=args.translator,
-        query_params=PRESETS[args.preset],
+        query_params=replace(
+            PRESETS[args.preset], **({"reverse": args.reverse} if args.reverse else {})
+        ),
         n_process=args.n_process,
         passage_vectors=args.passage_vectors,
     )
@@ -87,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(stats.as_table())
     print(json.dumps(report, indent=1), flush=True)
 
-    questions = data.questions[: args.questions]
+    questions = data.questions[args.skip : args.skip + args.questions]
     if questions:
         t0 = time.perf_counter()
         model = kgt.lm.model  # load the translator
@@ -95,20 +105,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["translator_parameters"] = sum(p.numel() for p in model.parameters())
         report["forward_entries"] = len(indexes.entity_tokens["forward"])
         report["translator_load_and_constraint_build_s"] = round(time.perf_counter() - t0, 2)
-        latencies, recalls, dense_recalls, ctx = [], [], [], []
+        latencies, cpu, recalls, dense_recalls, ctx = [], [], [], [], []
+        recalls2: list[float] = []
+        reverse_ran = 0
         dropped: dict[str, int] = {}
         for q in questions:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             results = kgt.retrieve(q.text, k=args.k)
             latencies.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             ids = [r.id for r in results]
             recalls.append(recall_at_k(ids, q.gold_passage_ids, args.k))
+            recalls2.append(recall_at_k(ids, q.gold_passage_ids, 2))
+            rounds = results[0].explanation["rounds"] if results else []
+            reverse_ran += any(r["reverse_ran"] for r in rounds)
             ctx.append(results[0].explanation["traced_passages"] if results else 0)
             for rnd in results[0].explanation["rounds"] if results else []:
                 for v, n in rnd["dropped_hypotheses"].items():
                     dropped[v] = dropped.get(v, 0) + n
             print(
-                f"q{len(latencies)}: {latencies[-1]:.1f}s wall, R@{args.k} {recalls[-1]:.2f}, "
+                f"q{len(latencies)}: {latencies[-1]:.1f}s wall, {cpu[-1]:.1f}s CPU, "
+                f"R@{args.k} {recalls[-1]:.2f}, "
                 f"ctx {ctx[-1]}",
                 flush=True,
             )
@@ -119,8 +136,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             {
                 "questions": len(questions),
                 "preset": args.preset,
-                "translator": args.translator or "SmolLM2-135M-Instruct (untuned)",
+                "translator": args.translator or "committed adapter musique-100",
+                "queries": args.queries,
+                "skip": args.skip,
+                "reverse": kgt.query_params.reverse,
                 **latency_percentiles(latencies),
+                **{f"cpu_{k}": v for k, v in latency_percentiles(cpu).items()},
+                "kgt_R@2": round(100 * statistics.mean(recalls2), 1),
+                "reverse_ran": reverse_ran,
+                "llm_usage": {
+                    "calls": kgt.client.usage.calls,
+                    "prompt_tokens": kgt.client.usage.prompt_tokens,
+                    "completion_tokens": kgt.client.usage.completion_tokens,
+                },
                 f"kgt_R@{args.k}": round(100 * statistics.mean(recalls), 1),
                 f"dense_R@{args.k}": (
                     round(100 * statistics.mean(dense_recalls), 1) if dense_recalls else None

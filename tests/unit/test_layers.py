@@ -112,6 +112,7 @@ _CLEAN_TREE = {
     "methods/clue/graph": f"from {FAKE}.methods.clue import stores\nfrom {FAKE} import adapters",
     "methods/clue/stores": f"from {FAKE} import core",
     "methods/other/__init__": f"from {FAKE} import core",
+    "methods/kgt/__init__": f"from {FAKE} import core",
     "adapters/__init__": f"from {FAKE} import core",
     "core/__init__": f"from {FAKE} import _lazy, errors",
 }

@@ -136,6 +136,17 @@ class RelationConstraint:
     tokens: tuple[tuple[int, ...], ...]
     constraint: SpanConstraint
 
+    def longest_span(self, limit: int) -> int:
+        """The longest span the constraint can admit: ``min(limit, longest hyperrelation)``.
+
+        Examples
+        --------
+        >>> rc = RelationConstraint("e", "forward", ("r1", "r2"), ((1, 2), (3, 4, 5)), None)
+        >>> rc.longest_span(16), rc.longest_span(2)
+        (3, 2)
+        """
+        return min(limit, max((len(t) for t in self.tokens), default=0))
+
     def trace(self, span: Sequence[int]) -> tuple[str, ...]:
         """Hyperedges whose tokenised hyperrelation contains ``span`` (clue tracing)."""
         pairs = zip(self.rel_ids, self.tokens, strict=True)

@@ -366,7 +366,8 @@ class Translator:
             PrefixedConstraint(prefix, relation.constraint),
             constraint_key=self._key("relations", direction, entity),
             num_beams=self.params.beta,
-            max_tokens=len(prefix) + self.indexes.max_relation_tokens + 1,
+            # forced prefix + the longest span this entity admits + eos
+            max_tokens=len(prefix) + relation.longest_span(self.indexes.max_relation_tokens) + 1,
             strip=len(prefix),
         )
         tokenizer = self.indexes.tokenizer
