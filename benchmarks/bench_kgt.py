@@ -6,7 +6,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
         python benchmarks/bench_kgt.py --dataset musique-100 --questions 10 \
         [--translator PATH|base] [--queries FILE] [--preset paper-musique] [--n-process 1]
 
-``--translator``: default = the committed MuSiQue-100 adapter, ``base`` = untuned SmolLM2;
+``--translator``: default = the committed MuSiQue-100 fold-a adapter, ``base`` = untuned SmolLM2;
 ``--queries``: a questions file replacing the dataset's (e.g. the held-out half written by
 ``train --option fold=a``).
 

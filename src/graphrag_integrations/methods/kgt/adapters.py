@@ -9,7 +9,7 @@ unpacks it once into ``<cache>/kgt/<name>-<sha256 prefix>/`` and returns the fol
 Examples
 --------
 >>> DEFAULT_TRANSLATOR, "base" in TRANSLATOR_ALIASES
-('musique-100', True)
+('musique-100-a', True)
 >>> try:
 ...     adapter_path("nope")
 ... except FileNotFoundError as exc:
@@ -28,8 +28,9 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 ASSETS = Path(__file__).with_name("assets")
-#: Adapter loaded when no translator is given: trained on all MuSiQue-100 questions.
-DEFAULT_TRANSLATOR = "musique-100"
+#: Adapter loaded when no translator is given: trained on the first half (fold a) of the
+#: MuSiQue-100 questions (evaluate MuSiQue-100 on the other half only).
+DEFAULT_TRANSLATOR = "musique-100-a"
 #: Translator names that are not paths: ``"base"`` = the untuned SmolLM2-135M-Instruct.
 TRANSLATOR_ALIASES = ("base", "default")
 

@@ -94,7 +94,7 @@ def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[
 def resolve_translator(translator: Any) -> Any:
     """The translator as an ``LLMClient`` (cache, token accounting) over a causal LM.
 
-    ``None`` or ``"default"``: the committed MuSiQue-100 adapter; ``"base"``: the untuned
+    ``None`` or ``"default"``: the committed MuSiQue-100 fold-a adapter; ``"base"``: the untuned
     SmolLM2-135M-Instruct; the name of another committed adapter; a folder written by
     ``train --method kgt`` or any causal LM path; a ``TransformersLLM``; an ``LLMClient``
     over one (kept as given, with its response cache).

@@ -52,7 +52,7 @@ def build(
     show_progress : bool
         Progress bars while parsing.
     translator : str, Path or TransformersLLM, optional
-        ``None``: the committed MuSiQue-100 adapter on SmolLM2-135M-Instruct
+        ``None``: the committed MuSiQue-100 fold-a adapter on SmolLM2-135M-Instruct
         (:data:`~graphrag_integrations.methods.kgt.assets.DEFAULT_TRANSLATOR`); ``"base"``:
         the untuned SmolLM2; a folder written by ``train --method kgt`` or a model path.
     decomposer : LLM, optional
@@ -94,7 +94,7 @@ KGT = MethodRegistration(
     inputs=frozenset({"passages"}),
     objects={
         "translator": "translation LM: trained folder, model path, 'base' or TransformersLLM "
-        "(default: the committed MuSiQue-100 adapter)",
+        "(default: the committed MuSiQue-100 fold-a adapter)",
         "decomposer": "multi-step question decomposition LLM (max_steps > 1)",
         "vector_index": "factory(layer, dimension, model_name) of the passage vectors",
         "graph_backend": "GraphBackend class holding the graph (default: networkx GraphStore)",

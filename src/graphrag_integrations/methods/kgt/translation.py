@@ -81,9 +81,9 @@ class EntityConstraint:
     Examples
     --------
     >>> from graphrag_integrations.core.constraints import TokenTrie
-    >>> c = EntityConstraint(TokenTrie([(5, 6, 9), (7, 9)], eos_token_id=9), sep=9, eos=2)
-    >>> sorted(int(t) for t in c(())), [int(t) for t in c((5, 6, 9))]
-    ([5, 7], [2])
+    >>> c = EntityConstraint(TokenTrie([(5, 6), (7,)], eos_token_id=9), sep=9, eos=2)
+    >>> sorted(int(t) for t in c(())), [int(t) for t in c((5, 6))], [int(t) for t in c((5, 6, 9))]
+    ([5, 7], [9], [2])
     """
 
     def __init__(self, trie: Callable[[tuple[int, ...]], Any], *, sep: int, eos: int) -> None:
