@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["translator_load_and_constraint_build_s"] = round(time.perf_counter() - t0, 2)
         latencies, cpu, recalls, dense_recalls, ctx = [], [], [], [], []
         recalls2: list[float] = []
+        dense_recalls2: list[float] = []
         reverse_ran = 0
         dropped: dict[str, int] = {}
         for q in questions:
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if dense is not None:
                 dense_ids = [r.id for r in dense.retrieve(q.text, k=args.k)]
                 dense_recalls.append(recall_at_k(dense_ids, q.gold_passage_ids, args.k))
+                dense_recalls2.append(recall_at_k(dense_ids, q.gold_passage_ids, 2))
         report.update(
             {
                 "questions": len(questions),
@@ -152,6 +154,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"kgt_R@{args.k}": round(100 * statistics.mean(recalls), 1),
                 f"dense_R@{args.k}": (
                     round(100 * statistics.mean(dense_recalls), 1) if dense_recalls else None
+                ),
+                "dense_R@2": (
+                    round(100 * statistics.mean(dense_recalls2), 1) if dense_recalls2 else None
                 ),
                 "mean_traced_passages_ctx": round(statistics.mean(ctx), 2),
                 "dropped_hypotheses": dropped,
