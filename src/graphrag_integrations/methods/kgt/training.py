@@ -366,7 +366,7 @@ def train_translator(
     info = {
         "format": "graphrag-integrations/kgt-translator",
         "version": 1,
-        "base_model": str(base_path) if lora else None,
+        "base_model": str(base_path) if lora and base_path else None,
         "lora": lora,
         "use_chat_template": getattr(lm, "use_chat_template", None),
         "steps": total,
@@ -434,7 +434,7 @@ def load_translator(path: str | Path) -> Any:
     template = info.get("use_chat_template")
     if (folder / "adapter_config.json").is_file():
         base = info.get("base_model")
-        if base is None:
+        if base is None and "base_model" not in info:  # None: the default SmolLM2
             adapter_cfg = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
             base = adapter_cfg.get("base_model_name_or_path")
         return _adapted_lm_class()(base, folder, use_chat_template=template)
