@@ -17,6 +17,9 @@ Build a BM25 index over a folder, then query it::
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
 
+``--out`` must be a new or empty folder or an index of the same method; ``--overwrite``
+writes into another folder (its files are kept) or over another method's index.
+
 Train a method's learned component (methods that register a trainer) and save it::
 
     graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
@@ -34,9 +37,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.errors import GraphRAGError
+
+if TYPE_CHECKING:
+    from graphrag_integrations.core.persistence import Manifest
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="index-time option of the method, e.g. alpha=0 (repeatable)",
     )
+    ix.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a non-empty folder that holds no index, or over another method's "
+        "index (files the index did not write are kept)",
+    )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     tr = sub.add_parser("train", help="train a method's learned component and save it")
@@ -161,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
     qu.add_argument("question", help="the query text")
-    qu.add_argument("-k", type=int, default=5, help="number of passages (default 5)")
+    qu.add_argument("-k", type=int, default=5, help="number of passages, >= 1 (default 5)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     qu.add_argument("--json", action="store_true", help="print results as JSON")
     return parser
@@ -253,13 +265,49 @@ def _input_documents(paths: Sequence[Path]) -> list[Any]:
     return docs
 
 
+class _Refusal(Exception):
+    """Leaves the probing ``atomic_directory`` block of :func:`_check_target`."""
+
+
+def _check_target(out: Path, method: str, overwrite: bool) -> None:
+    """Refuse ``--out`` now, as ``persist`` would after the build (nothing is written).
+
+    Raises
+    ------
+    IndexExistsError
+        If ``out`` is a non-empty folder that holds no index, or another method's index, and
+        ``overwrite`` is false; the message names ``--overwrite``.
+    """
+    from graphrag_integrations.core.persistence import atomic_directory
+    from graphrag_integrations.errors import IndexExistsError
+
+    try:
+        with atomic_directory(out, overwrite=overwrite, method=method):
+            raise _Refusal  # an empty block that fails: the target keeps its contents
+    except _Refusal:
+        pass
+    except IndexExistsError as exc:
+        raise IndexExistsError(_cli_wording(str(exc))) from exc
+
+
+def _cli_wording(message: str) -> str:
+    return message.replace("pass overwrite=True", "pass --overwrite")
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    """Build ``--method``'s index from ``--input`` and persist it to ``--out``."""
+    """Build ``--method``'s index from ``--input`` and persist it to ``--out``.
+
+    ``--out`` is checked before the build: a non-empty folder that holds no index, or another
+    method's index, is refused without ``--overwrite`` (files the index did not write are
+    kept either way).
+    """
+    from graphrag_integrations.errors import IndexExistsError
     from graphrag_integrations.evaluation.registry import get_registration
 
     reg = get_registration(args.method)
     params = reg.index_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
     cls = reg.resolve_index_class()
+    _check_target(args.out, cls.method, args.overwrite)
     docs = _input_documents(args.input)
     kwargs: dict[str, Any] = params.to_kwargs()
     if _accepts(cls, "embedding"):
@@ -267,7 +315,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     if _accepts(cls, "show_progress"):
         kwargs["show_progress"] = not args.no_progress
     index = cls.from_documents(docs, **kwargs)
-    index.persist(args.out)
+    try:
+        index.persist(args.out, overwrite=args.overwrite)
+    except IndexExistsError as exc:  # the folder changed during the build
+        raise IndexExistsError(_cli_wording(str(exc))) from exc
     print(
         f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
     )
@@ -294,28 +345,27 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_manifest(path: Path) -> dict[str, Any]:
-    from graphrag_integrations.errors import IndexNotFoundError
+def _read_manifest(path: Path) -> Manifest:
+    """The manifest of the index in ``path`` (validated; the index's ``load`` verifies the
+    checksums of its files)."""
+    from graphrag_integrations.core.persistence import read_manifest
 
-    file = path / "manifest.json"
-    if not file.is_file():
-        raise IndexNotFoundError(f"{path} holds no index (no manifest.json)")
-    manifest: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
-    return manifest
+    return read_manifest(path, verify=False)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    from graphrag_integrations.core.validation import check_k
     from graphrag_integrations.evaluation.registry import get_registration
 
+    k = check_k(args.k)  # before loading anything
     manifest = _read_manifest(args.index)
-    method = str(manifest.get("method", ""))
-    cls = get_registration(method).resolve_index_class()
+    cls = get_registration(manifest.method).resolve_index_class()
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
-        kwargs["embedding"] = args.embedding or manifest.get("embedding_model")
+        kwargs["embedding"] = args.embedding or manifest.embedding_model
     index = cls.load(args.index, **kwargs)
-    results = index.retrieve(args.question, k=args.k)
+    results = index.retrieve(args.question, k=k)
     if args.json:
         rows = [
             {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}

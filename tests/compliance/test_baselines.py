@@ -22,8 +22,8 @@ class TestBM25Compliance(IndexComplianceTests):
 
     index_class = BM25Retriever
 
-    def build_index(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
-        return BM25Retriever.from_documents(documents)
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
+        return BM25Retriever.from_documents(documents, **options)
 
     def load_index(self, path: Path, embedder: Any) -> BaseIndex:
         return BM25Retriever.load(path)
@@ -38,5 +38,7 @@ class TestHybridRRFCompliance(IndexComplianceTests):
 
     index_class = HybridRetriever
 
-    def build_index(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
-        return HybridRetriever.from_documents(documents, embedding=embedder, fusion="rrf")
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
+        return HybridRetriever.from_documents(
+            documents, embedding=embedder, fusion="rrf", **options
+        )

@@ -28,9 +28,9 @@ def tiny_translator() -> TransformersLLM:
 class TestKGTranslatorCompliance(IndexComplianceTests):
     index_class = ParseKGTranslatorRetriever
 
-    def build_index(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
         return ParseKGTranslatorRetriever.from_documents(
-            documents, embedding=embedder, translator=tiny_translator()
+            documents, embedding=embedder, translator=tiny_translator(), **options
         )
 
     def load_index(self, path: Path, embedder: Any) -> BaseIndex:

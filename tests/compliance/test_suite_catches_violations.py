@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graphrag_integrations.baselines import dense as dense_module
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.core.persistence import read_manifest
 from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.errors import DocumentLoadError, InvalidArgumentError
 from graphrag_integrations.testing import FakeEmbedder, IndexComplianceTests, compliance_documents
 
 
@@ -89,3 +94,104 @@ def test_a_suite_without_index_class_says_so() -> None:
 
     with pytest.raises(TypeError, match="must set index_class"):
         Incomplete()._build(compliance_documents(), FakeEmbedder())
+
+
+# -- issue 12: the data-safety and input cases fail indexes that skip the core checks --------
+DID_NOT_PASS = (AssertionError, pytest.fail.Exception)
+
+
+class PersistWipesTheFolder(DenseRetriever):
+    """Deletes whatever is in the target and never refuses (the issue-12 bug)."""
+
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+        super().persist(path, overwrite=True)
+
+
+class ReturnsNothingForBadK(DenseRetriever):
+    def retrieve(self, query: str, k: Any = None) -> list[RetrievedPassage]:
+        if isinstance(k, int) and k <= 0:
+            return []
+        return super().retrieve(query, int(k) if k is not None else None)
+
+
+class DropsLoadOptions(DenseRetriever):
+    @classmethod
+    def from_documents(cls, documents: Any, **kwargs: Any) -> DenseRetriever:
+        kwargs.pop("errors", None)
+        kwargs.pop("report", None)
+        return super().from_documents(documents, **kwargs)
+
+
+def test_persist_must_refuse_foreign_folders(tmp_path: Path) -> None:
+    class WipeSuite(IndexComplianceTests):
+        index_class = PersistWipesTheFolder
+
+    suite = WipeSuite()
+    with pytest.raises(DID_NOT_PASS):
+        suite.test_persist_refuses_a_folder_of_foreign_files(
+            build(PersistWipesTheFolder), tmp_path / "a"
+        )
+    (tmp_path / "b").mkdir()
+    with pytest.raises(DID_NOT_PASS):
+        suite.test_persist_with_overwrite_keeps_foreign_files(
+            build(PersistWipesTheFolder), tmp_path / "b"
+        )
+    (tmp_path / "c").mkdir()
+    with pytest.raises(DID_NOT_PASS):
+        suite.test_persist_refuses_an_index_of_another_method(
+            build(PersistWipesTheFolder), tmp_path / "c"
+        )
+
+
+@pytest.mark.parametrize("damage", ["flipped-byte", "edited-text"])
+def test_load_must_verify_the_checksums(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    Suite().test_a_damaged_file_is_named_at_load(build(DenseRetriever), tmp_path / "ok", damage)
+    monkeypatch.setattr(dense_module, "read_manifest", partial(read_manifest, verify=False))
+    (tmp_path / "unverified").mkdir()
+    with pytest.raises(DID_NOT_PASS):
+        Suite().test_a_damaged_file_is_named_at_load(
+            build(DenseRetriever), tmp_path / "unverified", damage
+        )
+
+
+def test_load_must_check_the_dimension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Suite().test_load_with_an_embedder_of_another_dimension_fails(
+        build(DenseRetriever), tmp_path / "ok"
+    )
+    monkeypatch.setattr(dense_module, "check_embedder", lambda *args, **kwargs: None)
+    (tmp_path / "unchecked").mkdir()
+    with pytest.raises(DID_NOT_PASS):
+        Suite().test_load_with_an_embedder_of_another_dimension_fails(
+            build(DenseRetriever), tmp_path / "unchecked"
+        )
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_must_be_validated(k: int) -> None:
+    class LaxSuite(IndexComplianceTests):
+        index_class = ReturnsNothingForBadK
+
+    with pytest.raises(DID_NOT_PASS):
+        LaxSuite().test_invalid_k_raises(build(ReturnsNothingForBadK), k, InvalidArgumentError)
+
+
+def test_load_options_must_reach_the_loader(tmp_path: Path) -> None:
+    class DropSuite(IndexComplianceTests):
+        index_class = DropsLoadOptions
+
+    with pytest.raises(DocumentLoadError, match=r"latin1\.txt"):
+        DropSuite().test_undecodable_files_are_skipped_with_errors_skip(FakeEmbedder(), tmp_path)
+
+
+def test_a_build_index_without_options_is_named() -> None:
+    class OldHook(IndexComplianceTests):
+        index_class = DenseRetriever
+
+        def build_index(self, documents: Any, embedder: Any) -> DenseRetriever:  # type: ignore[override]
+            return DenseRetriever.from_documents(documents, embedding=embedder)
+
+    with pytest.raises(TypeError, match=r"build_index must accept \*\*options"):
+        OldHook()._build(compliance_documents(), FakeEmbedder(), errors="skip")

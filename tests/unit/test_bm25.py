@@ -17,6 +17,7 @@ from graphrag_integrations.errors import (
     EmptyQueryError,
     IndexMismatchError,
     IndexNotFoundError,
+    InvalidArgumentError,
 )
 
 DOCS = [
@@ -69,7 +70,8 @@ def test_empty_inputs() -> None:
     r = BM25Retriever.from_documents(DOCS)
     with pytest.raises(EmptyQueryError):
         r.retrieve("   ")
-    assert r.retrieve("capital", k=0) == []
+    with pytest.raises(InvalidArgumentError, match="got 0"):
+        r.retrieve("capital", k=0)
 
 
 def test_insert_and_delete_reindex() -> None:

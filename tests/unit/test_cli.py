@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations import cli
+from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.evaluation import registry
@@ -381,6 +382,72 @@ def test_index_then_query(
 def test_query_without_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["query", "--index", str(tmp_path), "anything"]) == 2
     assert "no index" in capsys.readouterr().err
+
+
+def _index_bm25(out: Path, *extra: str) -> int:
+    return cli.main(
+        ["index", "--method", "bm25", "--input", str(FIX / "musique"), "--out", str(out), *extra]
+    )
+
+
+@pytest.mark.parametrize(("k", "message"), [("0", "got 0"), ("-1", "got -1")])
+def test_query_k_below_one_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], k: str, message: str
+) -> None:
+    assert _index_bm25(tmp_path / "idx") == 0
+    capsys.readouterr()
+    assert cli.main(["query", "--index", str(tmp_path / "idx"), "Babbage", "-k", k]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: k must be an integer >= 1, {message}\n"
+
+
+def test_index_refuses_a_folder_of_documents_unless_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "my_docs"
+    folder.mkdir()
+    (folder / "thesis.txt").write_text("years of work")
+    assert _index_bm25(folder) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: refusing to persist into") and err.count("\n") == 1
+    assert "pass --overwrite" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.txt"]
+    assert _index_bm25(folder, "--overwrite") == 0
+    assert (folder / "thesis.txt").read_text() == "years of work"
+    capsys.readouterr()
+    assert cli.main(["query", "--index", str(folder), "Babbage", "-k", "1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 1
+
+
+def test_index_over_another_methods_index_needs_overwrite(
+    fake_embedder: FakeEmbedder,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _index_bm25(tmp_path / "idx") == 0
+    base = ["index", "--method", "dense", "--input", str(FIX / "musique")]
+    with monkeypatch.context() as patch:  # refused before the (possibly long) build
+        patch.setattr(DenseRetriever, "from_documents", lambda *a, **k: pytest.fail("built"))
+        assert cli.main([*base, "--out", str(tmp_path / "idx")]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert "refusing to replace the 'bm25' index" in capsys.readouterr().err
+    assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["method"] == "bm25"
+    assert cli.main([*base, "--out", str(tmp_path / "idx"), "--overwrite"]) == 0
+    assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["method"] == "dense"
+
+
+def test_query_of_a_damaged_index_is_a_one_line_error(
+    fake_embedder: FakeEmbedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["index", "--method", "dense", "--input", str(FIX / "musique")]
+    assert cli.main([*base, "--out", str(tmp_path / "idx")]) == 0
+    (tmp_path / "idx" / "vectors.npy").write_bytes(b"")
+    capsys.readouterr()
+    assert cli.main(["query", "--index", str(tmp_path / "idx"), "Babbage"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "vectors.npy" in err and err.count("\n") == 1
 
 
 def test_parse_options_keeps_strings_for_the_registration() -> None:

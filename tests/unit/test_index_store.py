@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from graphrag_integrations.core import index_store
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore, Removed
 from graphrag_integrations.core.index_store import (
     IndexStore,
@@ -25,8 +27,9 @@ from graphrag_integrations.core.index_store import (
     node_key,
     node_kind,
 )
+from graphrag_integrations.core.persistence import Manifest, read_manifest
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
-from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.errors import IndexExistsError, IndexMismatchError, IndexNotFoundError
 
 
 class DictGraph:
@@ -332,6 +335,53 @@ def test_persist_and_load_round_trip(backend: type[GraphBackend], tmp_path: Path
         )
     assert loaded.graph.node(node_id("chunk", "c1"))["text"] == "text c1"
     assert loaded.nearest("entity", unit(0, 0, 1), 1) == store.nearest("entity", unit(0, 0, 1), 1)
+
+
+def test_persist_with_a_manifest_writes_the_whole_index_safely(
+    backend: type[GraphBackend], tmp_path: Path
+) -> None:
+    store = toy(backend)
+    target = tmp_path / "index"
+    store.persist(target, Manifest(method="toy-method"))
+    manifest = read_manifest(target)  # checksums verified
+    assert manifest.method == "toy-method"
+    assert "graph.json" in manifest.files and "vectors/chunks/vectors.npy" in manifest.files
+    # a folder of documents is refused, and kept, unless overwrite=True
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "thesis.txt").write_text("mine")
+    with pytest.raises(IndexExistsError, match="non-empty folder"):
+        store.persist(docs, Manifest(method="toy-method"))
+    assert sorted(p.name for p in docs.iterdir()) == ["thesis.txt"]
+    store.persist(docs, Manifest(method="toy-method"), overwrite=True)
+    assert (docs / "thesis.txt").read_text() == "mine"
+    # another method's index is refused: the manifest's method is the writer's
+    with pytest.raises(IndexExistsError, match="'toy-method' index"):
+        store.persist(target, Manifest(method="other"))
+    loaded = IndexStore.load(
+        docs, model_name="toy", dimension=3, layers=LAYERS, graph=backend, metadata=doc_metadata
+    )
+    assert loaded.keys("entity") == store.keys("entity")
+
+
+def test_load_reads_inside_reading_index(
+    backend: type[GraphBackend], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toy(backend).persist(tmp_path / "index", Manifest(method="toy-method"))
+    (tmp_path / ".index.tmp-abcd1234").mkdir()  # left by a killed writer
+    seen: list[Path] = []
+    real = index_store.reading_index
+
+    @contextmanager
+    def spy(path: Path) -> Iterator[Path]:
+        with real(path) as src:
+            seen.append(Path(src))
+            yield src
+
+    monkeypatch.setattr(index_store, "reading_index", spy)
+    IndexStore.load(tmp_path / "index", model_name="toy", dimension=3, layers=LAYERS, graph=backend)
+    assert seen == [tmp_path / "index"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # stale sibling cleaned
 
 
 def test_load_rehomes_vectors_with_their_metadata(

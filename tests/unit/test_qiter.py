@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.core.nlp import normalize_entity
-from graphrag_integrations.errors import EmptyQueryError
+from graphrag_integrations.errors import (
+    EmptyQueryError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter, Trace
@@ -239,6 +243,17 @@ def test_bad_parameters(index: ClueIndex, bad: dict[str, float]) -> None:
 def test_empty_query(index: ClueIndex) -> None:
     with pytest.raises(EmptyQueryError):
         QIter(index).retrieve("  ")
+
+
+@pytest.mark.parametrize(
+    ("k", "error"),
+    [(0, InvalidArgumentError), (-2, InvalidArgumentError), ("3", InvalidArgumentTypeError)],
+)
+def test_invalid_k_is_refused(index: ClueIndex, k: object, error: type[Exception]) -> None:
+    qiter = QIter(index, N=2)
+    with pytest.raises(error, match="k must be an integer >= 1"):
+        qiter.retrieve(MULTIHOP, k=k)  # type: ignore[arg-type]
+    assert len(qiter.retrieve(MULTIHOP, k=None)) == 2  # None: N
 
 
 def test_aretrieve_matches_retrieve(index: ClueIndex) -> None:

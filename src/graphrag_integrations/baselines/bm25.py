@@ -20,7 +20,11 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import load_documents, require_nonempty
+from graphrag_integrations.core.documents import (
+    load_documents,
+    pop_load_options,
+    require_nonempty,
+)
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.index_base import (
     BaseIndex,
@@ -34,11 +38,13 @@ from graphrag_integrations.core.persistence import (
     check_manifest,
     read_manifest,
     read_passages,
+    reading_index,
     write_manifest,
     write_passages,
 )
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -103,8 +109,10 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
     ) -> BM25Retriever:
         """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
-        accepts; ``chunker=None`` keeps one passage per document."""
-        docs = require_nonempty(load_documents(documents))
+        accepts; ``chunker=None`` keeps one passage per document. Its options
+        (``errors="skip"``, ``report=``...) go to ``load_documents``, the other keyword
+        arguments to the constructor."""
+        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
         return cls(documents_to_passages(docs, chunker), **kwargs)
 
     @classmethod
@@ -130,11 +138,15 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         self.passages.extend(passages)
         self._reindex()
 
-    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+    def insert(
+        self, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **load_options: Any
+    ) -> list[str]:
         """Add documents and rebuild the whole BM25 matrix (see the module notes); returns the
-        ids of the documents added (documents already indexed are skipped with a warning)."""
+        ids of the documents added (documents already indexed are skipped with a warning).
+        ``load_options`` (``errors=``, ``report=``...) go to ``load_documents``."""
         indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        docs = load_documents(documents, **load_options)
+        passages = drop_indexed(documents_to_passages(docs, chunker), indexed)
         if passages:
             self.add_passages(passages)
         return document_ids(passages)
@@ -161,7 +173,7 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = self.default_k if k is None else k
+        k = check_k(k, self.default_k)
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
@@ -169,10 +181,17 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         ]
 
     # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write passages, the BM25 matrix (``bm25s`` format) and a manifest to ``path``
-        atomically (an existing index there is replaced only once the new one is complete)."""
-        with atomic_directory(path) as tmp:
+        atomically (an existing index there is replaced only once the new one is complete).
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a BM25 index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
+        """
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             write_passages(tmp, self.passages)
             if self._bm25 is not None:
                 self._bm25.save(str(tmp / _MATRIX_DIR), show_progress=False)
@@ -196,23 +215,25 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
         ------
         IndexNotFoundError
             If ``path`` holds no manifest.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
         IndexMismatchError
             If the manifest is another method's, or the passage count does not match.
         """
-        src = Path(path)
-        manifest = check_manifest(read_manifest(src), method=cls.method)
-        recorded_k = manifest.parameters.get("k")
-        if isinstance(recorded_k, int):
-            kwargs.setdefault("k", recorded_k)
-        obj = cls(**kwargs)
-        obj.passages = read_passages(src)
-        if len(obj.passages) != manifest.parameters.get("passages"):
-            raise IndexMismatchError(
-                f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
-                f"found {len(obj.passages)}"
-            )
-        if obj.passages:
-            import bm25s
+        with reading_index(path) as src:
+            manifest = check_manifest(read_manifest(src), method=cls.method)
+            recorded_k = manifest.parameters.get("k")
+            if isinstance(recorded_k, int):
+                kwargs.setdefault("k", recorded_k)
+            obj = cls(**kwargs)
+            obj.passages = read_passages(src)
+            if len(obj.passages) != manifest.parameters.get("passages"):
+                raise IndexMismatchError(
+                    f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
+                    f"found {len(obj.passages)}"
+                )
+            if obj.passages:
+                import bm25s
 
-            obj._bm25 = bm25s.BM25.load(str(src / _MATRIX_DIR), show_progress=False)
-        return obj
+                obj._bm25 = bm25s.BM25.load(str(src / _MATRIX_DIR), show_progress=False)
+            return obj

@@ -15,7 +15,11 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import load_documents, require_nonempty
+from graphrag_integrations.core.documents import (
+    load_documents,
+    pop_load_options,
+    require_nonempty,
+)
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index_base import (
     BaseIndex,
@@ -37,6 +41,7 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -96,12 +101,15 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
         accepts; ``chunker=None`` keeps one passage per document.
 
+        Its options (``errors="skip"``, ``report=``...) go to ``load_documents``, the other
+        keyword arguments to the constructor.
+
         Raises
         ------
         EmptyCorpusError
             If no document has any text.
         """
-        docs = require_nonempty(load_documents(documents))
+        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
         return cls(documents_to_passages(docs, chunker), **kwargs)
 
     @classmethod
@@ -117,13 +125,17 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
         self.passages.extend(passages)
 
-    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+    def insert(
+        self, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **load_options: Any
+    ) -> list[str]:
         """Embed and add documents; returns the ids of the documents added.
 
-        Documents already indexed (same id) are skipped with a warning.
+        Documents already indexed (same id) are skipped with a warning; ``load_options``
+        (``errors=``, ``report=``...) go to ``load_documents``.
         """
         indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        docs = load_documents(documents, **load_options)
+        passages = drop_indexed(documents_to_passages(docs, chunker), indexed)
         if passages:
             self.add_passages(passages)
         return document_ids(passages)
@@ -146,7 +158,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         return self._matrix @ q
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = self.default_k if k is None else k
+        k = check_k(k, self.default_k)
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})

@@ -28,7 +28,11 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import load_documents, require_nonempty
+from graphrag_integrations.core.documents import (
+    load_documents,
+    pop_load_options,
+    require_nonempty,
+)
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.index_base import (
     BaseIndex,
@@ -41,10 +45,12 @@ from graphrag_integrations.core.persistence import (
     atomic_directory,
     check_manifest,
     read_manifest,
+    reading_index,
     write_manifest,
 )
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -186,14 +192,21 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
     def from_documents(
         cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
     ) -> HybridRetriever:
-        docs = require_nonempty(load_documents(documents))
+        """Build both sides from anything
+        :func:`~graphrag_integrations.core.documents.load_documents` accepts (its options,
+        ``errors=``, ``report=``..., go to it; the rest to :meth:`from_passages`)."""
+        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
         return cls.from_passages(documents_to_passages(docs, chunker), **kwargs)
 
-    def insert(self, documents: Iterable[Any], *, chunker: TokenChunker | None = None) -> list[str]:
+    def insert(
+        self, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **load_options: Any
+    ) -> list[str]:
         """Add documents to both sides; returns the ids of the documents added (documents
-        already indexed are skipped with a warning)."""
+        already indexed are skipped with a warning). ``load_options`` (``errors=``,
+        ``report=``...) go to ``load_documents``."""
         indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(documents_to_passages(load_documents(documents), chunker), indexed)
+        docs = load_documents(documents, **load_options)
+        passages = drop_indexed(documents_to_passages(docs, chunker), indexed)
         if passages:
             self.dense.add_passages(passages)
             self.bm25.add_passages(passages)
@@ -227,9 +240,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         return cands, np.asarray(fused, dtype=np.float32)
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = self.default_k if k is None else k
-        if k <= 0:
-            return []
+        k = check_k(k, self.default_k)
         cands, fused = self.fused_scores(query, k)
         # top_k_indices breaks ties by position, and candidates are in corpus order
         best = top_k(fused, k)
@@ -243,9 +254,17 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         ]
 
     # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path) -> None:
-        """Write both sides (``dense/``, ``bm25/``) and the fusion settings to ``path``."""
-        with atomic_directory(path) as tmp:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write both sides (``dense/``, ``bm25/``) and the fusion settings to ``path``
+        atomically (the manifest's checksums cover the files of both sides).
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a hybrid index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
+        """
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             self.dense.persist(tmp / "dense")
             self.bm25.persist(tmp / "bm25")
             write_manifest(
@@ -265,11 +284,22 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> HybridRetriever:
-        """Load an index written by :meth:`persist` (``embedding=`` goes to the dense side)."""
-        src = Path(path)
-        manifest = check_manifest(read_manifest(src), method=cls.method)
-        dense = DenseRetriever.load(src / "dense", embedding=kwargs.pop("embedding", None))
-        bm25 = BM25Retriever.load(src / "bm25")
-        settings = dict(manifest.parameters)
-        settings.update(kwargs)
-        return cls(dense, bm25, **settings)
+        """Load an index written by :meth:`persist` (``embedding=`` goes to the dense side,
+        which checks its model and dimension).
+
+        Raises
+        ------
+        IndexNotFoundError
+            If ``path`` holds no index.
+        CorruptIndexError
+            Naming the file, if a file of either side is missing, truncated or altered.
+        IndexMismatchError
+            Another method, another embedding model or dimension.
+        """
+        with reading_index(path) as src:
+            manifest = check_manifest(read_manifest(src), method=cls.method)
+            dense = DenseRetriever.load(src / "dense", embedding=kwargs.pop("embedding", None))
+            bm25 = BM25Retriever.load(src / "bm25")
+            settings = dict(manifest.parameters)
+            settings.update(kwargs)
+            return cls(dense, bm25, **settings)

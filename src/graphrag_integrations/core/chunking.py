@@ -427,11 +427,12 @@ def documents_to_passages(
     return passages
 
 
-def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
+def passages_from_documents(documents: Iterable[Any], **load_options: Any) -> list[Passage]:
     """One :class:`Passage` per non-empty document, without chunking (graph indexes' input).
 
     The passage id is ``content_id(doc.id, text)``; ``doc_id`` and metadata are the
-    document's. Empty or blank documents are left out.
+    document's. Empty or blank documents are left out. ``load_options`` (``errors=``,
+    ``report=``...) go to :func:`~graphrag_integrations.core.documents.load_documents`.
 
     Examples
     --------
@@ -443,7 +444,7 @@ def passages_from_documents(documents: Iterable[Any]) -> list[Passage]:
     """
     return [
         Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-        for d in load_documents(documents)
+        for d in load_documents(documents, **load_options)
         if d.text.strip()
     ]
 

@@ -21,6 +21,12 @@ Chunking
     indexes each document as one chunk (pre-chunk with
     :func:`~graphrag_integrations.core.chunking.documents_to_passages` and use
     ``from_passages``).
+Loading options
+    ``from_documents`` and ``insert`` accept the options of
+    :func:`~graphrag_integrations.core.documents.load_documents` (``errors="strict" |
+    "replace" | "skip"``, ``report=LoadReport()``, ``path=``, ``pattern=``...) and forward
+    them with ``load_documents(documents, **pop_load_options(kwargs))``, so one undecodable
+    file in a folder can be skipped (logged and counted) instead of aborting the build.
 ``insert(documents) -> list[str]``
     Adds documents without a rebuild of what is already indexed and returns the ids of the
     documents added, in input order, each once. A document whose id is already indexed is
@@ -31,13 +37,26 @@ Chunking
     returns ``True``. An unknown id changes nothing, logs a warning and returns ``False``; it
     never raises. After ``insert([d])`` then ``delete(d.id)`` an index answers exactly as a
     fresh build without ``d``.
-``persist(path)`` / ``load(path)``
-    ``persist`` writes a directory atomically with a manifest; ``load`` answers every query
-    with the same passages and scores as the index that was persisted.
+``persist(path, *, overwrite=False)`` / ``load(path)``
+    ``persist`` writes the directory through
+    :func:`~graphrag_integrations.core.persistence.atomic_directory` with
+    ``overwrite=overwrite, method=self.method``: the write is atomic, the manifest records
+    the SHA-256 of every file, a non-empty folder that is not an index of the same method is
+    refused (:class:`~graphrag_integrations.errors.IndexExistsError`) unless
+    ``overwrite=True``, and files the index did not write are never deleted. ``load`` reads
+    inside :func:`~graphrag_integrations.core.persistence.reading_index` (a writer waits for
+    it), verifies the checksums (:class:`~graphrag_integrations.errors.CorruptIndexError`
+    naming the damaged file), checks the embedding model *and* dimension at load
+    (:func:`~graphrag_integrations.core.persistence.check_embedder`), and answers every
+    query with the same passages and scores as the index that was persisted.
 ``retrieve(query, k=None)``
-    At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first; an empty or
-    blank query raises :class:`~graphrag_integrations.errors.EmptyQueryError` (see
-    :func:`check_query`); every explanation is a JSON-serialisable mapping.
+    At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first. ``k`` goes
+    through :func:`~graphrag_integrations.core.validation.check_k` (``k = check_k(k,
+    self.default_k)``): ``0``, ``-1``, ``"3"``, ``2.0`` or ``True`` raise
+    :class:`~graphrag_integrations.errors.InvalidArgumentError` (the type errors also
+    ``TypeError``). An empty or blank query raises
+    :class:`~graphrag_integrations.errors.EmptyQueryError` (see :func:`check_query`); every
+    explanation is a JSON-serialisable mapping.
 """
 
 from __future__ import annotations
@@ -136,13 +155,17 @@ class BaseIndex(ABC):
         """Build an index from LangChain/LlamaIndex documents, strings, files or folders.
 
         One passage per document unless the method documents a ``chunker`` (module notes).
+        The load options (``errors=``, ``report=``...) go to ``load_documents`` (see
+        :func:`~graphrag_integrations.core.documents.pop_load_options`), the rest to the
+        constructor.
         """
 
     @abstractmethod
-    def insert(self, documents: Iterable[Any]) -> list[str]:
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
         """Add documents without a rebuild; returns the ids of the documents added.
 
-        Documents already indexed (same id) are skipped with a warning.
+        Documents already indexed (same id) are skipped with a warning. ``load_options``
+        (``errors=``, ``report=``...) go to ``load_documents``.
         """
 
     @abstractmethod
@@ -154,17 +177,51 @@ class BaseIndex(ABC):
         """
 
     @abstractmethod
-    def persist(self, path: str | Path) -> None:
-        """Write the index to a directory (atomically, with a manifest)."""
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the index to directory ``path`` atomically, with a manifest.
+
+        Implementations write inside ``atomic_directory(path, overwrite=overwrite,
+        method=self.method)`` (:mod:`~graphrag_integrations.core.persistence`).
+
+        Parameters
+        ----------
+        path : str or Path
+            The index directory (created if missing).
+        overwrite : bool
+            Allow writing into a non-empty folder that holds no index, or over an index of
+            another method. Files the index did not write are kept either way.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is not ours to replace and ``overwrite`` is false (nothing written).
+        """
 
     @classmethod
     @abstractmethod
     def load(cls: type[IndexT], path: str | Path, **kwargs: Any) -> IndexT:
-        """Load an index written by :meth:`persist`; validates the manifest."""
+        """Load an index written by :meth:`persist`.
+
+        Implementations read inside ``reading_index(path)``, verify the manifest and its
+        checksums (``read_manifest``) and the embedder (``check_embedder``).
+
+        Raises
+        ------
+        IndexNotFoundError
+            If ``path`` holds no index.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
+        IndexMismatchError
+            Another method, a newer format, another embedding model or dimension.
+        """
 
     @abstractmethod
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        """Return up to ``k`` passages for ``query``, best first."""
+        """Return up to ``k`` passages for ``query``, best first.
+
+        ``k`` is checked with ``check_k(k, self.default_k)``
+        (:func:`~graphrag_integrations.core.validation.check_k`).
+        """
 
     async def aretrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Async :meth:`retrieve`; the default runs it in a worker thread.

@@ -18,9 +18,13 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
 * **nearest with ties** - :meth:`IndexStore.nearest` returns the ``k`` best keys plus every
   key tied with the k-th, so the caller breaks ties by its own (graph) order whatever the
   backend's internal order;
-* **persistence** - :meth:`IndexStore.persist` writes ``graph.json`` and ``vectors/<layer>/``;
-  :meth:`IndexStore.load` reads them, checks that every layer holds exactly the vectors of its
-  nodes and can re-home the vectors into another backend (e.g. Chroma);
+* **persistence** - :meth:`IndexStore.persist` writes ``graph.json`` and ``vectors/<layer>/``
+  (given the index manifest, the whole directory through ``atomic_directory``, with the data
+  safety rules of :mod:`~graphrag_integrations.core.persistence`: a graph index's ``persist``
+  is ``self.store.persist(path, self.manifest(), overwrite=overwrite)``);
+  :meth:`IndexStore.load` reads them inside ``reading_index``, checks that every layer holds
+  exactly the vectors of its nodes and can re-home the vectors into another backend (e.g.
+  Chroma);
 * **derived views** - query-time caches (flat arrays, statistics) built from the store:
   every mutation bumps :attr:`IndexStore.version` and :meth:`IndexStore.derived` rebuilds a
   view lazily, under the store's lock, when it is older than the store.
@@ -57,6 +61,12 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    reading_index,
+    write_manifest,
+)
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
     InMemoryVectorIndex,
@@ -392,15 +402,62 @@ class IndexStore:
         return gone
 
     # -- persistence -----------------------------------------------------------------------
-    def persist(self, directory: str | Path) -> None:
-        """Write ``graph.json`` and ``vectors/<layer>/`` into ``directory`` (an existing,
-        fresh directory, e.g. the temporary one of ``atomic_directory``).
+    def persist(
+        self,
+        directory: str | Path,
+        manifest: Manifest | None = None,
+        *,
+        overwrite: bool = False,
+    ) -> None:
+        """Write ``graph.json`` and ``vectors/<layer>/`` (and the index manifest) to ``directory``.
+
+        With a ``manifest`` (what a graph index's ``persist`` passes), the whole directory is
+        written through :func:`~graphrag_integrations.core.persistence.atomic_directory` with
+        ``overwrite=overwrite, method=manifest.method``: atomically, the checksum of every
+        file recorded, and a folder that is not an index of that method refused unless
+        ``overwrite=True`` (files the index did not write are kept either way). Without one,
+        the files go into ``directory`` as it is: an existing, fresh directory such as the
+        temporary one of an ``atomic_directory`` block the caller holds.
 
         In-memory indexes persist themselves; another backend (e.g. Chroma, whose data lives
         in its own store) is copied into an in-memory index first, so the directory is always
         self-contained (logged).
+
+        Parameters
+        ----------
+        directory : str or Path
+            The index directory.
+        manifest : Manifest, optional
+            The index's manifest (method, parameters, models); written last.
+        overwrite : bool
+            See :func:`~graphrag_integrations.core.persistence.atomic_directory`.
+
+        Raises
+        ------
+        IndexExistsError
+            With a ``manifest``, if ``directory`` is not ours to replace (nothing written).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from graphrag_integrations.core.persistence import read_manifest
+        >>> store = IndexStore("toy", {"entity": "entities"})
+        >>> _ = store.add_node("entity", "paris", ("doc1",))
+        >>> store.add_vectors("entity", {"paris": np.array([1.0, 0.0])})
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "index"
+        >>> store.persist(target, Manifest(method="toy"))
+        >>> sorted(read_manifest(target).files)  # doctest: +NORMALIZE_WHITESPACE
+        ['graph.json', 'vectors/entities/manifest.json', 'vectors/entities/records.json',
+         'vectors/entities/vectors.npy']
         """
-        out = Path(directory)
+        if manifest is None:
+            self._write(Path(directory))
+            return
+        with atomic_directory(directory, overwrite=overwrite, method=manifest.method) as out:
+            self._write(out)
+            write_manifest(out, manifest)
+
+    def _write(self, out: Path) -> None:
         with self._lock:
             self.graph.save(out / GRAPH_FILE)
             for kind, layer in self.layers.items():
@@ -439,6 +496,10 @@ class IndexStore:
         into the indexes it makes (re-homing, logged). The other parameters are those of
         :class:`IndexStore`.
 
+        The files are read inside :func:`~graphrag_integrations.core.persistence.reading_index`
+        (a concurrent ``persist`` of ``directory`` waits until they are read); the index
+        manifest and its checksums are the caller's (read them in the same block).
+
         Raises
         ------
         IndexNotFoundError
@@ -446,7 +507,29 @@ class IndexStore:
         IndexMismatchError
             Another model or dimension, or vector ids that differ from the graph's nodes.
         """
-        src = Path(directory)
+        with reading_index(directory) as src:
+            return cls._load(
+                src,
+                model_name=model_name,
+                dimension=dimension,
+                layers=layers,
+                factory=factory,
+                graph=graph,
+                metadata=metadata,
+            )
+
+    @classmethod
+    def _load(
+        cls,
+        src: Path,
+        *,
+        model_name: str,
+        dimension: int,
+        layers: Mapping[str, str],
+        factory: VectorIndexFactory | None,
+        graph: type[GraphBackend] | None,
+        metadata: VectorMetadata | None,
+    ) -> IndexStore:
         store = cls(model_name, layers, factory=factory, graph=graph, metadata=metadata)
         store.graph = store.backend.load(src / GRAPH_FILE)
         store.dimension = dimension

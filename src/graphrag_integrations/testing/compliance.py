@@ -22,9 +22,12 @@ This module imports pytest, pytest-asyncio and langchain-tests (the ``testing`` 
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from collections.abc import Sequence
+import re
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -32,20 +35,38 @@ import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import SourceDocument, content_id
+from graphrag_integrations.core.documents import LoadReport, SourceDocument, content_id
 from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    read_manifest,
+    write_manifest,
+)
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.errors import EmptyQueryError
+from graphrag_integrations.errors import (
+    CorruptIndexError,
+    DocumentLoadError,
+    EmptyQueryError,
+    IndexExistsError,
+    IndexMismatchError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 __all__ = [
     "CORPUS",
+    "DAMAGES",
     "EXTRA",
+    "INVALID_K",
     "QUERIES",
     "CorpusDocument",
     "IndexComplianceTests",
     "Probe",
     "compliance_documents",
+    "snapshot",
+    "write_foreign_files",
 ]
 
 
@@ -97,6 +118,16 @@ QUERIES: tuple[Probe, ...] = (
 )
 #: A probe whose answer is :data:`EXTRA`.
 EXTRA_QUERY = Probe("What is the capital of Japan that hosted the Olympics?", "tokyo")
+#: ``k`` values every ``retrieve`` must refuse, with the error each must raise.
+INVALID_K: tuple[tuple[object, type[Exception]], ...] = (
+    (0, InvalidArgumentError),
+    (-1, InvalidArgumentError),
+    ("3", InvalidArgumentTypeError),
+    (2.0, InvalidArgumentTypeError),
+    (True, InvalidArgumentTypeError),
+)
+#: Text of a file that is not valid UTF-8 (Latin-1 bytes), for the ``errors="skip"`` case.
+UNDECODABLE = "Caf\u00e9 cr\u00e8me is served in Besan\u00e7on.".encode("latin-1")
 
 
 def compliance_documents(
@@ -122,6 +153,82 @@ def ranking(hits: Sequence[RetrievedPassage]) -> Ranking:
     return [(h.id, h.score) for h in hits]
 
 
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Relative POSIX path -> content of every file under ``folder`` (hidden ones too).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("x")
+    >>> snapshot(d)
+    {'a.txt': b'x'}
+    """
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def write_foreign_files(folder: Path) -> dict[str, bytes]:
+    """Fill ``folder`` with a user's files (a nested one too); returns their :func:`snapshot`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> sorted(write_foreign_files(Path(tempfile.mkdtemp()) / "docs"))
+    ['notes/todo.md', 'thesis.txt']
+    """
+    (folder / "notes").mkdir(parents=True, exist_ok=True)
+    (folder / "thesis.txt").write_text("Years of work, not an index.", encoding="utf-8")
+    (folder / "notes" / "todo.md").write_text("- back up the thesis", encoding="utf-8")
+    return snapshot(folder)
+
+
+def _zero_bytes(path: Path) -> bool:
+    if path.stat().st_size == 0:
+        return False
+    path.write_bytes(b"")
+    return True
+
+
+def _flip_a_byte(path: Path) -> bool:
+    data = bytearray(path.read_bytes())
+    if not data:
+        return False
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    return True
+
+
+def _edit_text(path: Path) -> bool:
+    """Change one word (a corpus word if there is one, else one letter) of a text file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return False
+    for word, replacement in (("Rome", "Nome"), ("Paris", "Parus"), ("Jazz", "Jizz")):
+        if word in text:
+            path.write_text(text.replace(word, replacement, 1), encoding="utf-8")
+            return True
+    letter = re.search(r"[A-Za-z]", text)
+    if letter is None:
+        return False
+    i = letter.start()
+    path.write_text(text[:i] + text[i].swapcase() + text[i + 1 :], encoding="utf-8")
+    return True
+
+
+#: Ways a persisted file gets damaged: each changes the file in place and says whether it
+#: could (a zero-byte file cannot be emptied, a binary file has no text to edit).
+DAMAGES: dict[str, Callable[[Path], bool]] = {
+    "zero-byte": _zero_bytes,
+    "flipped-byte": _flip_a_byte,
+    "edited-text": _edit_text,
+}
+
+
 class IndexComplianceTests(RetrieversIntegrationTests):
     """Base class of a method's compliance tests (subclass it in the method's test module).
 
@@ -140,8 +247,17 @@ class IndexComplianceTests(RetrieversIntegrationTests):
     * ``delete`` returns ``True``, then ``False`` with a warning for the same (now unknown) id,
       and an unknown id changes nothing;
     * ``persist`` / ``load`` round trip answers with the same passages and scores;
+    * data safety (:mod:`~graphrag_integrations.core.persistence`): ``persist`` into a folder
+      of foreign files is refused and changes nothing, ``overwrite=True`` writes the index and
+      keeps them; ``persist`` over another method's index is refused; every file listed in
+      the manifest's checksums, emptied, with a flipped byte or with edited text, makes
+      ``load`` raise ``CorruptIndexError`` naming it; an embedder with the recorded model
+      name but another dimension fails at ``load``; stale temporary siblings are cleaned;
+    * ``from_documents`` and ``insert`` take ``errors="skip"`` (and ``report=``): an
+      undecodable file in a folder is left out and reported, the others indexed;
     * an empty or blank query raises ``EmptyQueryError`` (sync and async);
-    * ``k`` is honoured (1, 3 and the default), ``aretrieve`` equals ``retrieve``,
+    * ``k`` is honoured (1, 3 and the default), invalid ``k`` (``0``, ``-1``, ``"3"``,
+      ``2.0``, ``True``) raises ``InvalidArgumentError``, ``aretrieve`` equals ``retrieve``,
       explanations are JSON-serialisable mappings;
     * langchain-tests' ``RetrieversIntegrationTests`` through ``as_langchain_retriever``, and
       the LangChain and LlamaIndex retrievers return the core results in the same order.
@@ -156,9 +272,10 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         class TestMyIndexCompliance(IndexComplianceTests):
             index_class = MyIndex
 
-            # only if MyIndex is not built as MyIndex.from_documents(docs, embedding=embedder)
-            def build_index(self, documents, embedder):
-                return MyIndex.from_documents(documents, embedding=embedder, depth=2)
+            # only if MyIndex is not built as MyIndex.from_documents(docs, embedding=embedder);
+            # ``options`` are load options (errors=, report=) to pass on to from_documents
+            def build_index(self, documents, embedder, **options):
+                return MyIndex.from_documents(documents, embedding=embedder, depth=2, **options)
     """
 
     #: The :class:`~graphrag_integrations.core.index_base.BaseIndex` subclass under test.
@@ -172,13 +289,26 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         """The embedder every index of the suite is built with (a fresh one per index)."""
         return FakeEmbedder()
 
-    def build_index(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
-        """Build the index under test from ``documents`` (anything ``load_documents`` takes)."""
-        return self.index_class.from_documents(documents, embedding=embedder)
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
+        """Build the index under test from ``documents`` (anything ``load_documents`` takes).
+
+        ``options`` are document-load options (``errors="skip"``, ``report=``) that must
+        reach ``from_documents``; an override that takes none fails the cases using them.
+        """
+        return self.index_class.from_documents(documents, embedding=embedder, **options)
 
     def load_index(self, path: Path, embedder: Any) -> BaseIndex:
         """Load an index the suite persisted to ``path``."""
         return self.index_class.load(path, embedding=embedder)
+
+    def make_other_dimension_embedder(self, embedder: Any) -> Any:
+        """An embedder with ``embedder``'s model name and another dimension (``None``: the
+        dimension case is skipped). Default: a :class:`FakeEmbedder` of twice the size."""
+        dimension = getattr(embedder, "dimension", None)
+        name = getattr(embedder, "model_name", None)
+        if not isinstance(dimension, int) or not isinstance(name, str):
+            return None
+        return FakeEmbedder(dimension * 2, model_name=name)
 
     # -- fixtures ---------------------------------------------------------------------------
     @pytest.fixture
@@ -208,10 +338,18 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         return QUERIES[0].query
 
     # -- helpers ----------------------------------------------------------------------------
-    def _build(self, documents: Sequence[Any], embedder: Any) -> BaseIndex:
+    def _build(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
         if not isinstance(getattr(self, "index_class", None), type):
             raise TypeError(f"{type(self).__name__} must set index_class to the index under test")
-        index = self.build_index(documents, embedder)
+        if options and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD
+            for p in inspect.signature(self.build_index).parameters.values()
+        ):
+            raise TypeError(
+                f"{type(self).__name__}.build_index must accept **options (document-load "
+                "options such as errors='skip') and pass them to from_documents"
+            )
+        index = self.build_index(documents, embedder, **options)
         assert isinstance(index, self.index_class), f"build_index returned {type(index)}"
         return index
 
@@ -344,6 +482,129 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert loaded.insert(compliance_documents([EXTRA])) == [EXTRA.id]
         self._assert_finds(loaded, EXTRA_QUERY)
 
+    # -- data safety (core.persistence) -----------------------------------------------------
+    def test_persist_refuses_a_folder_of_foreign_files(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "my_docs"
+        write_foreign_files(folder)
+        before = snapshot(tmp_path)
+        with pytest.raises(IndexExistsError, match="non-empty folder"):
+            index.persist(folder)
+        assert snapshot(tmp_path) == before, "persist changed or left files behind"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["my_docs"]
+
+    def test_persist_with_overwrite_keeps_foreign_files(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "my_docs"
+        foreign = write_foreign_files(folder)
+        index.persist(folder, overwrite=True)
+        kept = snapshot(folder)
+        assert {rel: kept.get(rel) for rel in foreign} == foreign
+        expected = self._answers(index)
+        self._assert_same_answers(
+            self._answers(self.load_index(folder, self.make_embedder())), expected
+        )
+        # now an index of this method: a re-persist needs no overwrite and still keeps them
+        index.persist(folder)
+        kept = snapshot(folder)
+        assert {rel: kept.get(rel) for rel in foreign} == foreign
+        self._assert_same_answers(
+            self._answers(self.load_index(folder, self.make_embedder())), expected
+        )
+
+    def test_persist_refuses_an_index_of_another_method(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "other"
+        other = f"not-{index.method}"
+        with atomic_directory(target) as tmp:
+            (tmp / "data.bin").write_bytes(b"another method's data")
+            write_manifest(tmp, Manifest(method=other))
+        before = snapshot(tmp_path)
+        with pytest.raises(IndexExistsError, match=re.escape(repr(other))):
+            index.persist(target)
+        assert snapshot(tmp_path) == before
+        index.persist(target, overwrite=True)
+        assert read_manifest(target).method == index.method
+        loaded = self.load_index(target, self.make_embedder())
+        self._assert_same_answers(self._answers(loaded), self._answers(index))
+
+    @pytest.mark.parametrize("damage", sorted(DAMAGES))
+    def test_a_damaged_file_is_named_at_load(
+        self, index: BaseIndex, tmp_path: Path, damage: str
+    ) -> None:
+        source = tmp_path / "index"
+        index.persist(source)
+        files = read_manifest(source).files
+        assert files, "the manifest lists no checksums: persist must write via atomic_directory"
+        damaged = 0
+        for n, rel in enumerate(sorted(files)):
+            copy = tmp_path / f"copy-{n}"
+            shutil.copytree(source, copy)
+            if not DAMAGES[damage](copy / rel):
+                continue
+            damaged += 1
+            with pytest.raises(CorruptIndexError) as error:
+                self.load_index(copy, self.make_embedder())
+            assert rel in str(error.value), f"{damage} {rel}: {error.value}"
+        if not damaged:
+            pytest.skip(f"no file of the index can be damaged as {damage!r}")
+
+    def test_load_with_an_embedder_of_another_dimension_fails(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        index.persist(tmp_path / "index")
+        if read_manifest(tmp_path / "index").embedding_model is None:
+            pytest.skip("the index records no embedding model")
+        other = self.make_other_dimension_embedder(self.make_embedder())
+        if other is None:
+            pytest.skip("make_other_dimension_embedder gave no embedder")
+        with pytest.raises(IndexMismatchError, match="dimension"):
+            self.load_index(tmp_path / "index", other)
+
+    def test_stale_siblings_of_killed_writers_are_cleaned_at_load(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        index.persist(tmp_path / "index")
+        for name in (".index.tmp-abcd1234", ".index.old-abcd1234"):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "partial.bin").write_bytes(b"0" * 64)
+        self.load_index(tmp_path / "index", self.make_embedder())
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+    # -- document-load options ----------------------------------------------------------------
+    def test_undecodable_files_are_skipped_with_errors_skip(
+        self, embedder: Any, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        for d in CORPUS:
+            (folder / f"{d.id}.txt").write_text(d.text, encoding="utf-8")
+        (folder / "latin1.txt").write_bytes(UNDECODABLE)
+        with pytest.raises(DocumentLoadError, match=r"latin1\.txt"):
+            self._build([folder], embedder)
+        report = LoadReport()
+        index = self._build([folder], embedder, errors="skip", report=report)
+        assert [Path(path).name for path, _ in report.skipped] == ["latin1.txt"]
+        hits = index.retrieve(QUERIES[0].query, k=len(CORPUS))
+        assert sorted(h.passage.metadata["file_name"] for h in hits) == sorted(
+            f"{d.id}.txt" for d in CORPUS
+        )
+        by_id = {d.id: d.text for d in CORPUS}
+        for probe in QUERIES:
+            self._assert_finds(index, Probe(probe.query, content_id(by_id[probe.doc_id])))
+        # insert takes the same options
+        more = tmp_path / "more"
+        more.mkdir()
+        (more / "tokyo.txt").write_text(EXTRA.text, encoding="utf-8")
+        (more / "latin1.txt").write_bytes(UNDECODABLE)
+        report = LoadReport()
+        assert index.insert([more], errors="skip", report=report) == [content_id(EXTRA.text)]
+        assert report.count == 1
+        self._assert_finds(index, Probe(EXTRA_QUERY.query, content_id(EXTRA.text)))
+
     # -- retrieval --------------------------------------------------------------------------
     @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
     def test_empty_query_raises(self, index: BaseIndex, query: str) -> None:
@@ -366,6 +627,21 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert len({h.id for h in three}) == 3
         assert len(index.retrieve(query)) == index.default_k
         assert len(index.retrieve(query, k=None)) == index.default_k
+
+    @pytest.mark.parametrize(("k", "error"), INVALID_K, ids=[repr(k) for k, _ in INVALID_K])
+    def test_invalid_k_raises(self, index: BaseIndex, k: Any, error: type[Exception]) -> None:
+        with pytest.raises(error, match="k must be an integer >= 1"):
+            index.retrieve(QUERIES[0].query, k=k)
+
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize(
+        ("k", "error"), INVALID_K[::2], ids=[repr(k) for k, _ in INVALID_K[::2]]
+    )
+    async def test_invalid_k_raises_async(
+        self, index: BaseIndex, k: Any, error: type[Exception]
+    ) -> None:
+        with pytest.raises(error, match="k must be an integer >= 1"):
+            await index.aretrieve(QUERIES[0].query, k=k)
 
     @pytest.mark.asyncio
     async def test_aretrieve_equals_retrieve(self, index: BaseIndex) -> None:

@@ -42,7 +42,7 @@ from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import passages_from_documents, split_title
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.documents import content_id, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
@@ -50,13 +50,14 @@ from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactor
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
     Manifest,
+    check_embedder,
     check_manifest,
     read_manifest,
-    write_manifest,
+    reading_index,
 )
-from graphrag_integrations.core.persistence import atomic_directory as _atomic_directory
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph
@@ -255,7 +256,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ClueIndex:
-        return cls.from_passages(passages_from_documents(documents), **kwargs)
+        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
+        accepts, one chunk per document; its options (``errors="skip"``, ``report=``...) go
+        to it, the other keyword arguments to the constructor."""
+        passages = passages_from_documents(documents, **pop_load_options(kwargs))
+        return cls.from_passages(passages, **kwargs)
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
@@ -266,9 +271,14 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Index documents (one chunk each) into the existing graph; returns the ids added.
+
+        Documents already indexed are skipped with a warning; ``load_options`` (``errors=``,
+        ``report=``...) go to ``load_documents``.
+        """
         indexed = {p.doc_id for p in self.graph.passages.values()}
-        passages = drop_indexed(passages_from_documents(documents), indexed)
+        passages = drop_indexed(passages_from_documents(documents, **load_options), indexed)
         self.add_passages(passages)
         return document_ids(passages)
 
@@ -524,6 +534,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
+        k = check_k(k, self.default_k)
         if self._retriever is None:
             self._retriever = self.as_retriever(N=self.default_k)
         result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
@@ -545,16 +556,21 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "entities": self.graph.n_entities,
             },
             models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
-            embedding_dimension=self.graph.dimension,
+            embedding_dimension=self.graph.dimension or None,  # None: no vectors yet
             format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index directory atomically: manifest, ``graph.json`` (the GraphStore)
-        and ``vectors/<layer>/`` (the vector indexes)."""
-        with _atomic_directory(path) as out:
-            self.store.persist(out)
-            write_manifest(out, self.manifest())
+        and ``vectors/<layer>/`` (the vector indexes), through :meth:`IndexStore.persist`.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a Clue index and ``overwrite`` is
+            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
+        """
+        self.store.persist(path, self.manifest(), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
@@ -566,40 +582,37 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         ------
         IndexNotFoundError
             No index in ``path``.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
         IndexMismatchError
-            Another method, an older or newer format, another embedding model or dimension,
-            or graph and vectors that disagree (corrupt index).
+            Another method, an older or newer format, another embedding model or dimension
+            (checked here, not at the first query), or graph and vectors that disagree.
         """
-        src = Path(path)
-        manifest = check_manifest(
-            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-        )
-        if manifest.format_version < FORMAT_VERSION:
-            raise IndexMismatchError(
-                f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
-                f"layout ({FORMAT_VERSION}); rebuild the index"
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
             )
-        params = manifest.parameters
-        for key in ("title_prefix", "link_title", "excluded_labels"):
-            kwargs.setdefault(key, params[key])
-        kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older indexes
-        kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
-        index = cls(**kwargs)
-        check_manifest(
-            manifest,
-            method=cls.method,
-            embedding_model=index.embedder.model_name,
-            supported_format_version=FORMAT_VERSION,
-        )
-        index.store = IndexStore.load(
-            src,
-            model_name=index.embedder.model_name,
-            dimension=int(manifest.embedding_dimension or 0),
-            layers=LAYERS,
-            factory=index.vector_index,
-            graph=index.graph_backend,
-            metadata=clue_metadata,
-        )
+            if manifest.format_version < FORMAT_VERSION:
+                raise IndexMismatchError(
+                    f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
+                    f"layout ({FORMAT_VERSION}); rebuild the index"
+                )
+            params = manifest.parameters
+            for key in ("title_prefix", "link_title", "excluded_labels"):
+                kwargs.setdefault(key, params[key])
+            kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older
+            kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
+            index = cls(**kwargs)
+            check_embedder(manifest, index.embedder, source=src)
+            index.store = IndexStore.load(
+                src,
+                model_name=index.embedder.model_name,
+                dimension=int(manifest.embedding_dimension or 0),
+                layers=LAYERS,
+                factory=index.vector_index,
+                graph=index.graph_backend,
+                metadata=clue_metadata,
+            )
         counts = (len(index.graph.passages), index.graph.n_units, index.graph.n_entities)
         expected = (params["passages"], params["units"], params["entities"])
         if counts != expected:

@@ -35,6 +35,7 @@ from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.ranking import top_k as top_k_indices
 from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
@@ -369,9 +370,9 @@ class QIter(FrameworkSurface):
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Top-``k`` chunks (default ``N``) with the paths that led to each."""
         question = check_query(query)
-        k = self.N if k is None else k
+        k = check_k(k, self.N)
         g = self.index.graph  # one snapshot for the whole retrieval
-        if k <= 0 or not g.passages:
+        if not g.passages:
             return []
         trace = Trace()
         names, trace.entity_source = (

@@ -28,6 +28,7 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import passages_from_documents, split_title
+from graphrag_integrations.core.documents import pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
@@ -36,11 +37,14 @@ from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
+    check_embedder,
     check_manifest,
     read_manifest,
+    reading_index,
     write_manifest,
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams
@@ -227,7 +231,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ParseKGTranslatorRetriever:
-        return cls.from_passages(passages_from_documents(documents), **kwargs)
+        """Build from documents (one passage each); load options (``errors=``, ``report=``)
+        go to ``load_documents``, the rest to the constructor."""
+        passages = passages_from_documents(documents, **pop_load_options(kwargs))
+        return cls.from_passages(passages, **kwargs)
 
     @classmethod
     def from_passages(
@@ -240,8 +247,11 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any]) -> list[str]:
-        passages = drop_indexed(passages_from_documents(documents), self.store.document_ids())
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Index documents into the existing ParseKG; returns the ids added (already indexed
+        ones are skipped with a warning). ``load_options`` go to ``load_documents``."""
+        passages = passages_from_documents(documents, **load_options)
+        passages = drop_indexed(passages, self.store.document_ids())
         self.add_passages(passages)
         return document_ids(passages)
 
@@ -374,9 +384,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Translate, trace, rank; up to ``k`` passages (fewer without top-up)."""
         question = check_query(query)
-        k = self.default_k if k is None else k
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+        k = check_k(k, self.default_k)
         if not self.view.passages:
             logger.warning("retrieve on an empty index: no passages")
             return []
@@ -506,10 +514,17 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             return str(spec)
         return str(getattr(spec, "model_name", type(spec).__name__))
 
-    def persist(self, path: str | Path) -> None:
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index directory atomically: manifest, ``graph.json``, ``vectors/`` and,
-        when the constraint indexes were built, ``constraints/<tokenizer>/``."""
-        with atomic_directory(path) as out:
+        when the constraint indexes were built, ``constraints/<tokenizer>/``.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a KG-Translator index and
+            ``overwrite`` is false (see ``core.persistence.atomic_directory``).
+        """
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
             self.store.persist(out)
             old = self._cache_dir
             if self._indexes is not None:
@@ -536,10 +551,17 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         ------
         IndexNotFoundError
             No index in ``path``.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
         IndexMismatchError
-            Another method or format, another embedding model, or a corrupt directory.
+            Another method or format, another embedding model or dimension, or graph and
+            vectors that disagree.
         """
-        src = Path(path)
+        with reading_index(path) as src:
+            return cls._load(src, kwargs)
+
+    @classmethod
+    def _load(cls, src: Path, kwargs: dict[str, Any]) -> ParseKGTranslatorRetriever:
         manifest = check_manifest(
             read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
         )
@@ -550,12 +572,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         if "translator" not in kwargs and recorded != "default" and Path(recorded).exists():
             kwargs["translator"] = recorded
         index = cls(**kwargs)
-        check_manifest(
-            manifest,
-            method=cls.method,
-            embedding_model=index.embedder.model_name,
-            supported_format_version=FORMAT_VERSION,
-        )
+        check_embedder(manifest, index.embedder, source=src)
         index.store = ParseKGStore.load(
             src,
             model_name=index.embedder.model_name,
