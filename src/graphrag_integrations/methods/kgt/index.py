@@ -502,7 +502,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 "spacy": self.parser.model_name,
                 "translator": self._translator_name(),
             },
-            embedding_dimension=self.store.dimension or None,
+            # lazy vectors: none may exist yet, the embedder still fixes the dimension
+            embedding_dimension=self.store.dimension or int(self.embedder.dimension) or None,
             format_version=FORMAT_VERSION,
         )
 
