@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import shutil
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from graphrag_integrations.baselines import dense as dense_module
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.core.chunking import documents_to_passages
+from graphrag_integrations.core.documents import load_documents
+from graphrag_integrations.core.index_base import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import read_manifest
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import DocumentLoadError, InvalidArgumentError
@@ -195,3 +200,64 @@ def test_a_build_index_without_options_is_named() -> None:
 
     with pytest.raises(TypeError, match=r"build_index must accept \*\*options"):
         OldHook()._build(compliance_documents(), FakeEmbedder(), errors="skip")
+
+
+# -- issue 12: the concurrency cases fail an index without the lock ---------------------------
+class Unlocked(DenseRetriever):
+    """Opts out of the index lock and mutates in steps (check then act; passages before
+    vectors), as an index without the lock does."""
+
+    read_methods = ()
+    write_methods = ()
+
+    def insert(self, documents: Any, **options: Any) -> list[str]:
+        indexed = {p.doc_id for p in self.passages}
+        time.sleep(0.05)
+        passages = drop_indexed(documents_to_passages(load_documents(documents)), indexed)
+        if passages:
+            vectors = self.embedder.embed([p.text for p in passages])
+            self.passages.extend(passages)
+            time.sleep(0.02)
+            self._matrix = np.vstack([self._matrix, vectors])
+        return document_ids(passages)
+
+    def delete(self, doc_id: str) -> bool:
+        keep = [i for i, p in enumerate(self.passages) if p.doc_id != doc_id]
+        if len(keep) == len(self.passages):
+            return self._unknown_document(doc_id)
+        self.passages = [self.passages[i] for i in keep]
+        time.sleep(0.02)
+        self._matrix = self._matrix[keep]
+        return True
+
+
+class BlockingAsync(DenseRetriever):
+    """``ainsert`` / ``adelete`` that run the mutation in the event loop's thread."""
+
+    async def ainsert(self, documents: Any, **options: Any) -> list[str]:
+        return self.insert(documents, **options)
+
+    async def adelete(self, doc_id: str) -> bool:
+        return self.delete(doc_id)
+
+
+def test_the_concurrency_cases_fail_an_index_without_the_lock() -> None:
+    suite = Suite()
+    with pytest.raises(AssertionError, match="does not hold the index's write lock"):
+        suite.test_mutations_and_queries_hold_the_index_lock(build(Unlocked))
+    with pytest.raises(AssertionError):
+        suite.test_queries_during_inserts_and_deletes_see_whole_mutations(
+            build(Unlocked), compliance_documents()
+        )
+    with pytest.raises(AssertionError):
+        suite.test_concurrent_inserts_land_exactly_once(build(Unlocked))
+    # the real index passes them
+    suite.test_queries_during_inserts_and_deletes_see_whole_mutations(
+        build(DenseRetriever), compliance_documents()
+    )
+    suite.test_concurrent_inserts_land_exactly_once(build(DenseRetriever))
+
+
+async def test_the_async_case_fails_mutations_that_block_the_loop() -> None:
+    with pytest.raises(AssertionError, match="event loop stalled"):
+        await Suite().test_ainsert_and_adelete_do_not_block_the_event_loop(build(BlockingAsync))

@@ -250,3 +250,56 @@ def test_tool_rejects_empty_text(
 ) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         langchain_tool(recording_retriever, name, description)
+
+
+# -- add_documents / aadd_documents (LangChain's VectorStoreRetriever convention) -------------
+def test_add_documents_inserts_into_the_index(dense_retriever: Any) -> None:
+    retriever = LangChainRetriever(retriever=dense_retriever, k=1)
+    oslo = Document("Oslo is the capital of Norway.", id="oslo", metadata={"source": "lc"})
+    assert retriever.invoke("capital of Norway")[0].metadata["doc_id"] != "oslo"
+    assert retriever.add_documents([oslo]) == ["oslo"]
+    top = retriever.invoke("capital of Norway")[0]
+    assert (top.metadata["doc_id"], top.metadata["source"]) == ("oslo", "lc")
+    assert retriever.add_documents([oslo]) == []  # already indexed: skipped
+    # ids= takes precedence over the documents' own ids, as in LangChain
+    assert retriever.add_documents([Document("Bergen has fjords.", id="x")], ids=["bergen"]) == [
+        "bergen"
+    ]
+    assert dense_retriever.delete("bergen") is True
+    with pytest.raises(ValueError, match="2 ids for 1 documents"):
+        retriever.add_documents([oslo], ids=["a", "b"])
+
+
+def test_add_documents_needs_an_index(recording_retriever: RecordingRetriever) -> None:
+    retriever = LangChainRetriever(retriever=recording_retriever)
+    with pytest.raises(NotImplementedError, match="RecordingRetriever cannot add documents"):
+        retriever.add_documents([Document("x")])
+
+
+async def test_aadd_documents_does_not_block_the_event_loop(dense_retriever: Any) -> None:
+    retriever = LangChainRetriever(retriever=dense_retriever, k=1)
+    entered, ticks = threading.Event(), 0
+
+    def query_for_a_while() -> None:  # holds the index's read lock: the insert must wait
+        with dense_retriever.rwlock.read():
+            entered.set()
+            threading.Event().wait(0.3)
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    holder = threading.Thread(target=query_for_a_while)
+    holder.start()
+    entered.wait(10)
+    task = asyncio.create_task(ticker())
+    try:
+        added = await retriever.aadd_documents([Document("Oslo is in Norway.")], ids=["oslo"])
+    finally:
+        task.cancel()
+        holder.join(10)
+    assert added == ["oslo"]
+    assert ticks >= 5  # ~30 in 0.3 s; none if the insert ran in the loop
+    assert (await retriever.ainvoke("Where is Oslo in Norway?"))[0].metadata["doc_id"] == "oslo"

@@ -5,6 +5,11 @@ thread hop added here). Both run inside
 :func:`~graphrag_integrations.core.context.callbacks_scope` with the retriever run's child
 callbacks, so an LLM the method calls is traced under this retriever's run.
 
+Over an index (anything with ``insert``), the retriever also adds documents the way
+LangChain's ``VectorStoreRetriever`` does: ``add_documents(documents, ids=None)`` and
+``aadd_documents``, the async one without blocking the event loop (the index's ``ainsert``,
+which runs the insert in a worker thread under the index's write lock).
+
 Errors raised by the core retriever (for example
 :class:`~graphrag_integrations.errors.EmptyQueryError` on an empty query) propagate unchanged;
 LangChain reports them to the callbacks with ``on_retriever_error`` first.
@@ -12,7 +17,9 @@ LangChain reports them to the callbacks with ``on_retriever_error`` first.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -25,6 +32,7 @@ from pydantic import ConfigDict, Field, field_validator
 from graphrag_integrations.adapters.validation import check_k
 from graphrag_integrations.core.context import callbacks_scope
 from graphrag_integrations.core.types import RetrievedPassage, Retriever
+from graphrag_integrations.errors import InvalidArgumentError
 
 # keyword arguments LangChain's ``invoke`` itself reads and then also passes on to us
 _LANGCHAIN_INVOKE_KWARGS = frozenset({"verbose"})
@@ -75,6 +83,11 @@ class LangChainRetriever(BaseRetriever):
     'Rome is in Italy.'
     >>> len(retriever.invoke("Where is Rome?", k=2))
     2
+    >>> from langchain_core.documents import Document
+    >>> retriever.add_documents([Document("Oslo is in Norway.", id="oslo")])
+    ['oslo']
+    >>> retriever.invoke("Where is Oslo?")[0].metadata["doc_id"]
+    'oslo'
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -127,3 +140,53 @@ class LangChainRetriever(BaseRetriever):
         with callbacks_scope(run_manager.get_child()):
             results = await self.retriever.aretrieve(query, n)
         return [to_document(r) for r in results]
+
+    # -- adding documents (LangChain's VectorStoreRetriever convention) ---------------------
+    def add_documents(self, documents: Sequence[Document], **kwargs: Any) -> list[str]:
+        """Add documents to the wrapped index (its ``insert``); returns the ids added.
+
+        As in LangChain, ``ids=`` (one per document) takes precedence over the documents'
+        own ``id``. The other keyword arguments are the index's ``insert`` options
+        (``errors=``, ``report=``, ``chunker=``...). Documents already indexed are skipped
+        (see :meth:`~graphrag_integrations.core.index_base.BaseIndex.insert`).
+
+        Raises
+        ------
+        NotImplementedError
+            If the wrapped retriever has no ``insert`` (a retriever over an index it does not
+            own, e.g. Clue's ``QIter``: add to the index instead).
+        InvalidArgumentError
+            If ``ids`` does not give one id per document.
+        """
+        documents = _with_ids(documents, kwargs.pop("ids", None))
+        return self._index_method("insert")(documents, **kwargs)
+
+    async def aadd_documents(self, documents: Sequence[Document], **kwargs: Any) -> list[str]:
+        """Async :meth:`add_documents`: awaits the index's ``ainsert`` (a worker thread), or
+        runs its ``insert`` in one, so the event loop keeps running."""
+        documents = _with_ids(documents, kwargs.pop("ids", None))
+        ainsert = getattr(self.retriever, "ainsert", None)
+        if callable(ainsert):
+            added: list[str] = await ainsert(documents, **kwargs)
+            return added
+        return await asyncio.to_thread(self._index_method("insert"), documents, **kwargs)
+
+    def _index_method(self, name: str) -> Callable[..., list[str]]:
+        method = getattr(self.retriever, name, None)
+        if not callable(method):
+            raise NotImplementedError(
+                f"{type(self.retriever).__name__} cannot add documents (it has no {name}); "
+                "wrap the index that owns the documents"
+            )
+        return cast(Callable[..., list[str]], method)
+
+
+def _with_ids(documents: Sequence[Document], ids: Sequence[str] | None) -> list[Document]:
+    """``documents``, each with its id from ``ids`` when given (LangChain's precedence)."""
+    documents = list(documents)
+    if ids is None:
+        return documents
+    ids = list(ids)
+    if len(ids) != len(documents):
+        raise InvalidArgumentError(f"got {len(ids)} ids for {len(documents)} documents")
+    return [d.model_copy(update={"id": i}) for d, i in zip(documents, ids, strict=True)]

@@ -57,6 +57,17 @@ Loading options
     ``TypeError``). An empty or blank query raises
     :class:`~graphrag_integrations.errors.EmptyQueryError` (see :func:`check_query`); every
     explanation is a JSON-serialisable mapping.
+Concurrency
+    Every index is safe to query from many threads while others mutate it: each instance has
+    a readers-writer lock (:mod:`~graphrag_integrations.core.locking`) and
+    ``__init_subclass__`` wraps the subclass's :attr:`BaseIndex.write_methods` (``insert``,
+    ``delete``, ``upsert``, ``add_passages``) as writers and :attr:`BaseIndex.read_methods`
+    (``retrieve``, ``persist``, ``doc_ids``) as readers, with no code in the method. A query
+    sees the index before or after a mutation, never half of it; queries run in parallel;
+    mutations run one at a time (a second ``insert`` of a document skips it); a waiting
+    mutation holds back new queries. :meth:`BaseIndex.ainsert` / :meth:`BaseIndex.adelete`
+    (and :meth:`BaseIndex.aretrieve`) run in a worker thread and never block the event loop.
+    A retriever over an index it does not own takes ``read_locked(index)`` for a query.
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyQueryError
 
@@ -148,6 +160,25 @@ class BaseIndex(ABC):
 
     method: ClassVar[str] = "base"
     default_k: int = 5
+    #: Methods run under the instance's read lock (those a subclass has are wrapped).
+    read_methods: ClassVar[tuple[str, ...]] = ("retrieve", "persist", "doc_ids")
+    #: Methods run under the instance's write lock (those a subclass has are wrapped).
+    write_methods: ClassVar[tuple[str, ...]] = ("insert", "delete", "upsert", "add_passages")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the subclass's :attr:`read_methods` / :attr:`write_methods` with its lock."""
+        super().__init_subclass__(**kwargs)
+        guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
+
+    @property
+    def rwlock(self) -> ReadWriteLock:
+        """This index's readers-writer lock (created on first use; see the module notes).
+
+        Hold ``with index.rwlock.write():`` around several mutations that must look like one
+        to concurrent queries, or ``with index.rwlock.read():`` around several queries that
+        must see the same index.
+        """
+        return lock_of(self)
 
     @classmethod
     @abstractmethod
@@ -229,6 +260,15 @@ class BaseIndex(ABC):
         Subclasses whose retrieval awaits an LLM override this with a native coroutine.
         """
         return await asyncio.to_thread(self.retrieve, query, k)
+
+    async def ainsert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Async :meth:`insert`: runs it in a worker thread, so the event loop keeps running
+        (the index's write lock is taken there)."""
+        return await asyncio.to_thread(self.insert, documents, **load_options)
+
+    async def adelete(self, doc_id: str) -> bool:
+        """Async :meth:`delete` (in a worker thread, like :meth:`ainsert`)."""
+        return await asyncio.to_thread(self.delete, doc_id)
 
     def _unknown_document(self, doc_id: str) -> bool:
         """What :meth:`delete` does for an id the index does not hold: warn, return False."""

@@ -27,7 +27,13 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
   Chroma);
 * **derived views** - query-time caches (flat arrays, statistics) built from the store:
   every mutation bumps :attr:`IndexStore.version` and :meth:`IndexStore.derived` rebuilds a
-  view lazily, under the store's lock, when it is older than the store.
+  view lazily, under the store's lock, when it is older than the store;
+* **threads** - the store's lock makes each ``writing()`` batch and each view build atomic;
+  a query that makes several calls (a view, then vector-index queries) is consistent because
+  the owning index holds its readers-writer lock (:mod:`~graphrag_integrations.core.locking`:
+  ``retrieve`` reads, ``insert`` / ``delete`` write). Lock order: the index lock, then the
+  store's; a view may be (re)built by a writer (inside ``insert``) or by readers (at most
+  once per version), and code inside ``writing()`` never calls a method of the index.
 
 Examples
 --------

@@ -210,7 +210,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     @property
     def passages(self) -> list[Passage]:
         """The indexed chunks, in index order."""
-        return [self.graph.passages[pid] for pid in self.graph.passage_ids]
+        g = self.graph  # one view, even if another thread mutates meanwhile
+        return [g.passages[pid] for pid in g.passage_ids]
 
     @property
     def graph(self) -> ClueGraph:
@@ -543,6 +544,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     # -- persistence ----------------------------------------------------------------------
     def manifest(self) -> Manifest:
         """The manifest :meth:`persist` writes (build options, models, counts)."""
+        g = self.graph  # one view: the counts of one version
         return Manifest(
             method=self.method,
             parameters={
@@ -551,12 +553,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "excluded_labels": sorted(self.excluded_labels),
                 "alpha": self.alpha,
                 "chunk_vectors": self.chunk_vectors,
-                "passages": len(self.graph.passages),
-                "units": self.graph.n_units,
-                "entities": self.graph.n_entities,
+                "passages": len(g.passages),
+                "units": g.n_units,
+                "entities": g.n_entities,
             },
             models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
-            embedding_dimension=self.graph.dimension or None,  # None: no vectors yet
+            embedding_dimension=g.dimension or None,  # None: no vectors yet
             format_version=FORMAT_VERSION,
         )
 

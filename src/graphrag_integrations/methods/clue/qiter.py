@@ -31,6 +31,7 @@ import numpy as np
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.locking import read_locked
 from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.ranking import top_k as top_k_indices
 from graphrag_integrations.core.rerank import as_reranker
@@ -368,9 +369,18 @@ class QIter(FrameworkSurface):
 
     # -- step 3 ---------------------------------------------------------------------------
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        """Top-``k`` chunks (default ``N``) with the paths that led to each."""
+        """Top-``k`` chunks (default ``N``) with the paths that led to each.
+
+        Runs under the index's read lock (:func:`~graphrag_integrations.core.locking.read_locked`):
+        its graph view and vector indexes stay those of one version for the whole query
+        while other threads ``insert`` / ``delete``.
+        """
         question = check_query(query)
         k = check_k(k, self.N)
+        with read_locked(self.index):
+            return self._retrieve(question, k)
+
+    def _retrieve(self, question: str, k: int) -> list[RetrievedPassage]:
         g = self.index.graph  # one snapshot for the whole retrieval
         if not g.passages:
             return []
