@@ -16,6 +16,7 @@ clues (entity, relation span, direction, hyperedge sentence) that reached it.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -212,6 +213,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         self._cache_dir: Path | None = None  # persisted constraint caches (after load)
         self.counters: Counter[str] = Counter()
         self._cache_key = ""
+        self._lazy_lock = threading.RLock()  # lazy translator / constraint indexes
 
     @property
     def default_k(self) -> int:  # type: ignore[override]
@@ -333,8 +335,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     @property
     def lm(self) -> Any:
         """The translator LM (loaded on first access)."""
-        if self._lm is None:
-            self._lm = resolve_translator(self._translator_spec)
+        with self._lazy_lock:
+            if self._lm is None:
+                self._lm = resolve_translator(self._translator_spec)
         return self._lm.llm
 
     @property
@@ -346,6 +349,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     @property
     def constraint_indexes(self) -> ConstraintIndexes:
         """Entity tries and relation indexes for the translator's tokenizer (built once)."""
+        with self._lazy_lock:
+            return self._constraint_indexes()
+
+    def _constraint_indexes(self) -> ConstraintIndexes:
         if self._indexes is None:
             tokenizer = self.lm.tokenizer
             cached = None
@@ -447,14 +454,20 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return out
 
     def _passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
-        """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode)."""
-        missing = self.store.missing_vectors(dict.fromkeys(ids))
-        if missing:
-            self.counters["lazy_embedded_passages"] += len(missing)
-            passages = [self.view.passages[i] for i in missing]
-            matrix = self.embedder.embed([p.text for p in passages])
-            self.store.add_vectors(passages, {p.id: matrix[i] for i, p in enumerate(passages)})
-        return self.store.passage_vectors(ids)
+        """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode).
+
+        Queries run in parallel under the index's read lock; the check-embed-add of lazy
+        vectors holds the store's lock, so two queries never add the same vector twice.
+        """
+        with self.store.index_store.writing():
+            missing = self.store.missing_vectors(dict.fromkeys(ids))
+            if missing:
+                self.counters["lazy_embedded_passages"] += len(missing)
+                passages = [self.view.passages[i] for i in missing]
+                matrix = self.embedder.embed([p.text for p in passages])
+                vectors = {p.id: matrix[i] for i, p in enumerate(passages)}
+                self.store.add_vectors(passages, vectors)
+            return self.store.passage_vectors(ids)
 
     def _top_up(
         self, question: str, n: int, exclude: set[str], ctx: int, rounds: list[dict[str, Any]]
