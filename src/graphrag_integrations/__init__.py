@@ -48,6 +48,7 @@ _LAZY: dict[str, str] = {
     "ClueIndex": "graphrag_integrations.methods.clue.index",
     "ParseKGTranslatorRetriever": "graphrag_integrations.methods.kgt.index",
     "QIter": "graphrag_integrations.methods.clue.qiter",
+    "QueryCentricGraphIndex": "graphrag_integrations.methods.qcg.index",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

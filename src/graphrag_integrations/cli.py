@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="index-time option of the method, e.g. alpha=0 (repeatable)",
+        help="index-time option or named object of the method, e.g. alpha=0 (repeatable)",
     )
     ix.add_argument(
         "--overwrite",
@@ -301,15 +301,30 @@ def cmd_index(args: argparse.Namespace) -> int:
     method's index, is refused without ``--overwrite`` (files the index did not write are
     kept either way).
     """
+    from graphrag_integrations.core.params import PRESET_OPTION
     from graphrag_integrations.errors import IndexExistsError
     from graphrag_integrations.evaluation.registry import get_registration
 
     reg = get_registration(args.method)
-    params = reg.index_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
+    given = _key_values(args.option)
+    query_only = set(reg.query_params.names()) - set(reg.index_params.names())
+    for key in given:
+        if key in query_only:
+            raise GraphRAGError(
+                f"option {reg.name}.{key} is a query-time option; index takes index-time "
+                "options and named objects"
+            )
+    opts = reg.parse_options(given, cli=True)
     cls = reg.resolve_index_class()
     _check_target(args.out, cls.method, args.overwrite)
+    kwargs: dict[str, Any] = opts.index_params.to_kwargs()
+    if PRESET_OPTION in given and _accepts(cls, PRESET_OPTION):
+        kwargs[PRESET_OPTION] = given[PRESET_OPTION]
+    for name, value in opts.objects.items():  # named objects: model names, paths
+        if not _accepts(cls, name):
+            raise GraphRAGError(f"option {reg.name}.{name} is not an option of {cls.__name__}")
+        kwargs[name] = value
     docs = _input_documents(args.input)
-    kwargs: dict[str, Any] = params.to_kwargs()
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = args.embedding
     if _accepts(cls, "show_progress"):
@@ -322,6 +337,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(
         f"indexed {len(getattr(index, 'passages', []))} passages with {args.method} -> {args.out}"
     )
+    report = getattr(index, "generation_report", None)
+    if callable(report):  # methods that call an LLM while indexing (QCG-RAG): tokens, counts
+        print(json.dumps(report(), default=str))
     return 0
 
 

@@ -49,6 +49,7 @@ TOP_LEVEL_ALL = [
     "ParseKGTranslatorRetriever",
     "Passage",
     "QIter",
+    "QueryCentricGraphIndex",
     "RetrievedPassage",
     "SentenceTransformerEmbedder",
     "SourceDocument",
@@ -118,6 +119,7 @@ SUBPACKAGE_ALL: dict[str, list[str] | None] = {
     "graphrag_integrations.methods": None,
     "graphrag_integrations.methods.clue": None,
     "graphrag_integrations.methods.kgt": None,
+    "graphrag_integrations.methods.qcg": None,
     "graphrag_integrations.testing": [
         "CORPUS",
         "CorpusDocument",
@@ -164,6 +166,7 @@ def test_version_matches_the_distribution() -> None:
         "graphrag_integrations.core.llm",
         "graphrag_integrations.baselines.dense",
         "graphrag_integrations.methods.clue.index",
+        "graphrag_integrations.methods.qcg.index",
     ],
 )
 def test_import_loads_no_heavy_library(module: str) -> None:
@@ -222,4 +225,5 @@ def test_top_level_names_are_the_classes_and_functions_users_call() -> None:
     assert gi.DenseRetriever.method == "dense"
     assert gi.ClueIndex.method == "clue"
     assert gi.ParseKGTranslatorRetriever.method == "kgt"
+    assert gi.QueryCentricGraphIndex.method == "qcg"
     assert gi.load_documents(["Paris is in France."])[0].text == "Paris is in France."

@@ -131,6 +131,14 @@ class DictGraph:
             del self._out[u][v]
             del self._in[v][u]
 
+    def remove_edges(self, edges: Any) -> list[tuple[str, str, str]]:
+        removed = []
+        for u, v, k in edges:
+            if k in self._out.get(u, {}).get(v, {}):
+                self._drop_edge(u, v, k)
+                removed.append((u, v, k))
+        return removed
+
     def remove_provenance(self, doc_id: str) -> Removed:
         edges: list[tuple[str, str, str]] = []
         for u, targets in list(self._out.items()):
@@ -505,3 +513,23 @@ def test_default_factory_is_in_memory(backend: type[GraphBackend]) -> None:
     store = toy(backend)
     assert store.factory is in_memory_vectors
     assert all(isinstance(v, InMemoryVectorIndex) for v in store.vectors.values())
+
+
+@pytest.mark.parametrize("backend", [GraphStore, DictGraph])
+def test_remove_edges_whatever_provenance_and_readd_goes_last(
+    backend: type[GraphBackend],
+) -> None:
+    store = IndexStore("toy", {}, graph=backend)
+    a, b, c = (store.add_node("query", k, ("d1",)) for k in "abc")
+    store.add_edge(a, b, "similar", ("d1",))
+    store.add_edge(a, c, "similar", ("d1", "d2"))
+    version = store.version
+    removed = store.remove_edges([(a, b, "similar"), (a, c, "similar"), (b, a, "similar")])
+    assert removed == [(a, b, "similar"), (a, c, "similar")]
+    assert store.version > version
+    assert store.graph.neighbors(a, "similar") == []
+    assert store.graph.number_of_edges("similar") == 0
+    store.add_edge(a, c, "similar", ("d1",))
+    store.add_edge(a, b, "similar", ("d1",))
+    assert store.graph.neighbors(a, "similar") == [c, b]
+    assert len(store.graph) == 3

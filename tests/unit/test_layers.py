@@ -165,6 +165,12 @@ def _fake_package(root: Path, extra: tuple[str, str] | None = None) -> Path:
         f'"{FAKE}.methods.clue",', f'"{FAKE}.methods.clue",\n    "{FAKE}.methods.other",'
     )
     assert f'"{FAKE}.methods.other"' in config
+    # every method the real contract lists exists in the fake tree (import-linter needs it)
+    for name in re.findall(rf'"{FAKE}\.methods\.(\w+)"', config):
+        init = root / FAKE / "methods" / name / "__init__.py"
+        if not init.exists():
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text(f"from {FAKE} import core\n", encoding="utf-8")
     path = root / "importlinter.toml"
     path.write_text(config, encoding="utf-8")
     return path
@@ -192,10 +198,10 @@ def test_independence_contract_refuses_a_missing_module(tmp_path: Path) -> None:
     text = config.read_text(encoding="utf-8")
     config.write_text(
         text.replace(
-            f'"{FAKE}.methods.other",', f'"{FAKE}.methods.other",\n    "{FAKE}.methods.qcg",'
+            f'"{FAKE}.methods.other",', f'"{FAKE}.methods.other",\n    "{FAKE}.methods.planned",'
         ),
         encoding="utf-8",
     )
     out = _run(config, tmp_path)
     assert out.returncode != 0
-    assert f"Module '{FAKE}.methods.qcg' does not exist" in out.stdout + out.stderr
+    assert f"Module '{FAKE}.methods.planned' does not exist" in out.stdout + out.stderr

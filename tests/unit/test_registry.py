@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -142,8 +142,31 @@ def test_clue_registration_routes_index_and_query_options() -> None:
     assert "index options:" in text and "query options:" in text and "vector_index:" in text
 
 
+@dataclass(frozen=True)
+class PresetIndexP(Params):
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"a": {}, "b": {"depth": 3}}
+    depth: int = param(2, doc="d", ge=1)
+
+
+@dataclass(frozen=True)
+class PresetQueryP(Params):
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"a": {}, "b": {"top": 9}}
+    top: int = param(5, doc="t", ge=1)
+
+
+def test_a_preset_spanning_both_phases_goes_to_both() -> None:
+    reg = make(index_params=PresetIndexP, query_params=PresetQueryP)
+    opts = reg.parse_options({"preset": "b", "top": "4"})
+    assert opts.index_params == PresetIndexP(depth=3) and opts.query_params == PresetQueryP(top=4)
+    assert reg.presets == ("a", "b") and reg.option_names().count("preset") == 1
+    with pytest.raises(InvalidParameterError, match="unknown preset 'c'"):
+        reg.parse_options({"preset": "c"})
+    with pytest.raises(ValueError, match="'depth' is in both"):
+        make(index_params=PresetIndexP, query_params=ClashP)
+
+
 def test_builtin_registrations_and_errors() -> None:
-    assert registry.method_names() == ["bm25", "clue", "dense", "hybrid", "kgt"]
+    assert registry.method_names() == ["bm25", "clue", "dense", "hybrid", "kgt", "qcg"]
     assert registry.get_registration("clue") is CLUE
     assert registry.resolve_index_class("clue").__name__ == "ClueIndex"
     with pytest.raises(UnknownMethodError, match="unknown method 'nope'; known methods: bm25"):
@@ -189,7 +212,7 @@ def test_entry_points_add_methods_and_broken_ones_are_reported(
         FakeEntryPoint("junk", "pkg:junk", 42),
     ]
     names = registry.method_names()
-    assert names == ["bm25", "clue", "dense", "hybrid", "kgt", "other", "third", "toy"]
+    assert names == ["bm25", "clue", "dense", "hybrid", "kgt", "other", "qcg", "third", "toy"]
     errors = registry.load_errors()
     assert errors["broken"] == "ImportError: no module named pkg.broken"
     assert errors["junk"].startswith("TypeError: entry point 'junk' (pkg:junk) provides no")
@@ -219,7 +242,7 @@ def test_listing_methods_imports_no_model_library() -> None:
         check=True,
         env={"PYTHONPATH": str(SRC)},
     ).stdout
-    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'kgt'] []"
+    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'kgt', 'qcg'] []"
 
 
 def test_methods_and_baselines_do_not_import_evaluation() -> None:

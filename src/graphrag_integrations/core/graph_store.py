@@ -19,7 +19,10 @@ backend class):
   from; ``remove_provenance(doc_id)`` drops ``doc_id`` from every set, removes the nodes and
   edges whose set became empty (a removed node takes its remaining edges with it) and returns
   them as :class:`Removed`. Nodes and edges without provenance, or still backed by another
-  document, stay (this is every index's ``delete(doc_id)``);
+  document, stay (this is every index's ``delete(doc_id)``); ``remove_edges(edges)`` removes
+  the given ``(u, v, key)`` edges whatever their provenance (a method rewriting derived edges,
+  e.g. QCG-RAG's kNN lists) and returns those that existed, in the order given; a later
+  ``add_edge`` of the same edge puts it last in the insertion order;
 * **ordering** - ``nodes(type)`` lists node ids in insertion order and ``neighbors(...)`` lists
   distinct neighbours in edge insertion order; removal keeps the relative order of what
   remains. Q-Iter relies on this: its rows follow node insertion order and entity rows follow
@@ -122,6 +125,8 @@ class GraphBackend(Protocol):
     def number_of_edges(self, type: str | None = None) -> int: ...
 
     def remove_provenance(self, doc_id: str) -> Removed: ...
+
+    def remove_edges(self, edges: Iterable[EdgeKey]) -> list[EdgeKey]: ...
 
     def save(self, path: str | Path) -> None: ...
 
@@ -569,6 +574,31 @@ class GraphStore:
                 doc_id,
             )
         return Removed(removed_nodes, removed_edges)
+
+    def remove_edges(self, edges: Iterable[EdgeKey]) -> list[EdgeKey]:
+        """Remove the edges ``(u, v, key)`` whatever their provenance (unknown ones skipped).
+
+        Returns
+        -------
+        list of (source, target, key)
+            The edges that existed and were removed, in the order given.
+
+        Examples
+        --------
+        >>> g = GraphStore()
+        >>> g.add_node("a", "q"); g.add_node("b", "q"); g.add_node("c", "q")
+        >>> _ = g.add_edge("a", "b", "similar", ["d"]); _ = g.add_edge("a", "c", "similar")
+        >>> g.remove_edges([("a", "b", "similar"), ("a", "x", "similar")])
+        [('a', 'b', 'similar')]
+        >>> _ = g.add_edge("a", "b", "similar"); g.neighbors("a", "similar")
+        ['c', 'b']
+        """
+        removed: list[EdgeKey] = []
+        for u, v, key in edges:
+            if self._g.has_edge(u, v, key):
+                self._g.remove_edge(u, v, key)
+                removed.append((u, v, key))
+        return removed
 
     # -- export and persistence ------------------------------------------------------------
     def to_graphml(self, path: str | Path) -> None:

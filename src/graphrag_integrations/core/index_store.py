@@ -57,7 +57,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -66,7 +66,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
+from graphrag_integrations.core.graph_store import EdgeKey, GraphBackend, GraphStore
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -349,6 +349,12 @@ class IndexStore:
         """Add (or merge into) the edge ``u -> v`` between two node ids; returns its key."""
         with self.writing():
             return self.graph.add_edge(u, v, type, provenance, key=key, **attrs)
+
+    def remove_edges(self, edges: Iterable[EdgeKey]) -> list[EdgeKey]:
+        """Remove graph edges ``(u, v, key)`` (node ids) whatever their provenance; returns
+        those that existed. For edges a method derives and rewrites (QCG-RAG's kNN lists)."""
+        with self.writing():
+            return self.graph.remove_edges(edges)
 
     def add_vectors(self, kind: str, vectors: Mapping[str, npt.ArrayLike]) -> None:
         """Store the vectors of existing nodes of ``kind`` (``{key: vector}``).

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_integrations.core.params import InvalidParameterError, NoParams, Params
+from graphrag_integrations.core.params import PRESET_OPTION, InvalidParameterError, NoParams, Params
 from graphrag_integrations.errors import GraphRAGError
 
 __all__ = [
@@ -119,7 +119,9 @@ class MethodRegistration:
     builder : str
         ``"module:function"`` of its builder (contract in the module docstring).
     index_params, query_params : type of Params
-        Index-time and query-time parameter classes; option names must not overlap.
+        Index-time and query-time parameter classes; option names must not overlap, except
+        ``preset`` when both classes have presets (the paper's settings often span both
+        phases): it is then given to both, and each must know the preset name.
     inputs : frozenset of str
         Dataset inputs the builder takes, a subset of :data:`INPUTS`.
     objects : mapping of str to str
@@ -179,7 +181,7 @@ class MethodRegistration:
             for opt in names:
                 if opt in _RESERVED:
                     raise ValueError(f"method {self.name!r}: option name {opt!r} is reserved")
-                if opt in seen:
+                if opt in seen and not (opt == PRESET_OPTION and seen[opt] == "index"):
                     raise ValueError(
                         f"method {self.name!r}: option {opt!r} is in both {seen[opt]} and {group}"
                     )
@@ -188,7 +190,8 @@ class MethodRegistration:
     # -- options --------------------------------------------------------------------------
     def option_names(self) -> tuple[str, ...]:
         """Every option name: index, query, then objects."""
-        return (*self.index_params.names(), *self.query_params.names(), *self.objects)
+        names = (*self.index_params.names(), *self.query_params.names(), *self.objects)
+        return tuple(dict.fromkeys(names))
 
     def option_list(self) -> str:
         """Valid options with their paper symbols, for one-line error messages."""
@@ -229,7 +232,9 @@ class MethodRegistration:
         query_opts: dict[str, Any] = {}
         objects: dict[str, Any] = {}
         for opt, value in options.items():
-            if opt in index_names:
+            if opt == PRESET_OPTION and opt in index_names and opt in query_names:
+                index_opts[opt] = query_opts[opt] = value  # a preset spanning both phases
+            elif opt in index_names:
                 index_opts[opt] = value
             elif opt in query_names:
                 query_opts[opt] = value
@@ -253,7 +258,7 @@ class MethodRegistration:
     @property
     def presets(self) -> tuple[str, ...]:
         """Preset names of the index and query parameter classes."""
-        return (*self.index_params.PRESETS, *self.query_params.PRESETS)
+        return tuple(dict.fromkeys((*self.index_params.PRESETS, *self.query_params.PRESETS)))
 
     def describe(self) -> str:
         """Plain-text help: description, inputs, index and query option tables, objects."""

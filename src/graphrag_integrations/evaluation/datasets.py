@@ -33,11 +33,9 @@ True
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
-import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +44,9 @@ from typing import Any
 from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.types import Passage, Triple
 from graphrag_integrations.errors import DocumentLoadError
+from graphrag_integrations.evaluation.lihuaworld import lihua_timestamp as lihua_timestamp
+from graphrag_integrations.evaluation.lihuaworld import load_lihua_chats as load_lihua_chats
+from graphrag_integrations.evaluation.lihuaworld import load_questions as load_lihua_questions
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,6 @@ _CORPUS_FILE = "corpus.json"
 _LIHUA_ZIP = "LiHuaWorld.zip"
 _LIHUA_QUERIES = "queries-dev.json"
 _METAQA_KB = "kb.txt"
-_LIHUA_TIME = re.compile(r"(\d{8})_(\d{2}):?(\d{2})")
 
 
 @dataclass(frozen=True)
@@ -353,21 +353,6 @@ def load_dataset(
 
 
 # -- LiHuaWorld --------------------------------------------------------------------------
-def lihua_timestamp(name: str) -> str:
-    """Normalise ``YYYYMMDD_HHMM`` or ``YYYYMMDD_HH:MM`` to the evidence form ``YYYYMMDD_HH:MM``.
-
-    Examples
-    --------
-    >>> lihua_timestamp("week1/20260108_1900.txt")
-    '20260108_19:00'
-    """
-    match = _LIHUA_TIME.search(name)
-    if match is None:
-        raise DocumentLoadError(f"no YYYYMMDD_HHMM timestamp in {name!r}")
-    day, hour, minute = match.groups()
-    return f"{day}_{hour}:{minute}"
-
-
 def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> Dataset:
     """LiHuaWorld chat logs: one passage per chat file, id = its timestamp ``YYYYMMDD_HH:MM``.
 
@@ -381,52 +366,15 @@ def load_lihuaworld(path: str | Path, *, queries: str | Path | None = None) -> D
     """
     src = Path(path)
     archive = src / _LIHUA_ZIP if src.is_dir() else src
-    if not archive.is_file():
-        raise DocumentLoadError(f"{archive} does not exist")
-    passages: list[Passage] = []
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            if info.is_dir() or not info.filename.endswith(".txt"):
-                continue
-            text = io.TextIOWrapper(zf.open(info), encoding="utf-8").read().strip()
-            # the first line "Time: YYYYMMDD_HH:MM" is authoritative (some files are named by day)
-            first = text.split("\n", 1)[0]
-            stamp = lihua_timestamp(first if first.startswith("Time:") else info.filename)
-            week = Path(info.filename).parent.name
-            passages.append(
-                Passage(
-                    id=stamp,
-                    text=text,
-                    doc_id=stamp,
-                    metadata={"title": stamp, "week": week, "source": info.filename},
-                )
-            )
-    passages.sort(key=lambda p: p.id)
-    if len({p.id for p in passages}) != len(passages):
-        raise DocumentLoadError(f"{archive}: two chat files share a timestamp")
+    passages = load_lihua_chats(archive)
     qfile = Path(queries) if queries is not None else archive.parent / _LIHUA_QUERIES
-    items = _read_json(qfile)
-    if not isinstance(items, Mapping):
-        raise DocumentLoadError(f"{qfile}: expected a JSON object id -> query")
-    ids = {p.id for p in passages}
-    questions = []
-    for qid, item in items.items():
-        evidence = str(item.get("evidence", "N/A")).strip()
-        gold = (
-            [] if evidence in ("", "N/A") else [lihua_timestamp(e) for e in evidence.split("<and>")]
-        )
-        for g in gold:
-            if g not in ids:
-                logger.warning("LiHuaWorld query %s: evidence %s is not a chat file", qid, g)
-        questions.append(
-            Question(
-                id=str(qid),
-                text=str(item["question"]),
-                answers=[str(item["answer"])],
-                gold_passage_ids=gold,
-                metadata={"type": item.get("type", "")},
-            )
-        )
+    # dirty records ("Time: ..." or "20260619_0815" evidence, stray words, no question) are
+    # repaired or skipped with a logged count, never fatal: see evaluation.lihuaworld
+    cleaned = load_lihua_questions(qfile, {p.id for p in passages})
+    questions = [
+        Question(q.id, q.text, [q.answer], q.evidence.gold, {"type": q.type})
+        for q in cleaned.questions
+    ]
     return Dataset("lihuaworld", passages, questions)
 
 

@@ -54,6 +54,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "graphrag_integrations.baselines.registration",
     "graphrag_integrations.methods.clue.registration",
     "graphrag_integrations.methods.kgt.registration",
+    "graphrag_integrations.methods.qcg.registration",
 )
 #: Entry-point group of third-party methods.
 ENTRY_POINT_GROUP = "graphrag_integrations.methods"

@@ -1,0 +1,537 @@
+"""QueryCentricGraphIndex: the query-centric graph and its lifecycle (build, insert, delete, load).
+
+Build (§3.3): chunks -> extended Doc2Query pairs (a :class:`QuerySet` first, the LLM for the
+rest) -> extended Doc2Query-- (per-chunk top-alpha by ``cos(q (+) a, chunk)``) -> query nodes
+embedded from their node text, linked to their chunk, and the query kNN layer. Every unique
+text is embedded once, in batches. Storage: :mod:`~graphrag_integrations.methods.qcg.store`;
+the retrieval arrays (:class:`~graphrag_integrations.methods.qcg.graph.QueryGraph`) are
+derived from it after each mutation. ``insert`` and ``delete`` rewrite only the kNN lists that
+change, and the result equals a rebuild over the remaining documents (tested).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.documents import load_documents, pop_load_options
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import VectorIndexFactory
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    check_embedder,
+    check_manifest,
+    read_manifest,
+    reading_index,
+)
+from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
+from graphrag_integrations.methods.qcg.generation import (
+    Doc2QueryGenerator,
+    QAPair,
+    QuerySet,
+    prompt_hash,
+    resolve_template,
+)
+from graphrag_integrations.methods.qcg.graph import QueryGraph, repair_knn
+from graphrag_integrations.methods.qcg.params import (
+    QCGIndexParams,
+    QCGQueryParams,
+    preset,
+    split_options,
+)
+from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks
+from graphrag_integrations.methods.qcg.store import QCGStore
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+
+
+class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
+    """The QCG-RAG index and retriever.
+
+    Parameters
+    ----------
+    embedding : Embedder, str, LangChain / LlamaIndex embeddings, optional
+        ``None``: offline all-MiniLM-L6-v2 (the paper's default).
+    preset : {"multihop-rag", "lihuaworld"}
+        Starting parameters (the paper's two settings); keywords override them.
+    llm : LLM, LLMClient or framework model, optional
+        Query generator; wrapped in ``core.llm.LLMClient(cache_dir=..., max_concurrency=...)``
+        unless it is one. ``None``: the offline SmolLM2-135M-Instruct, loaded only when a chunk
+        is missing from ``query_set``.
+    query_set : QuerySet or path, optional
+        Pairs generated earlier, reused by chunk text (no LLM call for those chunks).
+    cache_dir : str or Path, optional
+        On-disk LLM reply cache (a rebuild or a restart never pays twice).
+    max_concurrency : int
+        LLM calls in flight.
+    max_tokens : int, optional
+        Generation limit per Doc2Query reply.
+    template : str
+        Doc2Query prompt (default: the paper's).
+    chunker : TokenChunker, optional
+        Used by :meth:`from_documents` / :meth:`insert` (``None``: one passage per document).
+    show_progress : bool
+        Progress bars (generation with chunks/s and tokens/s, embedding).
+    vector_index : callable, optional
+        ``factory(layer, dimension, model_name)`` for the ``queries`` / ``chunks`` vectors.
+    **params
+        Any field of :class:`QCGIndexParams` (``M``, ``alpha``, ``k_neighbors``, ``node_text``,
+        ``symmetric_knn``) or :class:`QCGQueryParams` (``h``, ``n``, ``gamma``, ``epsilon``,
+        ``K``, ``chunk_weight``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Words:  # a tiny bag-of-words embedder for the example
+    ...     model_name, dimension = "words", 8
+    ...     def embed(self, texts, show_progress=False):
+    ...         out = np.zeros((len(texts), 8), np.float32)
+    ...         for i, t in enumerate(texts):
+    ...             for w in t.lower().split():
+    ...                 out[i, sum(map(ord, w.strip("?.,"))) % 8] += 1
+    ...         return out / np.linalg.norm(out, axis=1, keepdims=True)
+    ...     def embed_query(self, text):
+    ...         return self.embed([text])[0]
+    >>> reply = '[{"query": "Where is Paris?", "answer": "in France"}]'
+    >>> index = QueryCentricGraphIndex.from_documents(["Paris is in France."], embedding=Words(),
+    ...                                 llm=lambda prompt: reply, M=1)
+    >>> hit = index.retrieve("Where is Paris?", k=1)[0]
+    >>> hit.text, hit.explanation["queries"][0]["query"]
+    ('Paris is in France.', 'Where is Paris?')
+    """
+
+    method = "qcg"
+
+    def __init__(
+        self,
+        embedding: Any = None,
+        *,
+        preset: str = "multihop-rag",
+        llm: Any = None,
+        query_set: QuerySet | str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        max_concurrency: int = 4,
+        max_tokens: int | str | None = None,
+        template: str = "paper",
+        chunker: TokenChunker | None = None,
+        show_progress: bool = False,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        batch_size: int = 8,
+        **params: Any,
+    ) -> None:
+        index_opts, query_opts, unknown = split_options(params)
+        if unknown:
+            raise TypeError(f"unknown QueryCentricGraphIndex parameters: {sorted(unknown)}")
+        base = _preset(preset)
+        self.preset = preset
+        self.index_params: QCGIndexParams = replace(base.index, **index_opts)
+        self.query_params: QCGQueryParams = replace(base.query, **query_opts)
+        self.default_k = self.query_params.K
+        self.embedder: Embedder = as_embedder(embedding)
+        self.llm = llm
+        if isinstance(query_set, (str, Path)):
+            query_set = QuerySet.load(query_set)
+        self.query_set = query_set
+        self.cache_dir = cache_dir
+        self.max_concurrency = max_concurrency
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.template = resolve_template(template)
+        self.batch_size = batch_size
+        self.graph_backend = graph_backend
+        self.chunker = chunker
+        self.show_progress = show_progress
+        self.vector_index = vector_index
+        self.store = QCGStore(self.embedder.model_name, vector_index, graph_backend)
+        self._generator: Doc2QueryGenerator | None = None
+        self._generator_model: str | None = None
+        self.timings = dict.fromkeys(("generation", "embedding", "graph", "total"), 0.0)
+        self.counts = dict.fromkeys(
+            (
+                "chunks",
+                "reused_chunks",
+                "generated_chunks",
+                "skipped_chunks",
+                "pairs",
+                "queries",
+                "empty_chunks",
+            ),
+            0,
+        )
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def graph_store(self) -> GraphBackend:
+        """The chunk / query graph (export with ``to_graphml``; change it via the index)."""
+        return self.store.graph_store
+
+    @property
+    def graph(self) -> QueryGraph:
+        """The retrieval arrays (a derived view of the store, rebuilt after a mutation)."""
+        return self.store.query_graph()
+
+    @property
+    def passages(self) -> list[Passage]:
+        """The indexed chunks (sorted by id)."""
+        return self.store.passages()
+
+    @property
+    def generator(self) -> Doc2QueryGenerator:
+        """The Doc2Query generator (created, and its LLM wrapped, on first use)."""
+        if self._generator is None:
+            from graphrag_integrations.core.llm import LLMClient
+
+            llm = self.llm
+            client = (
+                llm
+                if isinstance(llm, LLMClient)
+                else LLMClient(
+                    llm,
+                    cache_dir=self.cache_dir,
+                    max_concurrency=self.max_concurrency,
+                    batch_size=self.batch_size,
+                )
+            )
+            self._generator = Doc2QueryGenerator(
+                client,
+                M=self.index_params.M,
+                template=self.template,
+                max_tokens=self.max_tokens,
+                show_progress=self.show_progress,
+            )
+            self._generator_model = client.model_name
+        return self._generator
+
+    # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> QueryCentricGraphIndex:
+        """Build from strings, LangChain / LlamaIndex documents, files or folders.
+
+        Raises
+        ------
+        EmptyCorpusError
+            If no document has any text.
+        """
+        load_options = pop_load_options(kwargs)
+        chunker = kwargs.get("chunker")
+        return cls.from_passages(
+            documents_to_passages(load_documents(documents, **load_options), chunker), **kwargs
+        )
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:
+        """Build from already chunked passages (the evaluation harness's entry)."""
+        passages = [p for p in passages if p.text.strip()]
+        if not passages:
+            raise EmptyCorpusError("no non-empty passages to index")
+        index = cls(**kwargs)
+        index.add_passages(passages)
+        return index
+
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Add documents (those already indexed are skipped with a warning); returns the ids
+        of the documents added. ``load_options`` (``errors=``, ``report=``...) go to
+        ``load_documents``."""
+        passages = documents_to_passages(load_documents(documents, **load_options), self.chunker)
+        indexed = {p.doc_id for p in self.passages}
+        passages = [p for p in drop_indexed(passages, indexed) if p.text.strip()]
+        self.add_passages(passages)
+        return document_ids(passages)
+
+    def _pairs(self, passages: Sequence[Passage]) -> list[list[QAPair]]:
+        """Pairs of each passage: from the query set, else generated."""
+        out: list[list[QAPair] | None] = []
+        for p in passages:
+            out.append(self.query_set.get(p.text) if self.query_set is not None else None)
+        missing = [i for i, pairs in enumerate(out) if pairs is None]
+        self.counts["reused_chunks"] += len(passages) - len(missing)
+        if missing and self.index_params.missing == "skip":
+            logger.warning(
+                "%d of %d chunks are not in the query set and missing='skip': indexed without "
+                "generated queries (they cannot be retrieved)",
+                len(missing),
+                len(passages),
+            )
+            self.counts["skipped_chunks"] += len(missing)
+            return [pairs or [] for pairs in out]
+        self.counts["generated_chunks"] += len(missing)
+        if missing:
+            generated = self.generator.generate([passages[i].text for i in missing])
+            for i, pairs in zip(missing, generated, strict=True):
+                out[i] = pairs
+        return [pairs or [] for pairs in out]
+
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Generate, filter, embed and link ``passages`` (ids already indexed are skipped)."""
+        unique = list({p.id: p for p in passages}.values())
+        new = [p for p in unique if not self.store.has_chunk(p.id)]
+        if len(new) < len(passages):
+            logger.info("skipping %d passages already indexed", len(passages) - len(new))
+        if not new:
+            return
+        params = self.index_params
+        t0 = time.perf_counter()
+        pairs = self._pairs(new)
+        t1 = time.perf_counter()
+        texts = [p.text for p in new]
+        texts += [pair.text() for ps in pairs for pair in ps]
+        if params.node_text != "query+answer":
+            texts += [pair.text(params.node_text) for ps in pairs for pair in ps]
+        vecs = self._embed_unique(texts)
+        t2 = time.perf_counter()
+        before = self.store.knn()
+        added: set[str] = set()
+        empty = 0
+        steps = progress(new, "QCG: linking chunks", enabled=self.show_progress and len(new) > 1)
+        for passage, ps in zip(steps, pairs, strict=True):
+            kept = self._filter(passage, ps, vecs)
+            if not ps:
+                empty += 1
+                logger.info("chunk %s has no generated query: it cannot be retrieved", passage.id)
+            node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
+            added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
+            self.counts["pairs"] += len(ps)
+        self.counts["chunks"] += len(new)
+        self.counts["empty_chunks"] += empty
+        if empty:
+            logger.warning(
+                "%d of %d chunks have no generated query: they cannot be retrieved", empty, len(new)
+            )
+        self._repair(before, added, set())
+        t3 = time.perf_counter()
+        for key, value in (
+            ("generation", t1 - t0),
+            ("embedding", t2 - t1),
+            ("graph", t3 - t2),
+            ("total", t3 - t0),
+        ):
+            self.timings[key] += value
+        logger.info(
+            "QCG: %d chunks -> %d pairs, %d query nodes kept (alpha=%.2f) in %.1fs",
+            len(new),
+            sum(len(p) for p in pairs),
+            len(added),
+            params.alpha,
+            t3 - t0,
+        )
+
+    def _filter(
+        self, passage: Passage, pairs: Sequence[QAPair], vecs: dict[str, FloatMatrix]
+    ) -> list[tuple[int, float]]:
+        """Extended Doc2Query--: ``(index, score)`` of the kept pairs."""
+        if not pairs:
+            return []
+        pair_vecs = _stack([vecs[p.text()] for p in pairs], vecs)
+        chunk_vec = vecs[passage.text]
+        scores = similarities(pair_vecs, chunk_vec)
+        return [
+            (i, float(scores[i])) for i in top_alpha(pair_vecs, chunk_vec, self.index_params.alpha)
+        ]
+
+    def _repair(self, before: dict[str, list[str]], added: set[str], removed: set[str]) -> None:
+        """Rewrite the kNN lists the change affects, then refresh the derived arrays."""
+        ids = self.store.query_ids()
+        matrix = self.store.query_vectors(ids)
+        current = {q: n for q, n in before.items() if q not in removed}
+        updates = repair_knn(ids, matrix, self.index_params.k_neighbors, current, added, removed)
+        self.store.set_knn(updates)
+        self.counts["queries"] = len(ids)
+
+    def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
+        unique = list(dict.fromkeys(texts))
+        vecs = self.embedder.embed(unique, show_progress=self.show_progress)
+        return {t: vecs[i] for i, t in enumerate(unique)}
+
+    def delete(self, doc_id: str) -> bool:  # type: ignore[override]
+        """Remove a document's chunks and queries, repairing the kNN lists that pointed at them.
+
+        Returns ``False`` (and logs a warning) for an unknown ``doc_id``.
+        """
+        before = self.store.knn()
+        chunks, queries = self.store.remove_document(doc_id)
+        if not chunks and not queries:
+            return self._unknown_document(doc_id)
+        self._repair(before, set(), set(queries))
+        return True
+
+    # -- retrieval ----------------------------------------------------------------------------
+    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        """The top ``k`` chunks (default ``K``) with the generated queries that matched."""
+        text = check_query(query)
+        k = check_k(k, self.default_k)
+        if not len(self.graph):
+            return []
+        vector = self.embedder.embed_query(text)
+        hits = rank_chunks(
+            self.graph,
+            vector,
+            self.query_params,
+            k,
+            symmetric=self.index_params.symmetric_knn,
+            chunk_cosine=self._chunk_cosine(vector),
+        )
+        return [self._result(hit) for hit in hits]
+
+    def _chunk_cosine(self, vector: FloatMatrix) -> Any:
+        def cosine(chunk_ids: list[str]) -> FloatMatrix:
+            result: FloatMatrix = self.store.chunk_vectors(chunk_ids) @ vector
+            return result
+
+        return cosine
+
+    def _result(self, hit: ChunkHit) -> RetrievedPassage:
+        queries = []
+        for m in hit.queries:
+            qid = self.graph.ids[m.row]
+            node = self.store.query(qid)
+            queries.append(
+                {
+                    "id": qid,
+                    "query": node["query"],
+                    "answer": node["answer"],
+                    "hop": m.hop,
+                    "s": round(m.s, 6),
+                }
+            )
+        explanation = {
+            "method": self.method,
+            "score": round(hit.score, 6),
+            "mean_query_s": round(hit.query_score, 6),
+            "queries": queries,
+        }
+        return RetrievedPassage(self.store.passage(hit.chunk_id), hit.score, explanation)
+
+    # -- reports ------------------------------------------------------------------------------
+    def generation_report(self) -> dict[str, Any]:
+        """Chunks reused from the query set / generated, parse statistics and token usage."""
+        gen = self._generator
+        usage = getattr(gen.client, "usage", None) if gen is not None else None
+        return {
+            **self.counts,
+            "stats": gen.stats.as_dict() if gen is not None else None,
+            "usage": usage.as_dict() if usage is not None else None,
+        }
+
+    def export_query_set(self) -> QuerySet:
+        """Every generated pair of the indexed chunks, as a reusable :class:`QuerySet`."""
+        qs = QuerySet(
+            {},
+            model=self._model_label(),
+            prompt_hash=prompt_hash(self.template),
+            M=self.index_params.M,
+            extra={"alpha": self.index_params.alpha},
+        )
+        qs.update((p.text, self.store.generated_pairs(p.id)) for p in self.passages)
+        return qs
+
+    def _model_label(self) -> str:
+        if self._generator_model is not None:
+            return self._generator_model
+        if self.query_set is not None:
+            return self.query_set.model
+        return "unknown"
+
+    # -- persistence --------------------------------------------------------------------------
+    def manifest(self) -> Manifest:
+        """What :meth:`persist` records: parameters, generator model and prompt hash, counts."""
+        return Manifest(
+            method=self.method,
+            parameters={
+                "preset": self.preset,
+                "index": asdict(self.index_params),
+                "query": asdict(self.query_params),
+                "prompt_hash": prompt_hash(self.template),
+                "max_tokens": self.max_tokens,
+                "passages": len(self.store.graph_store.nodes("chunk")),
+                "queries": len(self.graph),
+            },
+            models={"embedding": self.embedder.model_name, "generator": self._model_label()},
+            embedding_dimension=self.store.dimension or None,
+            format_version=FORMAT_VERSION,
+        )
+
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the index directory atomically (manifest, ``graph.json``, ``vectors/``)
+        through :meth:`IndexStore.persist`.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a QCG index and ``overwrite`` is
+            false.
+        """
+        self.store.persist(path, self.manifest(), overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> QueryCentricGraphIndex:
+        """Load a persisted index; graph parameters come from the manifest, query parameters
+        from it unless given.
+
+        Raises
+        ------
+        IndexNotFoundError
+            No index in ``path``.
+        IndexMismatchError
+            Another method, format, embedding model, or graph-changing parameter, or a
+            corrupt directory.
+        """
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+            )
+            params = manifest.parameters
+            for name, value in params["index"].items():
+                if name in kwargs and kwargs[name] != value:
+                    raise IndexMismatchError(
+                        f"{src}: the index was built with {name}={value!r}, not {kwargs[name]!r}"
+                    )
+                kwargs[name] = value
+            for name, value in params["query"].items():
+                kwargs.setdefault(name, value)
+            kwargs.setdefault("max_tokens", params.get("max_tokens"))
+            index = cls(**kwargs)
+            check_embedder(manifest, index.embedder, source=src)
+            if params.get("prompt_hash") != prompt_hash(index.template):
+                logger.warning("%s was generated with another Doc2Query prompt", src)
+            index._generator_model = manifest.models.get("generator")
+            index.store = QCGStore.load(
+                src,
+                model_name=index.embedder.model_name,
+                dimension=int(manifest.embedding_dimension or 0),
+                factory=index.vector_index,
+                graph=index.graph_backend,
+            )
+        index._repair({}, set(), set())
+        if (len(index.store.graph_store.nodes("chunk")), len(index.graph)) != (
+            params["passages"],
+            params["queries"],
+        ):
+            raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")
+        return index
+
+
+def _preset(name: str) -> Any:
+    return preset(name)
+
+
+def _stack(rows: list[FloatMatrix], vecs: dict[str, FloatMatrix]) -> FloatMatrix:
+    import numpy as np
+
+    if rows:
+        return np.stack(rows)
+    dim = next(iter(vecs.values())).shape[0] if vecs else 0
+    return np.zeros((0, dim), dtype=np.float32)

@@ -1,0 +1,151 @@
+"""QCG-RAG parameters (paper symbols in the field docs) and the two presets of the paper.
+
+:class:`QCGIndexParams` shape the graph (query generation, filtering, kNN layer);
+:class:`QCGQueryParams` shape retrieval. The paper's defaults (appendix B.3) are the MultiHop-RAG
+setting (``h=1, k=3, n=15, gamma=1.0``); :data:`PRESETS` adds the LiHuaWorld setting
+(``k=2, n=10, gamma=1.5``). Deviations added for quality are parameters whose default is the
+paper's behaviour (``chunk_weight=0``, ``symmetric_knn=False``).
+
+Examples
+--------
+>>> preset("lihuaworld").query.gamma
+1.5
+>>> QCGQueryParams(h=2).h
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
+
+from graphrag_integrations.core.params import Params, param
+
+__all__ = [
+    "NODE_TEXTS",
+    "PRESETS",
+    "QCGIndexParams",
+    "QCGPreset",
+    "QCGQueryParams",
+    "preset",
+    "split_options",
+]
+
+NodeText = Literal["query+answer", "query", "answer"]
+NODE_TEXTS: tuple[str, ...] = ("query+answer", "query", "answer")
+
+#: Option values of the paper's LiHuaWorld setting (appendix B.3), per parameter class.
+_LIHUA_INDEX: dict[str, Any] = {"k_neighbors": 2}
+_LIHUA_QUERY: dict[str, Any] = {"n": 10, "gamma": 1.5}
+
+
+@dataclass(frozen=True)
+class QCGIndexParams(Params):
+    """How the query-centric graph is built (§3.3); presets ``multihop-rag`` / ``lihuaworld``.
+
+    ``node_text`` ``query`` / ``answer`` are the node ablation of §4.2 RQ3 (filtering always
+    scores ``q (+) a``); ``symmetric_knn=True`` is a deviation (the paper's ``E_intra`` edges
+    ``q -> q'`` for ``q'`` in ``KNN(q, k)`` are followed outwards only).
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "multihop-rag": {},
+        "lihuaworld": _LIHUA_INDEX,
+    }
+
+    M: int = param(20, symbol="M", doc="query-answer pairs asked of the LLM per chunk", ge=1)
+    alpha: float = param(
+        0.8,
+        symbol="α",
+        doc="Doc2Query--: share of a chunk's pairs kept (top ceil(α·pairs) by cos(q⊕a, chunk))",
+        gt=0.0,
+        le=1.0,
+    )
+    k_neighbors: int = param(3, symbol="k", doc="query-query kNN edges per query node", ge=0)
+    node_text: Literal["query+answer", "query", "answer"] = param(
+        "query+answer", symbol="q⊕a", doc="what a query node embeds (RQ3 ablation)"
+    )
+    symmetric_knn: bool = param(
+        False, doc="deviation: also expand along incoming kNN edges (paper: False)"
+    )
+    missing: Literal["generate", "skip"] = param(
+        "generate",
+        doc="chunks the query set lacks: generate their pairs, or index them without (logged)",
+    )
+
+
+@dataclass(frozen=True)
+class QCGQueryParams(Params):
+    """How a user query walks the graph (§3.4); presets ``multihop-rag`` / ``lihuaworld``.
+
+    ``s = cos + ε``; the ``n`` most similar queries with ``s >= γ`` are retrieved, expanded
+    ``h`` hops over the kNN edges, and a chunk scores the mean ``s`` of its retrieved queries.
+    ``chunk_weight`` is a deviation (default 0 = paper): a chunk scores
+    ``(1 - w) * mean s + w * (cos(q_u, chunk) + ε)``.
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "multihop-rag": {},
+        "lihuaworld": _LIHUA_QUERY,
+    }
+
+    h: int = param(1, symbol="h", doc="kNN hops expanded from the retrieved queries", ge=0)
+    n: int = param(15, symbol="n", doc="most similar queries kept among those passing γ", ge=1)
+    gamma: float = param(1.0, symbol="γ", doc="threshold on s = cos + ε", ge=0.0, le=2.0)
+    epsilon: float = param(1.0, symbol="ε", doc="added to the cosine")
+    K: int = param(5, symbol="K", doc="chunks returned when retrieve gets no k", ge=1)
+    chunk_weight: float = param(
+        0.0, doc="deviation: weight of the chunk's own similarity (paper: 0)", ge=0.0, le=1.0
+    )
+
+
+@dataclass(frozen=True)
+class QCGPreset:
+    """A named pair of index and query parameters."""
+
+    name: str
+    index: QCGIndexParams
+    query: QCGQueryParams
+
+
+#: The paper's two settings (appendix B.3): MultiHop-RAG (the defaults) and LiHuaWorld.
+PRESETS: dict[str, QCGPreset] = {
+    name: QCGPreset(
+        name,
+        QCGIndexParams.from_options({"preset": name}),
+        QCGQueryParams.from_options({"preset": name}),
+    )
+    for name in QCGIndexParams.PRESETS
+}
+
+
+def preset(name: str) -> QCGPreset:
+    """The preset called ``name`` (``"multihop-rag"`` or ``"lihuaworld"``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    """
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown QCG preset {name!r}; expected one of {sorted(PRESETS)}"
+        ) from None
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Split keyword options into (index params, query params, the rest).
+
+    Examples
+    --------
+    >>> split_options({"M": 5, "h": 2, "llm": None})
+    ({'M': 5}, {'h': 2}, {'llm': None})
+    """
+    index_names = {f.name for f in fields(QCGIndexParams)}
+    query_names = {f.name for f in fields(QCGQueryParams)}
+    idx = {k: v for k, v in options.items() if k in index_names}
+    qry = {k: v for k, v in options.items() if k in query_names}
+    rest = {k: v for k, v in options.items() if k not in index_names and k not in query_names}
+    return idx, qry, rest

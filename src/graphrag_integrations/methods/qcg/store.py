@@ -1,0 +1,259 @@
+"""QCG-RAG's schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`.
+
+The two-layer graph of §3.3 lives in the store's graph backend (networkx ``GraphStore`` by
+default, any :class:`~graphrag_integrations.core.graph_store.GraphBackend` class):
+
+* ``chunk`` nodes ``"chunk:<passage id>"`` (attributes ``text``, ``doc_id``, ``metadata``,
+  ``pairs``: every generated pair ``[query, answer]`` before filtering, so the index is
+  rebuildable without the LLM);
+* ``query`` nodes ``"query:<query id>"`` (``query``, ``answer``, ``chunk``, ``index``: the
+  pair's position in the generated list, ``score``: its Doc2Query-- cosine to the chunk);
+  query ids are ``"<passage id>-<index>"`` as in the paper's case study;
+* ``from_chunk`` edges query -> chunk (``E_inter``) and ``similar`` edges query -> query
+  (``E_intra``, attribute ``rank`` 0..k-1, inserted in rank order so the backend's
+  ``neighbors`` lists them by rank).
+
+Provenance is the document id on every node and edge, so ``delete(doc_id)`` is
+:meth:`IndexStore.remove_document`; the kNN lists that lost a neighbour are then rewritten
+(:meth:`IndexStore.remove_edges` + ``add_edge``) by the index
+(:func:`~graphrag_integrations.methods.qcg.graph.repair_knn`). Vector layers: ``"queries"``
+(the node text of each query) and ``"chunks"`` (each chunk's text); the derived retrieval
+arrays (:class:`~graphrag_integrations.methods.qcg.graph.QueryGraph`) are the store's derived
+view ``"qcg"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_store import (
+    IndexStore,
+    VectorIndexFactory,
+    node_id,
+    node_key,
+)
+from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.types import Passage
+from graphrag_integrations.methods.qcg.generation import QAPair
+from graphrag_integrations.methods.qcg.graph import QueryGraph
+
+__all__ = ["CHUNK", "FROM_CHUNK", "LAYERS", "QUERY", "SIMILAR", "QCGStore", "query_id"]
+
+CHUNK, QUERY = "chunk", "query"
+FROM_CHUNK, SIMILAR = "from_chunk", "similar"
+LAYERS = {QUERY: "queries", CHUNK: "chunks"}
+
+
+def query_id(passage_id: str, index: int) -> str:
+    """Id of the ``index``-th generated pair of a chunk (the paper's ``x-y-z`` form).
+
+    Examples
+    --------
+    >>> query_id("20261221_12:00-0", 14)
+    '20261221_12:00-0-14'
+    """
+    return f"{passage_id}-{index}"
+
+
+def qcg_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any] | None:
+    """Vector metadata: ``doc_id`` (and ``chunk_id`` for a query), read from the graph."""
+    data = graph.node(node_id(kind, key))
+    if kind == CHUNK:
+        return {"doc_id": data["doc_id"]}
+    chunk = graph.node(node_id(CHUNK, str(data["chunk"])))
+    return {"doc_id": chunk["doc_id"], "chunk_id": data["chunk"]}
+
+
+class QCGStore:
+    """Graph and vectors of a QCG index (one :class:`IndexStore`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> store = QCGStore("toy")
+    >>> store.add_chunk(Passage("p", "Paris is in France.", "d"), [QAPair("Where?", "France")],
+    ...                 [(0, 0.9)], np.ones((1, 2), np.float32) / 2**0.5,
+    ...                 np.array([1.0, 0.0], np.float32))
+    ['p-0']
+    >>> store.chunk_of("p-0"), store.remove_document("d")
+    ('p', (['p'], ['p-0']))
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        *,
+        store: IndexStore | None = None,
+    ) -> None:
+        self.store = store or IndexStore(
+            model_name, LAYERS, factory=factory, graph=graph, metadata=qcg_metadata
+        )
+
+    @property
+    def model_name(self) -> str:
+        return self.store.model_name
+
+    @property
+    def graph_store(self) -> GraphBackend:
+        return self.store.graph
+
+    @property
+    def dimension(self) -> int:
+        return self.store.dimension
+
+    # -- reading ---------------------------------------------------------------------------
+    def has_chunk(self, passage_id: str) -> bool:
+        return self.store.has(CHUNK, passage_id)
+
+    def passage(self, passage_id: str) -> Passage:
+        data = self.store.graph.node(node_id(CHUNK, passage_id))
+        return Passage(passage_id, data["text"], data["doc_id"], dict(data["metadata"]))
+
+    def passages(self) -> list[Passage]:
+        """Every chunk, sorted by passage id."""
+        return [self.passage(key) for key in sorted(self.store.keys(CHUNK))]
+
+    def generated_pairs(self, passage_id: str) -> list[QAPair]:
+        """Every pair generated for a chunk (before filtering)."""
+        data = self.store.graph.node(node_id(CHUNK, passage_id))
+        return [QAPair(str(q), str(a)) for q, a in data["pairs"]]
+
+    def query_ids(self) -> list[str]:
+        """Query ids, sorted."""
+        return sorted(self.store.keys(QUERY))
+
+    def query(self, qid: str) -> dict[str, Any]:
+        """Attributes of a query node (``query``, ``answer``, ``chunk``, ``index``, ``score``)."""
+        return self.store.graph.node(node_id(QUERY, qid))
+
+    def chunk_of(self, qid: str) -> str:
+        return str(self.query(qid)["chunk"])
+
+    def knn(self) -> dict[str, list[str]]:
+        """Every query's kNN list, by rank (the order :meth:`set_knn` inserted them in)."""
+        graph = self.store.graph
+        return {
+            node_key(n): [node_key(v) for v in graph.neighbors(n, SIMILAR, "out")]
+            for n in graph.nodes(QUERY)
+        }
+
+    def query_vectors(self, ids: Sequence[str]) -> FloatMatrix:
+        return self.store.embeddings(QUERY, ids)
+
+    def chunk_vectors(self, ids: Sequence[str]) -> FloatMatrix:
+        return self.store.embeddings(CHUNK, ids)
+
+    def query_graph(self) -> QueryGraph:
+        """The derived arrays retrieval reads (rebuilt only after a mutation)."""
+        return self.store.derived("qcg", _build_query_graph)
+
+    # -- mutation --------------------------------------------------------------------------
+    def add_chunk(
+        self,
+        passage: Passage,
+        pairs: Sequence[QAPair],
+        kept: Sequence[tuple[int, float]],
+        query_vectors: FloatMatrix,
+        chunk_vector: FloatMatrix,
+    ) -> list[str]:
+        """Add a chunk, its kept pairs (``(index, Doc2Query-- score)``) and their vectors.
+
+        Returns the new query ids.
+        """
+        store = self.store
+        prov = (passage.doc_id,)
+        qids = [query_id(passage.id, index) for index, _ in kept]
+        with store.writing():
+            chunk = store.add_node(
+                CHUNK,
+                passage.id,
+                prov,
+                text=passage.text,
+                doc_id=passage.doc_id,
+                metadata=dict(passage.metadata),
+                pairs=[[p.query, p.answer] for p in pairs],
+            )
+            for qid, (index, score) in zip(qids, kept, strict=True):
+                pair = pairs[index]
+                node = store.add_node(
+                    QUERY,
+                    qid,
+                    prov,
+                    query=pair.query,
+                    answer=pair.answer,
+                    chunk=passage.id,
+                    index=index,
+                    score=float(score),
+                )
+                store.add_edge(node, chunk, FROM_CHUNK, prov)
+            store.add_vectors(CHUNK, {passage.id: chunk_vector})
+            store.add_vectors(QUERY, dict(zip(qids, query_vectors, strict=True)))
+        return qids
+
+    def set_knn(self, lists: Mapping[str, Sequence[str]]) -> None:
+        """Replace the ``similar`` out-edges of each query in ``lists`` (in rank order)."""
+        store = self.store
+        graph = store.graph
+        with store.writing():
+            for qid, nbrs in lists.items():
+                node = node_id(QUERY, qid)
+                old = graph.neighbors(node, SIMILAR, "out")
+                store.remove_edges([(node, v, SIMILAR) for v in old])
+                prov = tuple(graph.node(node)["provenance"])
+                for rank, nbr in enumerate(nbrs):
+                    store.add_edge(node, node_id(QUERY, nbr), SIMILAR, prov, rank=rank)
+
+    def remove_document(self, doc_id: str) -> tuple[list[str], list[str]]:
+        """Forget ``doc_id``; returns (removed passage ids, removed query ids)."""
+        gone = self.store.remove_document(doc_id)
+        return gone.get(CHUNK, []), gone.get(QUERY, [])
+
+    # -- persistence -----------------------------------------------------------------------
+    def persist(
+        self, directory: str | Path, manifest: Manifest | None = None, *, overwrite: bool = False
+    ) -> None:
+        """Write ``graph.json``, ``vectors/<layer>/`` and the manifest (see
+        :meth:`IndexStore.persist`: atomic, checksums, foreign folders refused)."""
+        self.store.persist(directory, manifest, overwrite=overwrite)
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path,
+        *,
+        model_name: str,
+        dimension: int,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+    ) -> QCGStore:
+        """Read what :meth:`persist` wrote (:meth:`IndexStore.load` checks graph and vectors).
+
+        Raises
+        ------
+        IndexNotFoundError
+            Missing files.
+        IndexMismatchError
+            Another model or dimension, or vectors that differ from the graph's nodes.
+        """
+        store = IndexStore.load(
+            directory,
+            model_name=model_name,
+            dimension=dimension,
+            layers=LAYERS,
+            factory=factory,
+            graph=graph,
+            metadata=qcg_metadata,
+        )
+        return cls(model_name, store=store)
+
+
+def _build_query_graph(store: IndexStore, previous: QueryGraph | None) -> QueryGraph:
+    qcg = QCGStore(store.model_name, store=store)
+    ids = qcg.query_ids()
+    return QueryGraph.build(ids, qcg.query_vectors(ids), [qcg.chunk_of(q) for q in ids], qcg.knn())

@@ -1,0 +1,96 @@
+"""Retrieval steps 1-3 on hand-made graphs, and the latency target at 10k query nodes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from graphrag_integrations.methods.qcg.graph import QueryGraph, knn_lists
+from graphrag_integrations.methods.qcg.params import QCGQueryParams, preset
+from graphrag_integrations.methods.qcg.retrieval import expand, rank_chunks, select_queries
+
+
+def angle_rows(angles: list[float]) -> np.ndarray:
+    a = np.array(angles)
+    return np.stack([np.cos(a), np.sin(a)], axis=1).astype(np.float32)
+
+
+def toy_graph() -> QueryGraph:
+    # four queries at angles 0, 0.5, 1.2, 2.5 rad from the user query (at 0)
+    m = angle_rows([0.0, 0.5, 1.2, 2.5])
+    chunks = ["c1", "c1", "c2", "c3"]
+    return QueryGraph.build(["a", "b", "c", "d"], m, chunks, {"a": ["b"], "b": ["c"], "c": ["d"]})
+
+
+def test_gamma_is_a_threshold_on_cos_plus_one_and_n_caps() -> None:
+    s = np.cos([0.0, 0.5, 1.2, 2.5]) + 1.0
+    assert select_queries(s, 1.0, 10) == [0, 1, 2]  # cos >= 0
+    assert select_queries(s, 1.5, 10) == [0, 1]  # cos >= 0.5
+    assert select_queries(s, 1.0, 2) == [0, 1]  # the n most similar
+    assert select_queries(s, 2.1, 3) == []
+
+
+def test_hop_expansion_is_directed_unless_symmetric() -> None:
+    g = toy_graph()
+    assert expand(g, [1], 0, False) == {1: 0}
+    assert expand(g, [1], 1, False) == {1: 0, 2: 1}
+    assert expand(g, [1], 2, False) == {1: 0, 2: 1, 3: 2}
+    assert expand(g, [1], 1, True) == {1: 0, 2: 1, 0: 1}
+
+
+def test_chunk_score_is_the_mean_s_of_its_queries_in_q_star() -> None:
+    g = toy_graph()
+    user = np.array([1.0, 0.0], dtype=np.float32)
+    params = QCGQueryParams(h=1, n=1, gamma=1.0)
+    hits = rank_chunks(g, user, params, 5)
+    # Q_r = {a}; one hop adds b (same chunk c1)
+    assert [h.chunk_id for h in hits] == ["c1"]
+    expected = ((1 + 1) + (np.cos(0.5) + 1)) / 2
+    assert hits[0].score == pytest.approx(expected, abs=1e-6)
+    assert [(m.row, m.hop) for m in hits[0].queries] == [(0, 0), (1, 1)]
+    # two hops reach c (chunk c2), scored by its own s even though below gamma
+    hits = rank_chunks(g, user, QCGQueryParams(h=2, n=1, gamma=1.9), 5)
+    assert [h.chunk_id for h in hits] == ["c1", "c2"]
+    assert hits[1].score == pytest.approx(np.cos(1.2) + 1, abs=1e-6)
+
+
+def test_chunk_weight_fuses_the_chunk_similarity() -> None:
+    g = toy_graph()
+    user = np.array([1.0, 0.0], dtype=np.float32)
+    own = {"c1": 0.0, "c2": 1.0}
+    params = QCGQueryParams(h=2, n=1, gamma=1.0, chunk_weight=0.5)
+    hits = rank_chunks(g, user, params, 5, chunk_cosine=lambda ids: np.array([own[c] for c in ids]))
+    assert [h.chunk_id for h in hits] == ["c2", "c1"]
+    assert hits[0].score == pytest.approx(0.5 * (np.cos(1.2) + 1) + 0.5 * 2.0, abs=1e-6)
+    with pytest.raises(ValueError):
+        rank_chunks(g, user, params, 5)
+
+
+def test_presets() -> None:
+    assert preset("multihop-rag").query == QCGQueryParams(h=1, n=15, gamma=1.0)
+    lihua = preset("lihuaworld")
+    assert (lihua.index.k_neighbors, lihua.query.n, lihua.query.gamma) == (2, 10, 1.5)
+    with pytest.raises(ValueError):
+        QCGQueryParams(n=0)
+
+
+def test_latency_p50_under_50ms_at_10k_queries() -> None:
+    rng = np.random.default_rng(0)
+    n, d = 10_000, 384
+    m = rng.normal(size=(n, d)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    ids = [f"q{i:05d}" for i in range(n)]
+    sample = list(range(0, n, 50))  # kNN lists of a sample are enough for timing
+    lists = knn_lists(ids, m, 3, sample)
+    g = QueryGraph.build(ids, m, [f"c{i // 16}" for i in range(n)], lists)
+    params = QCGQueryParams(h=2, gamma=1.0)
+    times = []
+    for _ in range(30):
+        user = rng.normal(size=d).astype(np.float32)
+        user /= np.linalg.norm(user)
+        start = time.perf_counter()
+        rank_chunks(g, user, params, 5)
+        times.append(time.perf_counter() - start)
+    assert float(np.median(times)) < 0.05
