@@ -46,6 +46,7 @@ _LAZY: dict[str, str] = {
     "BM25Retriever": "graphrag_integrations.baselines.bm25",
     "HybridRetriever": "graphrag_integrations.baselines.hybrid",
     "ClueIndex": "graphrag_integrations.methods.clue.index",
+    "ParseKGTranslatorRetriever": "graphrag_integrations.methods.kgt.index",
     "QIter": "graphrag_integrations.methods.clue.qiter",
     "QueryCentricGraphIndex": "graphrag_integrations.methods.qcg.index",
     "RefinedSubgraphRetriever": "graphrag_integrations.methods.reg.index",

@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
-from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex, split_title
+from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex
 from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS, documents
 

@@ -231,7 +231,7 @@ def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
 
 
 def test_registry_build_accepts_a_vector_backend() -> None:
-    from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.core.chunking import passages_from_documents
     from graphrag_integrations.methods.clue.registration import CLUE
 
     retriever = CLUE.build(
@@ -243,7 +243,7 @@ def test_registry_build_accepts_a_vector_backend() -> None:
 
 
 def test_registry_build_routes_index_options_and_the_index_llm() -> None:
-    from graphrag_integrations.methods.clue.index import passages_from_documents
+    from graphrag_integrations.core.chunking import passages_from_documents
     from graphrag_integrations.methods.clue.registration import CLUE
 
     def reply(prompt: str) -> str:

@@ -46,6 +46,7 @@ TOP_LEVEL_ALL = [
     "LLMClient",
     "LangChainRetriever",
     "LlamaIndexRetriever",
+    "ParseKGTranslatorRetriever",
     "Passage",
     "QIter",
     "QueryCentricGraphIndex",
@@ -118,6 +119,7 @@ SUBPACKAGE_ALL: dict[str, list[str] | None] = {
     ],
     "graphrag_integrations.methods": None,
     "graphrag_integrations.methods.clue": None,
+    "graphrag_integrations.methods.kgt": None,
     "graphrag_integrations.methods.qcg": None,
     "graphrag_integrations.methods.reg": None,
     "graphrag_integrations.testing": [
@@ -226,6 +228,7 @@ def test_top_level_names_are_the_classes_and_functions_users_call() -> None:
             assert inspect.isclass(getattr(gi, name)) or callable(getattr(gi, name)), name
     assert gi.DenseRetriever.method == "dense"
     assert gi.ClueIndex.method == "clue"
+    assert gi.ParseKGTranslatorRetriever.method == "kgt"
     assert gi.QueryCentricGraphIndex.method == "qcg"
     assert gi.RefinedSubgraphRetriever.method == "reg"
     assert gi.load_documents(["Paris is in France."])[0].text == "Paris is in France."

@@ -113,6 +113,7 @@ _CLEAN_TREE = {
     "methods/clue/stores": f"from {FAKE} import core",
     "methods/other/__init__": f"from {FAKE} import core",
     "methods/reg/__init__": f"from {FAKE} import core",
+    "methods/kgt/__init__": f"from {FAKE} import core",
     "adapters/__init__": f"from {FAKE} import core",
     "core/__init__": f"from {FAKE} import _lazy, errors",
 }

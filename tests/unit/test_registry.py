@@ -166,7 +166,16 @@ def test_a_preset_spanning_both_phases_goes_to_both() -> None:
 
 
 def test_builtin_registrations_and_errors() -> None:
-    assert registry.method_names() == ["bm25", "clue", "dense", "hybrid", "qcg", "reg", "reg-weak"]
+    assert registry.method_names() == [
+        "bm25",
+        "clue",
+        "dense",
+        "hybrid",
+        "kgt",
+        "qcg",
+        "reg",
+        "reg-weak",
+    ]
     assert registry.get_registration("clue") is CLUE
     assert registry.resolve_index_class("clue").__name__ == "ClueIndex"
     with pytest.raises(UnknownMethodError, match="unknown method 'nope'; known methods: bm25"):
@@ -217,6 +226,7 @@ def test_entry_points_add_methods_and_broken_ones_are_reported(
         "clue",
         "dense",
         "hybrid",
+        "kgt",
         "other",
         "qcg",
         "reg",
@@ -253,7 +263,7 @@ def test_listing_methods_imports_no_model_library() -> None:
         check=True,
         env={"PYTHONPATH": str(SRC)},
     ).stdout
-    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'qcg', 'reg', 'reg-weak'] []"
+    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'kgt', 'qcg', 'reg', 'reg-weak'] []"
 
 
 def test_methods_and_baselines_do_not_import_evaluation() -> None:

@@ -425,3 +425,45 @@ def documents_to_passages(
             )
     logger.debug("cut %d documents into %d passages", len(documents), len(passages))
     return passages
+
+
+def passages_from_documents(documents: Iterable[Any], **load_options: Any) -> list[Passage]:
+    """One :class:`Passage` per non-empty document, without chunking (graph indexes' input).
+
+    The passage id is ``content_id(doc.id, text)``; ``doc_id`` and metadata are the
+    document's. Empty or blank documents are left out. ``load_options`` (``errors=``,
+    ``report=``...) go to :func:`~graphrag_integrations.core.documents.load_documents`.
+
+    Examples
+    --------
+    >>> ps = passages_from_documents([SourceDocument("Paris is big.", id="d1"), "  "])
+    >>> [(p.doc_id, p.text) for p in ps]
+    [('d1', 'Paris is big.')]
+    >>> ps[0].id == content_id("d1", "Paris is big.")
+    True
+    """
+    return [
+        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
+        for d in load_documents(documents, **load_options)
+        if d.text.strip()
+    ]
+
+
+def split_title(passage: Passage) -> tuple[str, str]:
+    """``(title, body)``: the title from ``metadata["title"]`` and the text without it.
+
+    A text starting with ``title + "\\n"`` has that line removed from the body, so the title
+    is not parsed into the first sentence.
+
+    Examples
+    --------
+    >>> split_title(Passage("1", "Paris\\nParis is big.", "d", {"title": "Paris"}))
+    ('Paris', 'Paris is big.')
+    >>> split_title(Passage("2", "No title here.", "d"))
+    ('', 'No title here.')
+    """
+    title = str(passage.metadata.get("title") or "").strip()
+    body = passage.text
+    if title and body.startswith(title + "\n"):
+        body = body[len(title) + 1 :]
+    return title, body

@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 BUILTIN_MODULES: tuple[str, ...] = (
     "graphrag_integrations.baselines.registration",
     "graphrag_integrations.methods.clue.registration",
+    "graphrag_integrations.methods.kgt.registration",
     "graphrag_integrations.methods.qcg.registration",
     "graphrag_integrations.methods.reg.registration",
 )

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents, pop_load_options
+from graphrag_integrations.core.chunking import passages_from_documents, split_title
+from graphrag_integrations.core.documents import content_id, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
@@ -88,37 +89,6 @@ VIEW = "qiter"
 def _as_unit(parsed: ParsedText) -> Sentence:
     """One knowledge unit (an LLM-extracted statement) as a single sentence with its entities."""
     return Sentence(parsed.text.strip(), 0, len(parsed.text), parsed.entities)
-
-
-def passages_from_documents(documents: Iterable[Any], **load_options: Any) -> list[Passage]:
-    """One :class:`Passage` per non-empty document (no chunking).
-
-    ``load_options`` (``errors=``, ``report=``...) go to
-    :func:`~graphrag_integrations.core.documents.load_documents`.
-    """
-    return [
-        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-        for d in load_documents(documents, **load_options)
-        if d.text.strip()
-    ]
-
-
-def split_title(passage: Passage) -> tuple[str, str]:
-    """``(title, body)``: the title from ``metadata["title"]`` and the text without it.
-
-    A text starting with ``title + "\\n"`` has that line removed from the body, so the title
-    is not parsed into the first sentence.
-
-    Examples
-    --------
-    >>> split_title(Passage("1", "Paris\\nParis is big.", "d", {"title": "Paris"}))
-    ('Paris', 'Paris is big.')
-    """
-    title = str(passage.metadata.get("title") or "").strip()
-    body = passage.text
-    if title and body.startswith(title + "\n"):
-        body = body[len(title) + 1 :]
-    return title, body
 
 
 class ClueIndex(FrameworkSurface, BaseIndex):

@@ -1,0 +1,615 @@
+"""ParseKGTranslatorRetriever: the KG-Translator lifecycle (build, query, insert, delete, persist).
+
+Build (paper §3.2): spaCy parses the passages (in a background thread, batched, ``n_process``
+workers) while the passages are embedded for ranking; each sentence becomes a hyperedge of
+the ParseKG (:mod:`~graphrag_integrations.methods.kgt.parsekg`), stored in
+:mod:`~graphrag_integrations.methods.kgt.store`. :meth:`ParseKGTranslatorRetriever.stats`
+gives the Table 5 figures.
+
+Query (§3.3-3.4): the translator LM (loaded on first use) turns the query into clues under
+the constraint indexes (built on first use for the LM's tokenizer, cached, persisted), the
+clues are traced to passages, and the passages ranked by the embedder
+(:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's explanation lists the
+clues (entity, relation span, direction, hyperedge sentence) that reached it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.chunking import passages_from_documents, split_title
+from graphrag_integrations.core.documents import pop_load_options
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_store import VectorIndexFactory
+from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_directory,
+    check_embedder,
+    check_manifest,
+    read_manifest,
+    reading_index,
+    write_manifest,
+)
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
+from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams
+from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
+from graphrag_integrations.methods.kgt.retrieval import (
+    decomposition_prompt,
+    parse_next_query,
+    trace_clues,
+)
+from graphrag_integrations.methods.kgt.store import (
+    CONSTRAINTS_DIR,
+    ParseKGStore,
+    ParseKGView,
+    load_constraint_cache,
+    save_constraint_cache,
+)
+from graphrag_integrations.methods.kgt.translation import TranslationResult, Translator
+
+logger = logging.getLogger(__name__)
+
+#: Index directory layout version.
+FORMAT_VERSION = 1
+_INDEX_FIELDS = frozenset(f.name for f in fields(IndexParams))
+_QUERY_FIELDS = frozenset(f.name for f in fields(QueryParams))
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(index params, query params, other)`` of keyword options, by field name.
+
+    Examples
+    --------
+    >>> split_options({"alpha": 1, "mask": "##", "x": 0})
+    ({'mask': '##'}, {'alpha': 1}, {'x': 0})
+    """
+    index = {k: v for k, v in options.items() if k in _INDEX_FIELDS}
+    query = {k: v for k, v in options.items() if k in _QUERY_FIELDS}
+    other = {k: v for k, v in options.items() if k not in _INDEX_FIELDS | _QUERY_FIELDS}
+    return index, query, other
+
+
+def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[str]) -> str | None:
+    """Ask the decomposition LLM for the next search query (prompt 3); ``None`` to stop.
+
+    The one decomposition LLM call (``llm.complete(prompt)``: core ``LLM`` or ``LLMClient``).
+    """
+    reply = llm.complete(decomposition_prompt(question, evidence, used))
+    text = reply if isinstance(reply, str) else reply.text
+    return parse_next_query(text)
+
+
+def resolve_translator(translator: Any) -> Any:
+    """The translator as an ``LLMClient`` (cache, token accounting) over a causal LM.
+
+    ``None`` or ``"default"``: the committed MuSiQue-100 fold-a adapter; ``"base"``: the untuned
+    SmolLM2-135M-Instruct; the name of another committed adapter; a folder written by
+    ``train --method kgt`` or any causal LM path; a ``TransformersLLM``; an ``LLMClient``
+    over one (kept as given, with its response cache).
+
+    Raises
+    ------
+    TypeError
+        An object that cannot generate token-level beams.
+    """
+    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
+    from graphrag_integrations.methods.kgt.adapters import (
+        DEFAULT_TRANSLATOR,
+        adapter_path,
+        committed_adapters,
+    )
+
+    if translator is None or translator == "default":
+        translator = adapter_path(DEFAULT_TRANSLATOR)
+    elif translator == "base":
+        translator = TransformersLLM()
+    elif isinstance(translator, str) and translator in committed_adapters():
+        translator = adapter_path(translator)
+    if isinstance(translator, (str, Path)):
+        from graphrag_integrations.methods.kgt.training import load_translator
+
+        translator = load_translator(translator)
+    if isinstance(translator, LLMClient):
+        client = translator
+    else:
+        for attr in ("generate", "tokenizer", "eos_token_id"):
+            if not hasattr(type(translator), attr):
+                raise TypeError(
+                    f"translator must be a model path, a TransformersLLM or an LLMClient over "
+                    f"one; {type(translator).__name__} lacks {attr!r}"
+                )
+        client = LLMClient(translator)
+    return client
+
+
+class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
+    """KG-Translator: ParseKG + constrained clue translation + clue-traced ranking.
+
+    Parameters
+    ----------
+    embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
+        Passage ranker (``None``: offline all-MiniLM-L6-v2).
+    translator : str, Path or TransformersLLM, optional
+        The translation LM: ``None`` = untuned SmolLM2-135M-Instruct (offline); a path to a
+        model or to a LoRA adapter written by :func:`~graphrag_integrations.methods.kgt.
+        training.train_translator`; or a loaded ``TransformersLLM``.
+    index_params : IndexParams, optional
+        Build settings.
+    query_params : QueryParams, optional
+        Query settings (``alpha``, ``beta``, ``k``, ``reverse``, ``top_up``, ``max_steps``...).
+    decomposer : LLM or LLMClient, optional
+        Multi-step mode (``max_steps > 1``): answers prompt 3 of appendix M.
+    show_progress : bool
+        Progress bars during builds.
+    **options
+        Any :class:`IndexParams` / :class:`QueryParams` field, overriding the objects above.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.methods.kgt.params import QueryParams
+    >>> QueryParams.paper("2wiki").beta
+    1
+    """
+
+    method = "kgt"
+
+    def __init__(
+        self,
+        embedding: Any = None,
+        *,
+        translator: Any = None,
+        index_params: IndexParams | None = None,
+        query_params: QueryParams | None = None,
+        decomposer: Any = None,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        show_progress: bool = False,
+        **options: Any,
+    ) -> None:
+        index_opts, query_opts, other = split_options(options)
+        if other:
+            raise TypeError(f"unknown options {sorted(other)}")
+        self.index_params = replace(index_params or IndexParams(), **index_opts)
+        self.query_params = replace(query_params or QueryParams(), **query_opts)
+        if self.query_params.max_steps > 1 and decomposer is None:
+            raise ValueError("max_steps > 1 (multi-step mode) needs a decomposer LLM")
+        self.embedder: Embedder = as_embedder(embedding)
+        self.parser = SpacyNLP(
+            self.index_params.spacy_model,
+            n_process=self.index_params.n_process,
+            batch_size=self.index_params.batch_size,
+        )
+        self.decomposer = decomposer
+        self.show_progress = show_progress
+        self.vector_index = vector_index
+        self.graph_backend = graph_backend
+        self.store = ParseKGStore(
+            self.embedder.model_name,
+            self.index_params.excluded_head_labels,
+            factory=vector_index,
+            graph=graph_backend,
+        )
+        self.timings = dict.fromkeys(("nlp", "embedding", "graph", "total"), 0.0)
+        self._translator_spec = translator
+        self._lm: Any = None
+        self._indexes: ConstraintIndexes | None = None
+        self._cache_dir: Path | None = None  # persisted constraint caches (after load)
+        self.counters: Counter[str] = Counter()
+        self._cache_key = ""
+        self._lazy_lock = threading.RLock()  # lazy translator / constraint indexes
+
+    @property
+    def default_k(self) -> int:  # type: ignore[override]
+        """Passages per query (``query_params.k``)."""
+        return self.query_params.k
+
+    @property
+    def view(self) -> ParseKGView:
+        """The query-time view of the ParseKG (a derived view of the store)."""
+        return self.store.view
+
+    @property
+    def passages(self) -> list[Passage]:
+        """The indexed passages."""
+        return list(self.view.passages.values())
+
+    # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ParseKGTranslatorRetriever:
+        """Build from documents (one passage each); load options (``errors=``, ``report=``)
+        go to ``load_documents``, the rest to the constructor."""
+        passages = passages_from_documents(documents, **pop_load_options(kwargs))
+        return cls.from_passages(passages, **kwargs)
+
+    @classmethod
+    def from_passages(
+        cls, passages: Sequence[Passage], **kwargs: Any
+    ) -> ParseKGTranslatorRetriever:
+        """Build from already chunked passages (what the evaluation harness uses)."""
+        if not passages:
+            raise EmptyCorpusError("no non-empty passages to index")
+        index = cls(**kwargs)
+        index.add_passages(passages)
+        return index
+
+    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+        """Index documents into the existing ParseKG; returns the ids added (already indexed
+        ones are skipped with a warning). ``load_options`` go to ``load_documents``."""
+        passages = passages_from_documents(documents, **load_options)
+        passages = drop_indexed(passages, self.store.document_ids())
+        self.add_passages(passages)
+        return document_ids(passages)
+
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Parse, embed and add ``passages`` (ids already indexed are skipped)."""
+        new = [p for p in dict((p.id, p) for p in passages).values()]
+        new = [p for p in new if not self.store.has_passage(p.id)]
+        if len(new) < len(passages):
+            logger.info("skipping %d passages already indexed", len(passages) - len(new))
+        if not new:
+            return
+        t0 = time.perf_counter()
+        bodies = [split_title(p)[1] for p in new]
+        vectors: dict[str, FloatMatrix] = {}
+        t_embed = 0.0
+        if self.index_params.passage_vectors == "lazy":
+            parsed, t_nlp = self._timed_parse(bodies)
+        else:
+            with ThreadPoolExecutor(1, thread_name_prefix="kgt-parse") as pool:
+                parsing = pool.submit(self._timed_parse, bodies)
+                matrix = self.embedder.embed(
+                    [p.text for p in new], show_progress=self.show_progress
+                )
+                vectors = {p.id: matrix[i] for i, p in enumerate(new)}
+                t_embed = time.perf_counter() - t0
+                parsed, t_nlp = parsing.result()
+        t1 = time.perf_counter()
+        params = self.index_params
+        edges = [
+            e
+            for p, doc in zip(new, parsed, strict=True)
+            for e in hyperedges(
+                p, doc, excluded_head_labels=params.excluded_head_labels, mask=params.mask
+            )
+        ]
+        self.store.add(new, edges, vectors)
+        self._refresh()
+        t2 = time.perf_counter()
+        for key, value in (("nlp", t_nlp), ("embedding", t_embed), ("graph", t2 - t1)):
+            self.timings[key] += value
+        self.timings["total"] += t2 - t0
+        logger.info(
+            "indexed %d passages -> %d hyperedges in %.1fs (%.1f passages/s; nlp %.1fs and "
+            "embedding %.1fs overlapping, graph %.1fs)",
+            len(new),
+            len(edges),
+            t2 - t0,
+            len(new) / max(t2 - t0, 1e-9),
+            t_nlp,
+            t_embed,
+            t2 - t1,
+        )
+
+    def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
+        start = time.perf_counter()
+        parsed = self.parser.parse_many(bodies, show_progress=self.show_progress)
+        return parsed, time.perf_counter() - start
+
+    def _refresh(self) -> None:
+        """Drop the constraint indexes (graph changed; the view is rebuilt on next use)."""
+        self._indexes = None
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document: passages, hyperedges, orphaned entities, vectors.
+
+        Returns ``False`` (and logs a warning) for an unknown ``doc_id``.
+        """
+        if doc_id not in self.store.document_ids():
+            return self._unknown_document(doc_id)
+        self.store.remove_document(doc_id)
+        self._refresh()
+        return True
+
+    def stats(self) -> ParseKGStats:
+        """Graph statistics as in the paper's Table 5."""
+        return self.view.stats()
+
+    # -- translation ----------------------------------------------------------------------
+    @property
+    def lm(self) -> Any:
+        """The translator LM (loaded on first access)."""
+        with self._lazy_lock:
+            if self._lm is None:
+                self._lm = resolve_translator(self._translator_spec)
+        return self._lm.llm
+
+    @property
+    def client(self) -> Any:
+        """The ``LLMClient`` of the translator (its ``usage`` counts the translation tokens)."""
+        self.lm  # noqa: B018 - loads the client
+        return self._lm
+
+    @property
+    def constraint_indexes(self) -> ConstraintIndexes:
+        """Entity tries and relation indexes for the translator's tokenizer (built once)."""
+        with self._lazy_lock:
+            return self._constraint_indexes()
+
+    def _constraint_indexes(self) -> ConstraintIndexes:
+        if self._indexes is None:
+            tokenizer = self.lm.tokenizer
+            cached = None
+            graph_fp = self.view.fingerprint()
+            tokens_fp = tokenizer_fingerprint(tokenizer)
+            if self._cache_dir is not None:
+                cached = load_constraint_cache(self._cache_dir / tokens_fp, fingerprint=graph_fp)
+                if cached is not None:
+                    self.counters["constraint_cache_hits"] += 1
+            self._indexes = ConstraintIndexes(
+                self.view,
+                tokenizer,
+                max_relation_tokens=self.index_params.max_relation_tokens,
+                cached=cached,
+                eos_token_id=self.lm.eos_token_id,
+            )
+            self._cache_key = f"kgt:{graph_fp}:{tokens_fp}:{self.index_params.max_relation_tokens}"
+        return self._indexes
+
+    def translator(self, params: QueryParams | None = None) -> Translator:
+        """A :class:`Translator` over this index (``params``: the index's query params)."""
+        indexes = self.constraint_indexes
+        return Translator(
+            self.client,
+            indexes,
+            params or self.query_params,
+            nlp=self.parser,
+            cache_key=self._cache_key,
+        )
+
+    def translate(self, query: str) -> TranslationResult:
+        """The clues of ``query`` (forward, then reverse when Algorithm 2 asks for it)."""
+        return self.translator().translate(check_query(query))
+
+    # -- retrieval ------------------------------------------------------------------------
+    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        """Translate, trace, rank; up to ``k`` passages (fewer without top-up)."""
+        question = check_query(query)
+        k = check_k(k, self.default_k)
+        if not self.view.passages:
+            logger.warning("retrieve on an empty index: no passages")
+            return []
+        translator = self.translator()
+        used = [question]
+        current = question
+        best: dict[str, tuple[float, int]] = {}
+        evidence: dict[str, list[dict[str, Any]]] = {}
+        rounds: list[dict[str, Any]] = []
+        for step in range(self.query_params.max_steps):
+            result = translator.translate(current)
+            self.counters.update({f"dropped_{v}": n for v, n in result.dropped.items()})
+            traced = trace_clues(result.clues, self.view)
+            qvec = self.embedder.embed_query(current)
+            ids = list(traced)
+            sims = self._passage_vectors(ids) @ qvec if ids else np.zeros(0)
+            for pid, sim in zip(ids, sims.tolist(), strict=True):
+                if pid not in best or sim > best[pid][0]:
+                    best[pid] = (float(sim), step)
+                for clue in traced[pid]:
+                    evidence.setdefault(pid, []).append({**clue, "step": step})
+            rounds.append(
+                {
+                    "query": current,
+                    "clues": len(result.clues),
+                    "traced_passages": len(ids),
+                    "reverse_ran": result.reverse_ran,
+                    "dropped_hypotheses": dict(result.dropped),
+                }
+            )
+            if step + 1 >= self.query_params.max_steps:
+                break
+            top = sorted(best, key=lambda p: -best[p][0])[:k]
+            following = next_query(
+                self.decomposer, question, [self.view.passages[p].text for p in top], used
+            )
+            if following is None or following in used:
+                break
+            used.append(following)
+            current = following
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
+        ctx = len(best)
+        out = [
+            RetrievedPassage(
+                self.view.passages[pid],
+                score,
+                {
+                    "method": self.method,
+                    "source": "traced",
+                    "step": step,
+                    "clues": evidence[pid],
+                    "traced_passages": ctx,
+                    "rounds": rounds,
+                },
+            )
+            for pid, (score, step) in ranked
+        ]
+        if self.query_params.top_up and len(out) < k:
+            out.extend(self._top_up(question, k - len(out), set(best), ctx, rounds))
+        return out
+
+    def _passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
+        """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode).
+
+        Queries run in parallel under the index's read lock; the check-embed-add of lazy
+        vectors holds the store's lock, so two queries never add the same vector twice.
+        """
+        with self.store.index_store.writing():
+            missing = self.store.missing_vectors(dict.fromkeys(ids))
+            if missing:
+                self.counters["lazy_embedded_passages"] += len(missing)
+                passages = [self.view.passages[i] for i in missing]
+                matrix = self.embedder.embed([p.text for p in passages])
+                vectors = {p.id: matrix[i] for i, p in enumerate(passages)}
+                self.store.add_vectors(passages, vectors)
+            return self.store.passage_vectors(ids)
+
+    def _top_up(
+        self, question: str, n: int, exclude: set[str], ctx: int, rounds: list[dict[str, Any]]
+    ) -> list[RetrievedPassage]:
+        """Product mode: the nearest untraced passages of the corpus, flagged."""
+        self.counters["top_up_queries"] += 1
+        missing = self.store.missing_vectors(self.view.passages)
+        if missing:
+            logger.info("top-up: embedding the %d passages not embedded yet", len(missing))
+            self._passage_vectors(missing)
+        qvec: FloatMatrix = self.embedder.embed_query(question)
+        hits = self.store.nearest_passages(qvec, n + len(exclude))
+        extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
+        logger.info("top-up: %d traced passages, %d added by dense retrieval", ctx, len(extra))
+        return [
+            RetrievedPassage(
+                self.view.passages[pid],
+                float(score),
+                {
+                    "method": self.method,
+                    "source": "top_up",
+                    "clues": [],
+                    "traced_passages": ctx,
+                    "rounds": rounds,
+                },
+            )
+            for pid, score in extra
+        ]
+
+    # -- persistence ----------------------------------------------------------------------
+    def manifest(self) -> Manifest:
+        """The manifest :meth:`persist` writes."""
+        stats = self.stats()
+        return Manifest(
+            method=self.method,
+            parameters={
+                "index": self.index_params.to_dict(),
+                "query": self.query_params.to_dict(),
+                "passages": stats.passages,
+                "hyperrelations": stats.hyperrelations,
+                "entities": stats.entities,
+            },
+            models={
+                "embedding": self.embedder.model_name,
+                "spacy": self.parser.model_name,
+                "translator": self._translator_name(),
+            },
+            # lazy vectors: none may exist yet, the embedder still fixes the dimension
+            embedding_dimension=self.store.dimension or int(self.embedder.dimension) or None,
+            format_version=FORMAT_VERSION,
+        )
+
+    def _translator_name(self) -> str:
+        spec = self._translator_spec
+        if spec is None:
+            return "default"
+        if isinstance(spec, (str, Path)):
+            return str(spec)
+        return str(getattr(spec, "model_name", type(spec).__name__))
+
+    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the index directory atomically: manifest, ``graph.json``, ``vectors/`` and,
+        when the constraint indexes were built, ``constraints/<tokenizer>/``.
+
+        Raises
+        ------
+        IndexExistsError
+            If ``path`` is a non-empty folder that is not a KG-Translator index and
+            ``overwrite`` is false (see ``core.persistence.atomic_directory``).
+        """
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
+            self.store.persist(out)
+            old = self._cache_dir
+            if self._indexes is not None:
+                ix = self._indexes
+                save_constraint_cache(
+                    out / CONSTRAINTS_DIR / tokenizer_fingerprint(ix.tokenizer),
+                    fingerprint=self.view.fingerprint(),
+                    rel_tokens=ix.rel_tokens,
+                    tries=ix.tries,
+                    entity_tokens=ix.entity_tokens,
+                )
+            elif old is not None and old.is_dir():
+                import shutil
+
+                shutil.copytree(old, out / CONSTRAINTS_DIR)
+            write_manifest(out, self.manifest())
+        self._cache_dir = Path(path) / CONSTRAINTS_DIR
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> ParseKGTranslatorRetriever:
+        """Load a persisted index; build and query settings come from the manifest unless given.
+
+        Raises
+        ------
+        IndexNotFoundError
+            No index in ``path``.
+        CorruptIndexError
+            Naming the file, if a file is missing, truncated or altered.
+        IndexMismatchError
+            Another method or format, another embedding model or dimension, or graph and
+            vectors that disagree.
+        """
+        with reading_index(path) as src:
+            return cls._load(src, kwargs)
+
+    @classmethod
+    def _load(cls, src: Path, kwargs: dict[str, Any]) -> ParseKGTranslatorRetriever:
+        manifest = check_manifest(
+            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+        )
+        params = manifest.parameters
+        kwargs.setdefault("index_params", IndexParams.from_dict(params["index"]))
+        kwargs.setdefault("query_params", QueryParams.from_options(params["query"]))
+        recorded = manifest.models.get("translator", "default")
+        if "translator" not in kwargs and recorded != "default" and Path(recorded).exists():
+            kwargs["translator"] = recorded
+        index = cls(**kwargs)
+        check_embedder(manifest, index.embedder, source=src)
+        index.store = ParseKGStore.load(
+            src,
+            model_name=index.embedder.model_name,
+            dimension=int(manifest.embedding_dimension or 0),
+            excluded_head_labels=index.index_params.excluded_head_labels,
+            factory=index.vector_index,
+            graph=index.graph_backend,
+        )
+        if index.index_params.passage_vectors == "build":
+            missing = index.store.missing_vectors(index.view.passages)
+            if missing:
+                raise IndexMismatchError(
+                    f"{src}: {len(missing)} passages without a vector in a "
+                    "passage_vectors='build' index (corrupt index)"
+                )
+        index._refresh()
+        stats = index.stats()
+        counts = (stats.passages, stats.hyperrelations, stats.entities)
+        expected = (params["passages"], params["hyperrelations"], params["entities"])
+        if counts != expected:
+            raise IndexMismatchError(
+                f"{src}: graph holds {counts} passages/hyperrelations/entities, the manifest "
+                f"{expected} (corrupt index)"
+            )
+        index._cache_dir = src / CONSTRAINTS_DIR
+        return index

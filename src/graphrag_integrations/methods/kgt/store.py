@@ -1,0 +1,439 @@
+"""All storage of KG-Translator: the ParseKG and passage vectors on the core ``IndexStore``.
+
+:class:`ParseKGStore` is KG-Translator's schema over a core
+:class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layer,
+persistence and checks, derived views). The directed hypergraph of the paper is encoded
+bipartitely:
+
+* nodes ``passage:<id>`` (``text``, ``doc_id``, ``metadata``), ``rel:<hyperedge id>``
+  (``relation`` = masked sentence, ``sentence``, ``passage_id``, ``position`` and
+  ``mentions`` = ``[[entity key, surface text, spaCy label, "head" | "tail"], ...]``) and
+  ``entity:<normalised name>``;
+* edges ``passage -> rel`` (``contains``), ``entity -> rel`` (``head``: the entity is in
+  ``H_r``) and ``rel -> entity`` (``tail``: in ``T_r``);
+* nodes ``pvec:<passage id>`` mark the passages that have a vector (layer ``"passages"``):
+  with lazy passage vectors only the passages traced so far are embedded, and the store's
+  load check (every node of a layer has exactly one vector) holds for the marked subset;
+* provenance = document id on every node and edge, so ``delete(doc_id)`` is
+  ``remove_document``: a hyperedge disappears with its passage, an entity with its last
+  incidence (orphaned entities are removed), a vector with its passage.
+
+:class:`ParseKGView` is the derived, read-only query-time view (entity display names and
+labels, out- and in-hyperrelations, entry entities): the store's derived view ``"parsekg"``,
+rebuilt after an insert or delete (not when lazy vectors are added). It reads the graph only
+through the ``GraphBackend`` protocol. The constraint cache (tokenised hyperrelations and
+entity tries, see :mod:`~graphrag_integrations.methods.kgt.constraints`) depends on the LM's
+tokenizer, so it is a side directory ``constraints/<tokenizer fingerprint>/`` of the index
+(:func:`save_constraint_cache`), checked against :meth:`ParseKGView.fingerprint` on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_store import GraphBackend
+from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory, node_id, node_key
+from graphrag_integrations.core.persistence import atomic_write_json
+from graphrag_integrations.core.types import Passage
+from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.methods.kgt.parsekg import Hyperedge, ParseKGStats
+
+logger = logging.getLogger(__name__)
+
+PASSAGE, REL, ENTITY, PASSAGE_VECTOR = "passage", "rel", "entity", "pvec"
+CONTAINS, HEAD, TAIL = "contains", "head", "tail"
+#: Vector layers of the store: the embedded passages.
+LAYERS = {PASSAGE_VECTOR: "passages"}
+CONSTRAINTS_DIR = "constraints"
+VIEW = "parsekg"
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    """Query-time view of one entity.
+
+    Attributes
+    ----------
+    key : str
+        Normalised name (graph key).
+    name : str
+        Display name: its most frequent surface form (ties: smallest string).
+    label : str
+        Most frequent spaCy label (ties: smallest).
+    out_rels, in_rels : tuple of str
+        Hyperedge ids where it is a head (``R+``) / a tail (``R-``), sorted.
+    """
+
+    key: str
+    name: str
+    label: str
+    out_rels: tuple[str, ...]
+    in_rels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RelInfo:
+    """Query-time view of one hyperedge."""
+
+    id: str
+    relation: str
+    sentence: str
+    passage_id: str
+    heads: tuple[str, ...]
+    tails: tuple[str, ...]
+
+
+def _majority(counts: Counter[str]) -> str:
+    best = max(counts.values())
+    return min(name for name, c in counts.items() if c == best)
+
+
+class ParseKGView:
+    """Derived query-time arrays of a ParseKG graph (see the module docstring).
+
+    Parameters
+    ----------
+    graph : GraphBackend
+        The ParseKG graph.
+    excluded_head_labels : iterable of str
+        Labels that are never entries (also applied to reverse-translation entries).
+    generation : int
+        The :attr:`ParseKGStore.generation` it was built from.
+    """
+
+    def __init__(
+        self, graph: GraphBackend, excluded_head_labels: Iterable[str], generation: int = 0
+    ) -> None:
+        excluded = frozenset(excluded_head_labels)
+        self.generation = generation
+        self.passages: dict[str, Passage] = {}
+        for node in graph.nodes(PASSAGE):
+            d = graph.node(node)
+            key = node_key(node)
+            self.passages[key] = Passage(key, d["text"], d["doc_id"], d["metadata"])
+        self.rels: dict[str, RelInfo] = {}
+        out_rels: dict[str, list[str]] = {}
+        in_rels: dict[str, list[str]] = {}
+        names: dict[str, Counter[str]] = {}
+        labels: dict[str, Counter[str]] = {}
+        for node in graph.nodes(REL):
+            d = graph.node(node)
+            key = node_key(node)
+            heads: list[str] = []
+            tails: list[str] = []
+            for ent, text, label, role in d["mentions"]:
+                (heads if role == HEAD else tails).append(ent)
+                names.setdefault(ent, Counter())[text] += 1
+                labels.setdefault(ent, Counter())[label] += 1
+            for ent in dict.fromkeys(heads):
+                out_rels.setdefault(ent, []).append(key)
+            for ent in dict.fromkeys(tails):
+                in_rels.setdefault(ent, []).append(key)
+            self.rels[key] = RelInfo(
+                key, d["relation"], d["sentence"], d["passage_id"],
+                tuple(sorted(set(heads))), tuple(sorted(set(tails))),
+            )  # fmt: skip
+        self.entities: dict[str, EntityInfo] = {}
+        for node in graph.nodes(ENTITY):
+            key = node_key(node)
+            if key not in names:  # an entity without incidences cannot exist after delete
+                logger.warning("entity %r has no incidence; left out of the view", key)
+                continue
+            self.entities[key] = EntityInfo(
+                key,
+                _majority(names[key]),
+                _majority(labels[key]),
+                tuple(sorted(out_rels.get(key, ()))),
+                tuple(sorted(in_rels.get(key, ()))),
+            )
+        #: Entities that can start forward translation (``H``: heads somewhere).
+        self.forward_entries = sorted(k for k, e in self.entities.items() if e.out_rels)
+        #: Entities that can start reverse translation (tails of an allowed type).
+        self.reverse_entries = sorted(
+            k for k, e in self.entities.items() if e.in_rels and e.label not in excluded
+        )
+
+    def rels_of(self, entity: str, direction: str) -> tuple[str, ...]:
+        """``R+`` (``"forward"``) or ``R-`` (``"reverse"``) of ``entity`` (empty if unknown)."""
+        info = self.entities.get(entity)
+        if info is None:
+            return ()
+        return info.out_rels if direction == "forward" else info.in_rels
+
+    def stats(self) -> ParseKGStats:
+        """Table 5 figures of the current graph."""
+        heads = sum(len(r.heads) for r in self.rels.values())
+        tails = sum(len(r.tails) for r in self.rels.values())
+        entry = len(self.forward_entries)
+        return ParseKGStats(
+            passages=len(self.passages),
+            sentences=len(self.rels),
+            entities=len(self.entities),
+            hyperrelations=len(self.rels),
+            entry_entities=entry,
+            non_entry_entities=len(self.entities) - entry,
+            head_incidences=heads,
+            tail_incidences=tails,
+        )
+
+    def fingerprint(self) -> str:
+        """Hash of the hyperrelation texts and entity names (keys the constraint cache)."""
+        h = hashlib.blake2b(digest_size=16)
+        for key in sorted(self.rels):
+            h.update(f"r\0{key}\0{self.rels[key].relation}\n".encode())
+        for key in sorted(self.entities):
+            e = self.entities[key]
+            h.update(f"e\0{key}\0{e.name}\0{e.label}\n".encode())
+        return h.hexdigest()
+
+
+def _vector_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any]:
+    return {"doc_id": graph.node(node_id(PASSAGE, key))["doc_id"]}
+
+
+class ParseKGStore:
+    """The ParseKG and the passage vectors of one index, on a core ``IndexStore``.
+
+    Parameters
+    ----------
+    model_name : str
+        Embedding model of the passage vectors.
+    excluded_head_labels : iterable of str
+        F.2 type filter (for the derived view's reverse entries).
+    factory : VectorIndexFactory, optional
+        Vector backend of the ``"passages"`` layer (default: in memory).
+    graph : GraphBackend class, optional
+        Graph backend (default: networkx ``GraphStore``).
+
+    Examples
+    --------
+    >>> store = ParseKGStore("toy", ())
+    >>> len(store.index_store.graph), store.dimension, store.view.stats().passages
+    (0, 0, 0)
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        excluded_head_labels: Iterable[str],
+        *,
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+        store: IndexStore | None = None,
+    ) -> None:
+        self.index_store = store or IndexStore(
+            model_name, LAYERS, factory=factory, graph=graph, metadata=_vector_metadata
+        )
+        self.excluded_head_labels = frozenset(excluded_head_labels)
+        #: Bumped by every graph change (insert / delete), not by added lazy vectors.
+        self.generation = 0
+
+    @property
+    def dimension(self) -> int:
+        """Vector dimension (0 before the first vectors)."""
+        return self.index_store.dimension
+
+    @property
+    def view(self) -> ParseKGView:
+        """The derived query-time view of the current graph."""
+        return self.index_store.derived(VIEW, self._build_view)
+
+    def _build_view(self, store: IndexStore, previous: ParseKGView | None) -> ParseKGView:
+        if previous is not None and previous.generation == self.generation:
+            return previous  # only lazy vectors were added: the graph is unchanged
+        return ParseKGView(store.graph, self.excluded_head_labels, self.generation)
+
+    def has_passage(self, passage_id: str) -> bool:
+        """Whether the passage is indexed."""
+        return self.index_store.has(PASSAGE, passage_id)
+
+    def document_ids(self) -> set[str]:
+        """Ids of the indexed documents."""
+        return {p.doc_id for p in self.view.passages.values()}
+
+    # -- mutation --------------------------------------------------------------------------
+    def add(
+        self,
+        passages: Sequence[Passage],
+        edges: Sequence[Hyperedge],
+        vectors: Mapping[str, FloatMatrix],
+    ) -> None:
+        """Add passages, their hyperedges and the passage vectors given (by passage id)."""
+        s = self.index_store
+        with s.writing():
+            self.generation += 1
+            for p in passages:
+                s.add_node(
+                    PASSAGE, p.id, (p.doc_id,), text=p.text, doc_id=p.doc_id,
+                    metadata=dict(p.metadata),
+                )  # fmt: skip
+            for e in edges:
+                prov = (e.doc_id,)
+                heads = set(e.heads)
+                mentions = [
+                    [m.key, m.text, m.label, HEAD if m.key in heads else TAIL] for m in e.mentions
+                ]
+                rel = s.add_node(
+                    REL, e.id, prov, relation=e.relation, sentence=e.sentence,
+                    passage_id=e.passage_id, position=e.position, mentions=mentions,
+                )  # fmt: skip
+                s.add_edge(node_id(PASSAGE, e.passage_id), rel, CONTAINS, prov)
+                for m in e.mentions:
+                    ent = s.add_node(ENTITY, m.key, prov)
+                    if m.key in heads:
+                        s.add_edge(ent, rel, HEAD, prov)
+                    else:
+                        s.add_edge(rel, ent, TAIL, prov)
+            self.add_vectors([p for p in passages if p.id in vectors], vectors)
+
+    def add_vectors(self, passages: Sequence[Passage], vectors: Mapping[str, FloatMatrix]) -> None:
+        """Store the vectors of ``passages`` (lazy mode adds them when first needed)."""
+        if not passages:
+            return
+        with self.index_store.writing():
+            for p in passages:
+                self.index_store.add_node(PASSAGE_VECTOR, p.id, (p.doc_id,))
+            self.index_store.add_vectors(
+                PASSAGE_VECTOR, {p.id: np.asarray(vectors[p.id], np.float32) for p in passages}
+            )
+
+    def missing_vectors(self, ids: Iterable[str]) -> list[str]:
+        """The passage ids among ``ids`` without a stored vector."""
+        return [i for i in ids if not self.index_store.has(PASSAGE_VECTOR, i)]
+
+    def vector_count(self) -> int:
+        """Number of embedded passages."""
+        return len(self.index_store.keys(PASSAGE_VECTOR))
+
+    def remove_document(self, doc_id: str) -> int:
+        """Forget ``doc_id``: its passages, hyperedges, incidences, orphaned entities, vectors.
+
+        Returns the number of passages removed.
+        """
+        with self.index_store.writing():
+            self.generation += 1
+            removed = self.index_store.remove_document(doc_id)
+        return len(removed.get(PASSAGE, []))
+
+    # -- vectors ---------------------------------------------------------------------------
+    def passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
+        """Stored vectors of ``ids``, in order."""
+        if not ids:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self.index_store.embeddings(PASSAGE_VECTOR, list(ids))
+
+    def nearest_passages(self, vector: FloatMatrix, k: int) -> list[tuple[str, float]]:
+        """The ``k`` embedded passages nearest ``vector`` (cosine; ties by passage id)."""
+        if k <= 0 or not self.vector_count():
+            return []
+        hits = self.index_store.nearest(PASSAGE_VECTOR, vector, k)
+        return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
+
+    # -- persistence -----------------------------------------------------------------------
+    def persist(self, directory: Path) -> None:
+        """Write ``graph.json`` and ``vectors/`` into the (fresh) ``directory``."""
+        self.index_store.persist(directory)
+
+    @classmethod
+    def load(
+        cls,
+        directory: Path,
+        *,
+        model_name: str,
+        dimension: int,
+        excluded_head_labels: Iterable[str],
+        factory: VectorIndexFactory | None = None,
+        graph: type[GraphBackend] | None = None,
+    ) -> ParseKGStore:
+        """Read what :meth:`persist` wrote (the core store checks graph and vectors agree).
+
+        Raises
+        ------
+        IndexNotFoundError
+            Missing graph or vectors.
+        IndexMismatchError
+            Vectors of another model/dimension or for other passages.
+        """
+        store = IndexStore.load(
+            directory, model_name=model_name, dimension=dimension, layers=LAYERS,
+            factory=factory, graph=graph, metadata=_vector_metadata,
+        )  # fmt: skip
+        stray = [k for k in store.keys(PASSAGE_VECTOR) if not store.has(PASSAGE, k)]
+        if stray:
+            raise IndexMismatchError(
+                f"{directory}: {len(stray)} passage vectors without a passage (corrupt index)"
+            )
+        return cls(model_name, excluded_head_labels, store=store)
+
+
+# -- constraint cache ------------------------------------------------------------------------
+def save_constraint_cache(
+    directory: Path,
+    *,
+    fingerprint: str,
+    rel_tokens: Mapping[str, Sequence[int]],
+    tries: Mapping[str, Any],
+    entity_tokens: Mapping[str, Mapping[str, Sequence[int]]],
+) -> None:
+    """Write the tokenised hyperrelations and entity tries of one tokenizer.
+
+    ``directory`` is ``<index>/constraints/<tokenizer fingerprint>``; ``tries`` maps a
+    direction to a :class:`~graphrag_integrations.core.constraints.TokenTrie`.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    for direction, trie in tries.items():
+        trie.save(directory / f"entities-{direction}.marisa")
+    atomic_write_json(
+        directory / "tokens.json",
+        {
+            "graph": fingerprint,
+            "rels": {k: list(v) for k, v in rel_tokens.items()},
+            "entities": {d: {k: list(v) for k, v in m.items()} for d, m in entity_tokens.items()},
+            "tries": sorted(tries),
+        },
+        indent=None,
+    )
+
+
+CachedConstraints = tuple[
+    dict[str, tuple[int, ...]], dict[str, Any], dict[str, dict[str, tuple[int, ...]]]
+]
+"""``(hyperrelation tokens, tries by direction, entity tokens by direction)``."""
+
+
+def load_constraint_cache(directory: Path, *, fingerprint: str) -> CachedConstraints | None:
+    """Read a cache written by :func:`save_constraint_cache`; ``None`` if absent or stale.
+
+    Stale = written for another graph (``fingerprint`` differs); logged.
+    """
+    from graphrag_integrations.core.constraints import TokenTrie
+
+    source = directory / "tokens.json"
+    if not source.is_file():
+        return None
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        logger.warning("unreadable constraint cache %s (%s); rebuilding it", source, exc)
+        return None
+    if data.get("graph") != fingerprint:
+        logger.info("constraint cache %s is for another graph; rebuilding it", directory)
+        return None
+    try:
+        tries = {d: TokenTrie.load(directory / f"entities-{d}.marisa") for d in data["tries"]}
+    except (IndexNotFoundError, IndexMismatchError) as exc:
+        logger.warning("constraint cache %s: %s; rebuilding it", directory, exc)
+        return None
+    rels = {k: tuple(v) for k, v in data["rels"].items()}
+    entities = {d: {k: tuple(v) for k, v in m.items()} for d, m in data["entities"].items()}
+    return rels, tries, entities

@@ -1,0 +1,408 @@
+"""Structure-constrained KG translation (paper §3.3, Algorithms 1-2, prompt 1 of appendix M).
+
+:class:`Translator` turns a query into clues ``(entity, relation span, direction)`` that all
+exist in the ParseKG:
+
+1. **entity translation** - constrained beam search (``alpha`` beams) over the entity trie
+   of the direction, stopping on the ``"@@"`` separator; query NER entities found in the
+   graph are always added (§3.3.2);
+2. **relation translation** - per translated entity, a second constrained beam search
+   (``beta`` beams) continuing ``prompt ++ entity ++ "@@"`` under the entity's
+   :class:`~graphrag_integrations.methods.kgt.constraints.SpanConstraint`;
+3. **bidirectional translation** (Algorithm 2) - forward over heads and out-hyperrelations;
+   reverse over tails and in-hyperrelations when forward traces nothing or misses a query
+   entity (``reverse="fallback"``), always, or never.
+
+Every returned hypothesis is replayed with ``processor.verdict``: only ``"complete"`` ones
+become clues. Dead, invalid (beam filler) and truncated hypotheses are dropped and counted in
+:attr:`TranslationResult.dropped`; nothing is ever decoded unconstrained.
+
+The only call into the LM is :func:`constrained_generate`, i.e. ``LLMClient.generate(prompt,
+constraint=..., constraint_key=..., num_beams, num_return_sequences)`` (response cache keyed
+by graph, tokenizer, entity and direction; token accounting in ``client.usage``). Relation
+decoding forces ``entity ++ "@@"`` (:class:`PrefixedConstraint`) after the plain-text
+prompt, so its beam scores include the forced tokens' log-probabilities (the same constant
+for every relation of one entity).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes
+from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, QueryParams
+
+logger = logging.getLogger(__name__)
+
+
+def translation_prompt(query: str) -> str:
+    """The user message of a translation (prompt 1 of appendix M, then the query).
+
+    Examples
+    --------
+    >>> translation_prompt("Who wrote Hamlet?").splitlines()[-1]
+    'Query: Who wrote Hamlet?'
+    """
+    return f"{CLUE_PROMPT}\nQuery: {query}"
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One returned sequence of a constrained generation.
+
+    Attributes
+    ----------
+    ids : tuple of int
+        Generated ids, terminator and padding removed.
+    score : float
+        The LM's (length-normalised for beam search) log-probability.
+    verdict : str
+        ``processor.verdict``: ``"complete"``, ``"dead"``, ``"invalid"`` or ``"truncated"``.
+    """
+
+    ids: tuple[int, ...]
+    score: float
+    verdict: str
+
+
+class EntityConstraint:
+    """An entity trie closed by the separator, then the LM's ``eos`` (entity decoding).
+
+    The trie's entries end with ``sep`` ("@@"); once ``sep`` is generated only ``eos`` is
+    allowed, so generation stops where the paper's format puts "@@".
+
+    Examples
+    --------
+    >>> from graphrag_integrations.core.constraints import TokenTrie
+    >>> c = EntityConstraint(TokenTrie([(5, 6), (7,)], eos_token_id=9), sep=9, eos=2)
+    >>> sorted(int(t) for t in c(())), [int(t) for t in c((5, 6))], [int(t) for t in c((5, 6, 9))]
+    ([5, 7], [9], [2])
+    """
+
+    def __init__(self, trie: Callable[[tuple[int, ...]], Any], *, sep: int, eos: int) -> None:
+        self.trie, self.sep, self.eos = trie, sep, eos
+
+    def __call__(self, generated: Sequence[int]) -> Any:
+        ids = tuple(int(t) for t in generated)
+        if ids and ids[-1] == self.sep:
+            return np.asarray([self.eos], dtype=np.int64)
+        return self.trie(ids)
+
+
+class PrefixedConstraint:
+    """Force ``prefix`` (the translated entity and "@@"), then apply ``inner`` to the rest.
+
+    Relation decoding continues ``prompt ++ entity ++ "@@"``; forcing the entity tokens keeps
+    the prompt a plain string, so the call goes through ``LLMClient.generate`` (cache, usage).
+
+    Examples
+    --------
+    >>> c = PrefixedConstraint((4, 8), lambda rest: np.asarray([len(rest) + 100]))
+    >>> [int(t) for t in c(())], [int(t) for t in c((4,))], [int(t) for t in c((4, 8, 1))]
+    ([4], [8], [101])
+    >>> c((3,)).size  # off the forced prefix: dead
+    0
+    """
+
+    def __init__(self, prefix: Sequence[int], inner: Callable[[tuple[int, ...]], Any]) -> None:
+        self.prefix = tuple(int(t) for t in prefix)
+        self.inner = inner
+
+    def __call__(self, generated: Sequence[int]) -> Any:
+        ids = tuple(int(t) for t in generated)
+        n = len(self.prefix)
+        if len(ids) < n:
+            if ids != self.prefix[: len(ids)]:
+                return np.zeros(0, dtype=np.int64)
+            return np.asarray([self.prefix[len(ids)]], dtype=np.int64)
+        if ids[:n] != self.prefix:
+            return np.zeros(0, dtype=np.int64)
+        return self.inner(ids[n:])
+
+
+def constrained_generate(
+    client: Any,
+    prompt: str,
+    constraint: Callable[[tuple[int, ...]], Any],
+    *,
+    constraint_key: str | None,
+    num_beams: int,
+    max_tokens: int,
+    strip: int = 0,
+) -> list[Hypothesis]:
+    """The one LM call of KG-Translator: ``LLMClient.generate`` under ``constraint``.
+
+    Parameters
+    ----------
+    client : LLMClient
+        Wraps the translator LM (cache, token accounting, verdicts).
+    prompt : str
+        The translation prompt (chat template applied by the model).
+    constraint : callable
+        ``allowed(generated) -> ids``, closed by the LM's ``eos``.
+    constraint_key : str, optional
+        Content key of the constraint (graph, tokenizer, entity, direction) for the cache.
+    num_beams : int
+        Beams; as many hypotheses are returned.
+    max_tokens : int
+        New-token limit.
+    strip : int
+        Leading (forced) tokens removed from each hypothesis.
+
+    Returns
+    -------
+    list of Hypothesis
+        Best first, ids without the forced prefix and the closing tokens, with the verdict.
+    """
+    results = client.generate(
+        prompt,
+        constraint=constraint,
+        constraint_key=constraint_key,
+        num_beams=num_beams,
+        num_return_sequences=num_beams,
+        max_tokens=max_tokens,
+    )
+    eos = client.llm.eos_token_id
+    out = []
+    for r in results:
+        ids = [int(t) for t in (r.token_ids or ())]
+        if eos in ids:
+            ids = ids[: ids.index(eos)]
+        out.append(Hypothesis(tuple(ids[strip:]), float(r.score or 0.0), str(r.verdict)))
+    return out
+
+
+@dataclass(frozen=True)
+class Clue:
+    """A translated clue ``(entity, relation)`` with its direction and traced hyperedges.
+
+    Attributes
+    ----------
+    entity : str
+        Normalised entity key.
+    name : str
+        Entity display name (what the LM spelled, or the graph name of a query entity).
+    relation : str
+        Decoded relation span (a substring of every hyperrelation in ``hyperedges``).
+    direction : {"forward", "reverse"}
+        Out- (entity is a head) or in-hyperrelations (entity is a tail).
+    source : {"translated", "query_entity"}
+        The entity came from entity decoding or from query NER.
+    score : float
+        Relation beam score.
+    relation_ids : tuple of int
+        Token ids of the relation span.
+    hyperedges : tuple of str
+        Hyperedges of the entity (in this direction) containing the span.
+    """
+
+    entity: str
+    name: str
+    relation: str
+    direction: str
+    source: str
+    score: float
+    relation_ids: tuple[int, ...]
+    hyperedges: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (explanations)."""
+        return {
+            "entity": self.name,
+            "relation": self.relation,
+            "direction": self.direction,
+            "source": self.source,
+            "score": self.score,
+        }
+
+
+@dataclass
+class TranslationResult:
+    """Clues of one query and what happened on the way.
+
+    Attributes
+    ----------
+    clues : list of Clue
+        Forward clues, then reverse clues (when reverse translation ran).
+    query_entities : list of str
+        Normalised query NER entities.
+    reverse_ran : bool
+        Whether reverse translation ran.
+    dropped : Counter
+        Hypotheses dropped per verdict (``"dead"``, ``"invalid"``, ``"truncated"``) and
+        per cause (``"unknown_entity"``).
+    """
+
+    clues: list[Clue] = field(default_factory=list)
+    query_entities: list[str] = field(default_factory=list)
+    reverse_ran: bool = False
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+class Translator:
+    """Query -> clues with a local causal LM under the ParseKG constraints.
+
+    Parameters
+    ----------
+    client : LLMClient
+        Wraps the translator LM (a :class:`~graphrag_integrations.core.llm.TransformersLLM`:
+        ``generate`` with logits processors, ``tokenizer``, ``eos_token_id``).
+    indexes : ConstraintIndexes
+        Entity tries and relation indexes of the graph, for ``lm.tokenizer``.
+    params : QueryParams
+        ``alpha``, ``beta``, ``reverse``, ``add_query_entities``, ``max_entity_tokens``.
+    nlp : SpacyNLP, optional
+        Query NER (needed when ``add_query_entities`` or ``reverse="fallback"``).
+    cache_key : str
+        Identifies the graph and tokenizer in constraint cache keys (``""``: no caching of
+        constrained calls).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        indexes: ConstraintIndexes,
+        params: QueryParams,
+        nlp: SpacyNLP | None = None,
+        cache_key: str = "",
+    ) -> None:
+        self.client = client
+        self.indexes = indexes
+        self.params = params
+        self.nlp = nlp
+        self.cache_key = cache_key
+
+    def _key(self, *parts: str) -> str | None:
+        return "\0".join((self.cache_key, *parts)) if self.cache_key else None
+
+    def query_entities(self, query: str) -> list[str]:
+        """Normalised NER entities of ``query`` (empty without ``nlp``)."""
+        if self.nlp is None:
+            return []
+        return list(dict.fromkeys(e.norm for e in self.nlp.entities(query)))
+
+    def translate(self, query: str) -> TranslationResult:
+        """Algorithm 2: forward translation, then reverse translation when it is needed."""
+        result = TranslationResult(query_entities=self.query_entities(query))
+        prompt = translation_prompt(query)
+        forward = self._direction(prompt, "forward", result)
+        result.clues.extend(forward)
+        traced = any(c.hyperedges for c in forward)
+        covered = {c.entity for c in forward}
+        mode = self.params.reverse
+        missing = not set(result.query_entities) <= covered
+        if mode == "always" or (mode == "fallback" and (not traced or missing)):
+            result.reverse_ran = True
+            result.clues.extend(self._direction(prompt, "reverse", result))
+        return result
+
+    def _direction(self, prompt: str, direction: str, result: TranslationResult) -> list[Clue]:
+        entities: dict[str, str] = {}  # key -> source
+        for key in self.translate_entities(prompt, direction, result):
+            entities.setdefault(key, "translated")
+        if self.params.add_query_entities:
+            view = self.indexes.view
+            for key in result.query_entities:
+                if view.rels_of(key, direction):
+                    entities.setdefault(key, "query_entity")
+        clues: list[Clue] = []
+        for key, source in entities.items():
+            clues.extend(self.translate_relations(prompt, key, direction, source, result))
+        return clues
+
+    def translate_entities(
+        self, prompt: str, direction: str, result: TranslationResult | None = None
+    ) -> list[str]:
+        """Up to ``alpha`` entity keys decoded under the ``direction`` entity trie."""
+        trie = self.indexes.tries[direction]
+        if not len(trie):
+            return []
+        sep = self.indexes.sep_id
+        limit = min(self.params.max_entity_tokens, trie.stats.max_length + 1)
+        hyps = constrained_generate(
+            self.client,
+            prompt,
+            EntityConstraint(trie, sep=sep, eos=self.indexes.eos_id),
+            constraint_key=self._key("entities", direction),
+            num_beams=self.params.alpha,
+            max_tokens=limit + 1,
+        )
+        keys: list[str] = []
+        for h in hyps:
+            if h.verdict != "complete" or not h.ids or h.ids[-1] != sep:
+                self._drop(result, h.verdict, "entity", direction, h.ids)
+                continue
+            key = self.indexes.entity_for(direction, h.ids[:-1])
+            if key is None:  # cannot happen for a complete trie entry; counted if it does
+                self._drop(result, "unknown_entity", "entity", direction, h.ids)
+                continue
+            if key not in keys:
+                keys.append(key)
+        return keys
+
+    def translate_relations(
+        self,
+        prompt: str,
+        entity: str,
+        direction: str,
+        source: str = "translated",
+        result: TranslationResult | None = None,
+    ) -> list[Clue]:
+        """Up to ``beta`` clues of ``entity``: relation spans decoded under its index."""
+        relation = self.indexes.relations(entity, direction)
+        if relation is None:
+            return []
+        prefix = (*self.indexes.entity_ids(entity), self.indexes.sep_id)
+        hyps = constrained_generate(
+            self.client,
+            prompt,
+            PrefixedConstraint(prefix, relation.constraint),
+            constraint_key=self._key("relations", direction, entity),
+            num_beams=self.params.beta,
+            # forced prefix + the longest span this entity admits + eos
+            max_tokens=len(prefix) + relation.longest_span(self.indexes.max_relation_tokens) + 1,
+            strip=len(prefix),
+        )
+        tokenizer = self.indexes.tokenizer
+        name = self.indexes.view.entities[entity].name
+        clues: list[Clue] = []
+        seen: set[tuple[int, ...]] = set()
+        for h in hyps:
+            if h.verdict != "complete" or not h.ids:
+                self._drop(result, h.verdict, "relation", direction, h.ids)
+                continue
+            if h.ids in seen:
+                continue
+            seen.add(h.ids)
+            clues.append(
+                Clue(
+                    entity=entity,
+                    name=name,
+                    relation=tokenizer.decode(list(h.ids)).strip(),
+                    direction=direction,
+                    source=source,
+                    score=h.score,
+                    relation_ids=h.ids,
+                    hyperedges=relation.trace(h.ids),
+                )
+            )
+        return clues
+
+    @staticmethod
+    def _drop(
+        result: TranslationResult | None,
+        verdict: str,
+        stage: str,
+        direction: str,
+        ids: tuple[int, ...],
+    ) -> None:
+        logger.debug("dropped %s %s hypothesis %s (%s)", direction, stage, ids, verdict)
+        if result is not None:
+            result.dropped[verdict] += 1

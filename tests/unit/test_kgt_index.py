@@ -1,0 +1,234 @@
+"""ParseKGTranslatorRetriever lifecycle: build, insert/delete == rebuild, persist/load, surface."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.core.params import InvalidParameterError
+from graphrag_integrations.core.types import Passage
+from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, IndexMismatchError
+from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.registration import KGT, build
+from graphrag_integrations.methods.kgt.store import CONSTRAINTS_DIR
+from tests.conftest import FakeEmbedder
+from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_tiny_lm
+
+QUESTIONS = ["Where was Marie Curie born?", "Who managed Nottingham Forest?", "Where is Paris?"]
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = make_tiny_lm(tmp_path_factory.mktemp("kgt_lm") / "lm")
+    return TransformersLLM(str(path), use_chat_template=False)
+
+
+def make(lm: Any, items: Any = KGT_CORPUS, **kwargs: Any) -> ParseKGTranslatorRetriever:
+    return ParseKGTranslatorRetriever.from_documents(
+        documents(items), embedding=FakeEmbedder(), translator=lm, **kwargs
+    )
+
+
+@pytest.fixture(scope="module")
+def index(lm: Any) -> ParseKGTranslatorRetriever:
+    return make(lm)
+
+
+def answers(index: ParseKGTranslatorRetriever) -> list[list[tuple[str, float, str]]]:
+    return [
+        [(r.id, round(r.score, 5), r.explanation["source"]) for r in index.retrieve(q)]
+        for q in QUESTIONS
+    ]
+
+
+def test_build_stats_and_graph(index: ParseKGTranslatorRetriever) -> None:
+    stats = index.stats()
+    assert stats.passages == len(KGT_CORPUS)
+    assert stats.hyperrelations == stats.sentences > stats.passages
+    assert stats.entities == stats.entry_entities + stats.non_entry_entities
+    assert stats.head_incidences >= stats.entry_entities
+    assert index.timings["total"] > 0
+    # the title line is not parsed into the first sentence
+    assert all("\n" not in r.sentence for r in index.view.rels.values())
+
+
+def test_retrieve_explains_clues_and_honours_k(index: ParseKGTranslatorRetriever) -> None:
+    results = index.retrieve("Where was Marie Curie born?", k=3)
+    assert len(results) == 3
+    json.dumps([r.explanation for r in results])  # JSON-serialisable
+    traced = [r for r in results if r.explanation["source"] == "traced"]
+    assert traced and all(r.explanation["clues"] for r in traced)
+    for r in traced:
+        for clue in r.explanation["clues"]:
+            assert {"entity", "relation", "direction", "hyperedge", "sentence"} <= set(clue)
+            assert clue["sentence"] in r.text
+    scores = [r.score for r in traced]
+    assert scores == sorted(scores, reverse=True)
+    assert len(index.retrieve("Where was Marie Curie born?", k=1)) == 1
+
+
+def test_top_up_is_flagged_and_switchable(lm: Any, index: ParseKGTranslatorRetriever) -> None:
+    full = index.retrieve("Where was Marie Curie born?", k=8)
+    assert len(full) == 8
+    ctx = full[0].explanation["traced_passages"]
+    assert sum(r.explanation["source"] == "traced" for r in full) == min(ctx, 8)
+    ups = [r for r in full if r.explanation["source"] == "top_up"]
+    assert len(ups) == 8 - min(ctx, 8) and all(r.explanation["clues"] == [] for r in ups)
+    paper = make(lm, top_up=False)
+    only = paper.retrieve("Where was Marie Curie born?", k=8)
+    assert len(only) == ctx and all(r.explanation["source"] == "traced" for r in only)
+
+
+def test_empty_query_and_empty_corpus(index: ParseKGTranslatorRetriever) -> None:
+    with pytest.raises(EmptyQueryError):
+        index.retrieve("   ")
+    with pytest.raises(EmptyCorpusError):
+        ParseKGTranslatorRetriever.from_documents([], embedding=FakeEmbedder())
+
+
+@pytest.mark.parametrize("vectors", ["build", "lazy"])
+def test_insert_then_delete_equals_rebuild(lm: Any, vectors: str) -> None:
+    full = make(lm, passage_vectors=vectors)
+    base = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
+    grown = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
+    assert grown.insert(documents(KGT_CORPUS[-1:])) == [KGT_CORPUS[-1][0]]
+    assert grown.insert(documents(KGT_CORPUS[-1:])) == []  # already indexed: skipped
+    assert grown.store.index_store.graph == full.store.index_store.graph
+    assert grown.delete(KGT_CORPUS[-1][0]) is True
+    assert grown.delete(KGT_CORPUS[-1][0]) is False
+    assert grown.store.index_store.graph == base.store.index_store.graph
+    assert grown.view.fingerprint() == base.view.fingerprint()
+    assert grown.stats() == base.stats()
+    assert answers(grown) == answers(base)
+    assert grown.store.index_store.keys("pvec") == base.store.index_store.keys("pvec")
+
+
+def test_delete_removes_orphaned_entities_only(lm: Any) -> None:
+    idx = make(lm)
+    assert "vistula" in idx.view.entities and "warsaw" in idx.view.entities
+    assert idx.delete("Warsaw")
+    assert "vistula" not in idx.view.entities  # only "Warsaw" mentioned it
+    assert "warsaw" in idx.view.entities  # still mentioned by "Marie Curie"
+    assert all(r.passage_id in idx.view.passages for r in idx.view.rels.values())
+
+
+def test_delete_unknown_document_warns(
+    index: ParseKGTranslatorRetriever, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert index.delete("no such doc") is False
+    assert "no such document" in caplog.text
+
+
+def test_persist_load_same_answers_and_constraint_cache(
+    lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
+) -> None:
+    before = answers(index)  # builds the constraint indexes
+    index.persist(tmp_path / "idx")
+    assert any((tmp_path / "idx" / CONSTRAINTS_DIR).iterdir())
+    loaded = ParseKGTranslatorRetriever.load(
+        tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
+    )
+    assert loaded.stats() == index.stats()
+    assert loaded.query_params == index.query_params
+    assert answers(loaded) == before
+    assert loaded.counters["constraint_cache_hits"] == 1
+    # after an insert the cache is stale for the new graph: rebuilt, not reused
+    loaded.insert(["Ada Lovelace wrote the first program."])
+    loaded.retrieve("Who wrote the first program?")
+    assert loaded.counters["constraint_cache_hits"] == 1
+
+
+def test_load_refuses_another_embedding_model(
+    lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
+) -> None:
+    index.persist(tmp_path / "idx")
+    with pytest.raises(IndexMismatchError):
+        ParseKGTranslatorRetriever.load(tmp_path / "idx", embedding=FakeEmbedder(32), translator=lm)
+
+
+class ScriptedLLM:
+    """Decomposition LLM replying from a script (prompt 3 format)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.prompts: list[str] = []
+
+    def complete(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.replies.pop(0)
+
+
+def test_multi_step_rounds_until_none(lm: Any) -> None:
+    llm = ScriptedLLM(
+        ["Need the river. So the next search query is: What flows through Warsaw?",
+         "Enough. So the next search query is None"]
+    )  # fmt: skip
+    idx = make(lm, max_steps=4, decomposer=llm, top_up=False)
+    results = idx.retrieve("Which river flows through the city where Marie Curie was born?")
+    rounds = results[0].explanation["rounds"]
+    assert [r["query"] for r in rounds][1] == "What flows through Warsaw?"
+    assert len(rounds) == 2 and len(llm.prompts) == 2
+    assert "Used queries:" in llm.prompts[0] and "Evidence:" in llm.prompts[0]
+    with pytest.raises(ValueError, match="decomposer"):
+        make(lm, max_steps=2)
+
+
+def test_framework_surfaces(index: ParseKGTranslatorRetriever) -> None:
+    docs = index.as_langchain_retriever(k=2).invoke("Where was Marie Curie born?")
+    assert len(docs) == 2 and "explanation" in docs[0].metadata
+    nodes = index.as_llama_index_retriever(similarity_top_k=2).retrieve("Where is Paris?")
+    assert len(nodes) == 2
+
+
+def test_from_framework_documents(lm: Any) -> None:
+    from langchain_core.documents import Document
+    from llama_index.core.schema import Document as LIDocument
+
+    texts = [body for _, body in KGT_CORPUS[:3]]
+    lc = ParseKGTranslatorRetriever.from_documents(
+        [Document(page_content=t) for t in texts], embedding=FakeEmbedder(), translator=lm
+    )
+    li = ParseKGTranslatorRetriever.from_documents(
+        [LIDocument(text=t) for t in texts], embedding=FakeEmbedder(), translator=lm
+    )
+    assert lc.stats().hyperrelations == li.stats().hyperrelations > 0
+
+
+def test_registration_builder_presets(lm: Any) -> None:
+    passages = [Passage(f"p{i}", body, f"d{i}") for i, (_, body) in enumerate(KGT_CORPUS)]
+    opts = KGT.parse_options({"preset": "paper-musique", "k": "2"}, cli=True)
+    retriever: Any = build(
+        FakeEmbedder(), passages=passages, translator=lm,
+        index_params=opts.index_params, query_params=opts.query_params,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert (retriever.query_params.alpha, retriever.query_params.beta) == (3, 5)
+    assert retriever.query_params.top_up is False and retriever.default_k == 2
+    assert retriever.index_params.passage_vectors == "lazy"
+    with pytest.raises(InvalidParameterError, match="preset"):
+        KGT.parse_options({"preset": "nope"})
+
+
+def test_lazy_passage_vectors_give_the_same_answers(
+    lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
+) -> None:
+    lazy = make(lm, passage_vectors="lazy", top_up=False)
+    assert lazy.store.vector_count() == 0  # the build only parsed
+    eager = make(lm, passage_vectors="build", top_up=False)
+    assert answers(lazy) == answers(eager)
+    embedded = lazy.counters["lazy_embedded_passages"]
+    assert 0 < embedded < len(KGT_CORPUS)  # only traced passages were embedded
+    lazy.persist(tmp_path / "lazy")
+    again = ParseKGTranslatorRetriever.load(
+        tmp_path / "lazy", embedding=FakeEmbedder(), translator=lm
+    )
+    assert answers(again) == answers(eager) and again.counters["lazy_embedded_passages"] == 0
+    # the top-up needs the whole corpus: embedded on first use
+    topped = make(lm, passage_vectors="lazy")
+    assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
+    assert topped.store.vector_count() == len(KGT_CORPUS)
