@@ -75,11 +75,15 @@ class LocalLlamaIndexLLM(CustomLLM):
             "generation_config": lm.generation_config(),
             "streamer": streamer,
         }
-        threading.Thread(target=lm.model.generate, kwargs=generate_kwargs, daemon=True).start()
+        worker = threading.Thread(target=lm.model.generate, kwargs=generate_kwargs, daemon=True)
+        worker.start()
         text = ""
         for delta in streamer:
             text += delta
             yield CompletionResponse(text=text, delta=delta)
+        # generate may still be finishing after the last token: a daemon thread inside torch
+        # at interpreter exit aborts the process ("terminate called without an active exception")
+        worker.join()
 
 
 def print_sources(nodes: list[NodeWithScore]) -> None:
