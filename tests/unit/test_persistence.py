@@ -274,3 +274,10 @@ def test_atomic_directory_failed_swap_restores_old(
     assert len(calls) == 3  # aside, (failed) swap in, back
     assert sorted(x.name for x in target.iterdir()) == ["manifest.json", "old.txt"]
     assert [x.name for x in tmp_path.iterdir()] == ["index"]
+
+
+def test_check_manifest_refuses_a_layout_older_than_the_loader_reads() -> None:
+    old = Manifest(method="clue", format_version=1)
+    with pytest.raises(IndexMismatchError, match=r"format version 1 predates .* \(2\); rebuild"):
+        check_manifest(old, method="clue", supported_format_version=2, oldest_format_version=2)
+    assert check_manifest(old, method="clue", supported_format_version=2) is old

@@ -399,6 +399,7 @@ def check_manifest(
     embedding_model: str | None = None,
     dimension: int | None = None,
     supported_format_version: int = FORMAT_VERSION,
+    oldest_format_version: int = 1,
 ) -> Manifest:
     """Check that ``manifest`` matches what is loading it; returns it unchanged.
 
@@ -414,6 +415,8 @@ def check_manifest(
         The loader's embedding dimension (not checked when ``None``).
     supported_format_version : int
         Newest layout the loader reads.
+    oldest_format_version : int
+        Oldest layout the loader reads (an older one must be rebuilt).
 
     Raises
     ------
@@ -441,6 +444,11 @@ found 'a' (the index was built with another model; load it with the same model o
             f"index format version {manifest.format_version} is newer than supported "
             f"{supported_format_version} (written by graphrag-integrations "
             f"{manifest.package_version}, this is {_package_version()}); upgrade the package"
+        )
+    if manifest.format_version < oldest_format_version:
+        raise IndexMismatchError(
+            f"index format version {manifest.format_version} predates the oldest layout this "
+            f"loader reads ({oldest_format_version}); rebuild the index"
         )
     if embedding_model is not None and manifest.embedding_model != embedding_model:
         raise IndexMismatchError(

@@ -592,13 +592,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         """
         with reading_index(path) as src:
             manifest = check_manifest(
-                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+                read_manifest(src),
+                method=cls.method,
+                supported_format_version=FORMAT_VERSION,
+                oldest_format_version=FORMAT_VERSION,
             )
-            if manifest.format_version < FORMAT_VERSION:
-                raise IndexMismatchError(
-                    f"{src}: Clue index format {manifest.format_version} predates the GraphStore "
-                    f"layout ({FORMAT_VERSION}); rebuild the index"
-                )
             params = manifest.parameters
             for key in ("title_prefix", "link_title", "excluded_labels"):
                 kwargs.setdefault(key, params[key])

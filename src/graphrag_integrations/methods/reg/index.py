@@ -675,13 +675,11 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         """
         with reading_index(path) as src:
             manifest = check_manifest(
-                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
+                read_manifest(src),
+                method=cls.method,
+                supported_format_version=FORMAT_VERSION,
+                oldest_format_version=FORMAT_VERSION,
             )
-            if manifest.format_version < FORMAT_VERSION:
-                raise IndexMismatchError(
-                    f"{src}: ReG index format {manifest.format_version} predates the core "
-                    f"IndexStore layout ({FORMAT_VERSION}); rebuild the index"
-                )
             params = manifest.parameters
             kwargs.setdefault("retriever", RetrieverParams(**params["retriever"]))
             kwargs.setdefault("reorganisation", ReorganisationParams(**params["reorganisation"]))
