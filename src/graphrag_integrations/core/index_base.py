@@ -79,6 +79,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.index_store import index_stores_of
 from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyQueryError
@@ -163,7 +164,13 @@ class BaseIndex(ABC):
     #: Methods run under the instance's read lock (those a subclass has are wrapped).
     read_methods: ClassVar[tuple[str, ...]] = ("retrieve", "persist", "doc_ids")
     #: Methods run under the instance's write lock (those a subclass has are wrapped).
-    write_methods: ClassVar[tuple[str, ...]] = ("insert", "delete", "upsert", "add_passages")
+    write_methods: ClassVar[tuple[str, ...]] = (
+        "insert",
+        "delete",
+        "upsert",
+        "add_passages",
+        "drop_vector_store",
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Wrap the subclass's :attr:`read_methods` / :attr:`write_methods` with its lock."""
@@ -269,6 +276,16 @@ class BaseIndex(ABC):
     async def adelete(self, doc_id: str) -> bool:
         """Async :meth:`delete` (in a worker thread, like :meth:`ainsert`)."""
         return await asyncio.to_thread(self.delete, doc_id)
+
+    def drop_vector_store(self) -> list[str]:
+        """Delete the Chroma collections holding this index's vectors; returns their names.
+
+        Only the collections of this index are removed
+        (:meth:`~graphrag_integrations.core.index_store.IndexStore.drop_vector_store`); its
+        vector search finds nothing afterwards, so persist first to keep the vectors. An
+        index whose vectors are in memory has none: ``[]``.
+        """
+        return [name for store in index_stores_of(self) for name in store.drop_vector_store()]
 
     def _unknown_document(self, doc_id: str) -> bool:
         """What :meth:`delete` does for an id the index does not hold: warn, return False."""

@@ -18,7 +18,14 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
 * **nearest with ties** - :meth:`IndexStore.nearest` returns the ``k`` best keys plus every
   key tied with the k-th, so the caller breaks ties by its own (graph) order whatever the
   backend's internal order;
-* **persistence** - :meth:`IndexStore.persist` writes ``graph.json`` and ``vectors/<layer>/``
+* **identity** - :attr:`IndexStore.index_id`, made when the store is built, written to
+  ``store.json`` by :meth:`IndexStore.persist` and read back by :meth:`IndexStore.load`: it
+  names the index's Chroma collections (:class:`ChromaVectors`), so a load re-homed into
+  Chroma reuses the collections of an earlier load of that index (when they hold a copy of
+  the same content: :func:`content_checksum`) instead of making new ones;
+  :meth:`IndexStore.drop_vector_store` removes them;
+* **persistence** - :meth:`IndexStore.persist` writes ``graph.json``, ``store.json`` and
+  ``vectors/<layer>/``
   (given the index manifest, the whole directory through ``atomic_directory``, with the data
   safety rules of :mod:`~graphrag_integrations.core.persistence`: a graph index's ``persist``
   is ``self.store.persist(path, self.manifest(), overwrite=overwrite)``);
@@ -54,6 +61,8 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import uuid
@@ -68,8 +77,12 @@ import numpy.typing as npt
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.graph_store import EdgeKey, GraphBackend, GraphStore
 from graphrag_integrations.core.persistence import (
+    MANIFEST_NAME,
     Manifest,
     atomic_directory,
+    atomic_write_json,
+    file_sha256,
+    read_manifest,
     reading_index,
     write_manifest,
 )
@@ -78,12 +91,17 @@ from graphrag_integrations.core.vector_store import (
     InMemoryVectorIndex,
     VectorIndex,
 )
-from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.core.vector_store.chroma_collections import (
+    ChromaVectors as ChromaVectors,
+)
+from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
 GRAPH_FILE = "graph.json"
 VECTORS_DIR = "vectors"
+#: The store's identity file: ``{"index_id": "<32 hex digits>"}``.
+STORE_FILE = "store.json"
 
 T = TypeVar("T")
 
@@ -140,48 +158,96 @@ def in_memory_vectors(layer: str, dimension: int, model_name: str) -> VectorInde
     return InMemoryVectorIndex(dimension, model_name)
 
 
-class ChromaVectors:
-    """Factory putting each layer in a Chroma collection ``<prefix>-<layer>``.
+def content_checksum(directory: str | Path) -> str:
+    """SHA-256 over the files of a persisted store that its vectors depend on.
 
-    Parameters
-    ----------
-    path : str or Path, optional
-        Embedded persistent Chroma directory; ``None``: in-memory Chroma (or ``client`` /
-        ``host`` in ``options``).
-    prefix : str, optional
-        Collection-name prefix; ``None``: ``index-<random>``, so two indexes in one process
-        never share collections (in-process Chroma clients share state).
-    **options
-        Passed to :class:`ChromaVectorIndex` (``client``, ``host``, ``port``, ``hnsw``...).
+    ``graph.json`` (the metadata of the vectors comes from the graph) and every file under
+    ``vectors/``, by relative path: two directories have the same checksum exactly when
+    their files are equal. A Chroma collection records the checksum of the copy it holds.
 
     Examples
     --------
-    >>> factory = ChromaVectors(prefix="demo")
-    >>> factory.prefix
-    'demo'
-
-    ``IndexStore(..., factory=ChromaVectors())`` or ``ClueIndex(vector_index=ChromaVectors())``
-    put the vectors in Chroma.
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / GRAPH_FILE).write_text("{}")
+    >>> len(content_checksum(d))
+    64
     """
+    root = Path(directory)
+    files = [root / GRAPH_FILE] if (root / GRAPH_FILE).is_file() else []
+    if (root / VECTORS_DIR).is_dir():
+        files += sorted(p for p in (root / VECTORS_DIR).rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(root).as_posix()}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest()
 
-    def __init__(
-        self, path: str | Path | None = None, *, prefix: str | None = None, **options: Any
-    ) -> None:
-        self.path = path
-        self.prefix = prefix or f"index-{uuid.uuid4().hex[:12]}"
-        self.options = options
 
-    def __call__(self, layer: str, dimension: int, model_name: str) -> VectorIndex:
-        return ChromaVectorIndex(
-            f"{self.prefix}-{layer}",
-            embedding_model=model_name,
-            dimension=dimension,
-            path=self.path,
-            **self.options,
-        )
+def stored_index_id(directory: str | Path) -> str:
+    """The index id of a persisted store (its ``store.json``).
 
-    def __repr__(self) -> str:
-        return f"ChromaVectors(path={self.path!r}, prefix={self.prefix!r})"
+    An index written before ``store.json`` existed gets an id derived from its content
+    (:func:`content_checksum`), so loads of that directory agree on it until it is written
+    again (which records the id).
+
+    Raises
+    ------
+    CorruptIndexError
+        If ``store.json`` exists but does not hold an index id.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> store = IndexStore("toy", {})
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> store.persist(d)
+    >>> stored_index_id(d) == store.index_id
+    True
+    """
+    path = Path(directory) / STORE_FILE
+    if not path.is_file():
+        return content_checksum(directory)[:32]
+    try:
+        index_id = json.loads(path.read_text(encoding="utf-8"))["index_id"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{path}: no index id ({exc!r})") from exc
+    if not isinstance(index_id, str) or not index_id:
+        raise CorruptIndexError(f"{path}: the index id must be a non-empty string")
+    return index_id
+
+
+def index_stores_of(index: object) -> list[IndexStore]:
+    """The :class:`IndexStore` objects an index holds: attributes that are one, or that hold
+    one as an attribute (a method's own store class wrapping the core one).
+
+    Examples
+    --------
+    >>> class Wrapper:
+    ...     def __init__(self) -> None:
+    ...         self.index_store = IndexStore("toy", {})
+    >>> class Index:
+    ...     def __init__(self) -> None:
+    ...         self.store = Wrapper()
+    >>> len(index_stores_of(Index()))
+    1
+    """
+    found: dict[int, IndexStore] = {}
+    for value in vars(index).values():
+        inner = getattr(value, "__dict__", None)
+        candidates = [value, *(inner.values() if isinstance(inner, dict) else ())]
+        for candidate in candidates:
+            if isinstance(candidate, IndexStore):
+                found.setdefault(id(candidate), candidate)
+    return list(found.values())
+
+
+def _method_of(directory: Path) -> str:
+    if not (directory / MANIFEST_NAME).is_file():
+        return ""
+    try:
+        return read_manifest(directory, verify=False).method
+    except (OSError, ValueError):  # the caller checks the manifest; this is informative
+        return ""
 
 
 class IndexStore:
@@ -210,6 +276,9 @@ class IndexStore:
         The vector index of each layer created so far.
     dimension : int
         Vector dimension (0 before the first vectors).
+    index_id : str
+        The index's id (32 hex digits): new for a new store, read back by :meth:`load`. It
+        names the index's Chroma collections (:class:`ChromaVectors`).
     """
 
     def __init__(
@@ -231,6 +300,7 @@ class IndexStore:
         self.graph: GraphBackend = self.backend()
         self.vectors: dict[str, VectorIndex] = {}
         self.dimension = 0
+        self.index_id = uuid.uuid4().hex
         self._version = 0
         self._lock = threading.RLock()
         self._views: dict[str, tuple[int, Any]] = {}
@@ -382,8 +452,36 @@ class IndexStore:
             raise ValueError(f"vector dimension {dimension} != index dimension {self.dimension}")
         if layer not in self.vectors:
             self.dimension = dimension
-            self.vectors[layer] = self.factory(layer, dimension, self.model_name)
+            self.vectors[layer] = self._open_layer(layer, dimension)
+            index = self.vectors[layer]
+            if isinstance(self.factory, ChromaVectors) and len(index):
+                # a collection this index left in an earlier state (its layer is empty now)
+                logger.info("emptying the stale vector collection of layer %s", layer)
+                cast(ChromaVectorIndex, index).clear()
         return self.vectors[layer]
+
+    def _open_layer(self, layer: str, dimension: int, method: str = "") -> VectorIndex:
+        if isinstance(self.factory, ChromaVectors):
+            return self.factory.open_layer(
+                layer, dimension, self.model_name, index_id=self.index_id, method=method
+            )
+        return self.factory(layer, dimension, self.model_name)
+
+    def drop_vector_store(self) -> list[str]:
+        """Delete the Chroma collections of this store's layers; returns their names.
+
+        Only collections opened for this store are touched. The layers are gone afterwards
+        (queries find nothing in them; persist first to keep the vectors); in-memory layers
+        are kept.
+        """
+        dropped: list[str] = []
+        with self.writing():
+            for layer, index in list(self.vectors.items()):
+                if isinstance(index, ChromaVectorIndex):
+                    index.drop()
+                    dropped.append(index.collection_name)
+                    del self.vectors[layer]
+        return dropped
 
     def _metadatas(self, kind: str, keys: Sequence[str]) -> list[dict[str, Any]] | None:
         if self.metadata is None:
@@ -459,8 +557,8 @@ class IndexStore:
         >>> target = pathlib.Path(tempfile.mkdtemp()) / "index"
         >>> store.persist(target, Manifest(method="toy"))
         >>> sorted(read_manifest(target).files)  # doctest: +NORMALIZE_WHITESPACE
-        ['graph.json', 'vectors/entities/manifest.json', 'vectors/entities/records.json',
-         'vectors/entities/vectors.npy']
+        ['graph.json', 'store.json', 'vectors/entities/manifest.json',
+         'vectors/entities/records.json', 'vectors/entities/vectors.npy']
         """
         if manifest is None:
             self._write(Path(directory))
@@ -471,6 +569,7 @@ class IndexStore:
 
     def _write(self, out: Path) -> None:
         with self._lock:
+            atomic_write_json(out / STORE_FILE, {"index_id": self.index_id})
             self.graph.save(out / GRAPH_FILE)
             for kind, layer in self.layers.items():
                 index = self.vectors.get(layer)
@@ -483,6 +582,11 @@ class IndexStore:
                     local = InMemoryVectorIndex(self.dimension, self.model_name)
                     self._copy(kind, index, local)
                 local.persist(out / VECTORS_DIR / layer)
+            chroma = [i for i in self.vectors.values() if isinstance(i, ChromaVectorIndex)]
+            if chroma:  # they now hold a copy of what was written: a load can reuse them
+                checksum = content_checksum(out)
+                for index in chroma:
+                    index.set_content_checksum(checksum)
 
     def _copy(self, kind: str, source: VectorIndex, target: VectorIndex) -> None:
         """Copy every vector of one layer (with its metadata) from ``source`` to ``target``."""
@@ -545,6 +649,9 @@ class IndexStore:
         store = cls(model_name, layers, factory=factory, graph=graph, metadata=metadata)
         store.graph = store.backend.load(src / GRAPH_FILE)
         store.dimension = dimension
+        store.index_id = stored_index_id(src)
+        rehome = factory is not None and factory is not in_memory_vectors
+        checksum = content_checksum(src) if isinstance(factory, ChromaVectors) else ""
         for kind, layer in store.layers.items():
             keys = store.keys(kind)
             if not keys:
@@ -558,9 +665,30 @@ class IndexStore:
                     f"{len(keys)} {kind} nodes (corrupt index)"
                 )
             store.vectors[layer] = index
-            if factory is not None and factory is not in_memory_vectors:
-                logger.info("copying the loaded %s vectors into %s", layer, factory)
-                target = factory(layer, dimension, model_name)
-                store._copy(kind, index, target)
-                store.vectors[layer] = target
+            if rehome:
+                store.vectors[layer] = store._rehome(kind, layer, index, checksum, src)
         return store
+
+    def _rehome(
+        self, kind: str, layer: str, loaded: InMemoryVectorIndex, checksum: str, src: Path
+    ) -> VectorIndex:
+        """The layer's index in the factory's backend, holding the loaded vectors: a Chroma
+        collection that already holds this content is reused, a stale one refilled."""
+        target = self._open_layer(layer, self.dimension, _method_of(src) if checksum else "")
+        if not isinstance(self.factory, ChromaVectors) or not isinstance(target, ChromaVectorIndex):
+            logger.info("copying the loaded %s vectors into %s", layer, self.factory)
+            self._copy(kind, loaded, target)
+            return target
+        if target.content_checksum == checksum and len(target) == len(loaded):
+            logger.info("reusing chroma collection %r (same content)", target.collection_name)
+            return target
+        if len(target):
+            logger.info(
+                "refreshing chroma collection %r: it holds another version of this index",
+                target.collection_name,
+            )
+            target.clear()
+        logger.info("copying the loaded %s vectors into %r", layer, target.collection_name)
+        self._copy(kind, loaded, target)
+        target.set_content_checksum(checksum)
+        return target

@@ -9,9 +9,12 @@ at once instead of waiting when its own pooled connections race.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,6 +67,86 @@ _META_PREFIX = "graphrag_integrations:"
 _MODEL_KEY = _META_PREFIX + "embedding_model"
 _DIM_KEY = _META_PREFIX + "dimension"
 _FORMAT_KEY = _META_PREFIX + "format_version"
+_INDEX_ID_KEY = _META_PREFIX + "index_id"
+_LAYER_KEY = _META_PREFIX + "layer"
+_METHOD_KEY = _META_PREFIX + "method"
+_CHECKSUM_KEY = _META_PREFIX + "content_checksum"
+_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
+
+
+def check_collection_name(name: str) -> str:
+    """Return ``name`` if Chroma accepts it as a collection name, else raise ``ValueError``.
+
+    Chroma's rules: 3-512 characters of ``[a-zA-Z0-9._-]``, starting and ending with a letter
+    or digit, no ``..``, not an IPv4 address.
+
+    Examples
+    --------
+    >>> check_collection_name("gi-0123abcd-units")
+    'gi-0123abcd-units'
+    >>> check_collection_name("my docs")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid chroma collection name 'my docs': use 3-512 characters of ...
+    """
+    ok = isinstance(name, str) and _NAME.fullmatch(name) is not None and ".." not in name
+    if ok:
+        try:
+            ipaddress.IPv4Address(name)
+            ok = False
+        except ValueError:
+            pass
+    if not ok:
+        raise ValueError(
+            f"invalid chroma collection name {name!r}: use 3-512 characters of [a-zA-Z0-9._-], "
+            "starting and ending with a letter or digit, without '..' and not an IP address"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class CollectionOwner:
+    """The index a collection holds vectors for, recorded in the collection's metadata.
+
+    Parameters
+    ----------
+    index_id : str
+        The index's id (:attr:`IndexStore.index_id
+        <graphrag_integrations.core.index_store.IndexStore.index_id>`, kept across persist and
+        load).
+    layer : str
+        The vector layer of that index (``"units"``, ``"chunks"``...).
+    method : str
+        The index's method when known (informative: the id already implies it).
+
+    Examples
+    --------
+    >>> CollectionOwner("0123abcd", "units").describe()
+    "layer 'units' of index 0123abcd"
+    """
+
+    index_id: str
+    layer: str
+    method: str = ""
+
+    def describe(self) -> str:
+        """Human-readable ``layer ... of index ...`` (for messages)."""
+        method = f" ({self.method})" if self.method else ""
+        return f"layer {self.layer!r} of index {self.index_id}{method}"
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, Any]) -> CollectionOwner | None:
+        """The owner recorded in a collection's metadata, ``None`` if there is none."""
+        index_id = meta.get(_INDEX_ID_KEY)
+        if not index_id:
+            return None
+        return cls(str(index_id), str(meta.get(_LAYER_KEY, "")), str(meta.get(_METHOD_KEY, "")))
+
+    def metadata(self) -> dict[str, str]:
+        """The collection-metadata entries recording this owner."""
+        return {_INDEX_ID_KEY: self.index_id, _LAYER_KEY: self.layer, _METHOD_KEY: self.method}
+
+
 # HNSW settings Chroma can change on an existing collection
 _HNSW_UPDATABLE = frozenset(
     {"ef_search", "num_threads", "batch_size", "sync_threshold", "resize_factor"}
@@ -99,14 +182,22 @@ class ChromaVectorIndex:
         100, ``max_neighbors`` 16) trade recall for speed; raise ``ef_search`` for better
         recall. On an existing collection ``ef_search`` (and the other settings Chroma lets
         you update) are changed; the build-time ones cannot be and are logged as a warning.
+    owner : CollectionOwner, optional
+        The index layer the collection belongs to (recorded in a new collection's metadata).
+        An existing collection must record the same owner: one holding another index's
+        vectors (or no owner) is refused, so an index never reads or writes another's.
+        ``None``: no owner check (a collection you manage yourself).
+    overwrite : bool
+        Delete an existing collection of that name first (whatever it holds) and start empty.
 
     Raises
     ------
     IndexMismatchError
-        If the collection exists with another embedding model or dimension, was not created by
-        this package, or does not use the cosine space.
+        If the collection exists with another owner, embedding model or dimension, was not
+        created by this package, or does not use the cosine space.
     ValueError
-        If more than one of ``path``, ``client`` and ``host`` is given.
+        If more than one of ``path``, ``client`` and ``host`` is given, or the collection
+        name breaks Chroma's rules (:func:`check_collection_name`).
 
     Notes
     -----
@@ -115,6 +206,11 @@ class ChromaVectorIndex:
     clients created here. In-process clients of one process share their state, so two
     indexes opened with the same ``path`` (or both in memory) and collection name see the
     same records.
+
+    A collection's metadata also holds a *content checksum* (:attr:`content_checksum`): the
+    checksum of the persisted index whose vectors it holds, set by
+    :meth:`set_content_checksum` after a copy or a persist, and cleared by the first write
+    (``add`` / ``delete``) so it never vouches for content that changed since.
 
     Examples
     --------
@@ -143,36 +239,48 @@ class ChromaVectorIndex:
         headers: Mapping[str, str] | None = None,
         batch_size: int | None = None,
         hnsw: Mapping[str, Any] | None = None,
+        owner: CollectionOwner | None = None,
+        overwrite: bool = False,
     ) -> None:
         chosen = [name for name, v in (("path", path), ("client", client), ("host", host)) if v]
         if len(chosen) > 1:
             raise ValueError(f"give at most one of path, client and host; got {chosen}")
         self.dimension = check_dimension(dimension)
         self.model_name = embedding_model
+        self.collection_name = check_collection_name(collection)
+        self.owner = owner
+        hnsw_settings = dict(hnsw or {})
+        if "space" in hnsw_settings:
+            raise ValueError("hnsw['space'] cannot be set: the index always uses cosine")
         self.path = Path(path) if path is not None else None
         self.client: Any = (
             client if client is not None else _make_client(path, host, port, ssl, headers)
         )
-        self.collection_name = collection
-        hnsw_settings = dict(hnsw or {})
-        if "space" in hnsw_settings:
-            raise ValueError("hnsw['space'] cannot be set: the index always uses cosine")
         options: dict[str, Any] = {}
         if hnsw_settings:
             options["configuration"] = {"hnsw": {"space": "cosine", **hnsw_settings}}
-        self._collection = _retry_busy(
-            self.client.get_or_create_collection,
-            name=collection,
-            metadata={
+        self._create_args: dict[str, Any] = {
+            "name": collection,
+            "metadata": {
                 "hnsw:space": "cosine",
                 _MODEL_KEY: embedding_model,
                 _DIM_KEY: dimension,
                 _FORMAT_KEY: 1,
+                **(owner.metadata() if owner is not None else {}),
+                _CHECKSUM_KEY: "",
             },
-            embedding_function=None,
+            "embedding_function": None,
             **options,
-        )
+        }
+        if overwrite and self._drop_if_exists():
+            logger.warning("overwrite=True: deleted the existing chroma collection %r", collection)
+        self._collection = _retry_busy(self.client.get_or_create_collection, **self._create_args)
         self._check_collection()
+        self._checksum: str | None = (
+            str(self._collection.metadata.get(_CHECKSUM_KEY) or "") or None
+            if self._collection.metadata
+            else None
+        )
         if hnsw_settings:
             self._apply_hnsw(hnsw_settings)
         getter = getattr(self.client, "get_max_batch_size", None)
@@ -188,6 +296,18 @@ class ChromaVectorIndex:
             raise IndexMismatchError(
                 f"{where} exists but was not created by graphrag-integrations (no embedding "
                 f"model/dimension in its metadata {meta}); use another collection name"
+            )
+        stored_owner = CollectionOwner.from_metadata(meta)
+        if self.owner is not None and (
+            stored_owner is None
+            or (stored_owner.index_id, stored_owner.layer)
+            != (self.owner.index_id, self.owner.layer)
+        ):
+            held = "an index without an id" if stored_owner is None else stored_owner.describe()
+            raise IndexMismatchError(
+                f"{where} holds the vectors of {held}, not of {self.owner.describe()}; use "
+                "another collection prefix, pass overwrite=True to replace it, or remove it "
+                "(drop_index_collections / ChromaVectorIndex.drop)"
             )
         config = getattr(self._collection, "configuration_json", None) or {}
         space = (config.get("hnsw") or {}).get("space") or meta.get("hnsw:space", "l2")
@@ -236,6 +356,49 @@ class ChromaVectorIndex:
         """The underlying ``chromadb`` collection."""
         return self._collection
 
+    @property
+    def content_checksum(self) -> str | None:
+        """Checksum of the persisted index this collection holds a copy of (``None``: unknown).
+
+        Set by :meth:`set_content_checksum`; the first ``add`` / ``delete`` clears it.
+        """
+        return self._checksum
+
+    def set_content_checksum(self, checksum: str | None) -> None:
+        """Record (or clear, with ``None``) in the collection's metadata the checksum of the
+        persisted index whose vectors it now holds exactly."""
+        meta = {
+            k: v for k, v in (self._collection.metadata or {}).items() if not k.startswith("hnsw:")
+        }
+        meta[_CHECKSUM_KEY] = checksum or ""
+        _retry_busy(self._collection.modify, metadata=meta)
+        self._checksum = checksum or None
+
+    def _changing(self) -> None:
+        if self._checksum is not None:
+            self.set_content_checksum(None)
+
+    def _drop_if_exists(self) -> bool:
+        try:
+            _retry_busy(self.client.delete_collection, self.collection_name)
+        except Exception as exc:
+            if not _is_not_found(exc):
+                raise
+            return False
+        return True
+
+    def drop(self) -> None:
+        """Delete the collection from Chroma (this object is unusable afterwards)."""
+        self._drop_if_exists()
+        logger.info("dropped chroma collection %r", self.collection_name)
+
+    def clear(self) -> None:
+        """Remove every record: the collection is deleted and made again, empty, with the same
+        owner, settings and an empty content checksum."""
+        self._drop_if_exists()
+        self._collection = _retry_busy(self.client.get_or_create_collection, **self._create_args)
+        self._checksum = None
+
     def __len__(self) -> int:
         return int(_retry_busy(self._collection.count))
 
@@ -256,6 +419,8 @@ class ChromaVectorIndex:
         id_list, vecs, metas, docs = check_records(
             ids, embeddings, metadatas, documents, self.dimension
         )
+        if id_list:
+            self._changing()
         for part in _batches(len(id_list), self.batch_size):
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
@@ -276,6 +441,8 @@ class ChromaVectorIndex:
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the records with these ids; ids not present are ignored."""
         id_list = check_ids(ids)
+        if id_list:
+            self._changing()
         for part in _batches(len(id_list), self.batch_size):
             _retry_busy(self._collection.delete, ids=id_list[part])
 
@@ -348,6 +515,14 @@ def _retry_busy(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
             time.sleep(wait)
             wait *= 2
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _is_not_found(exc: Exception) -> bool:
+    """Whether a chroma error says the collection does not exist (the class varies by
+    chromadb version and client: ``NotFoundError``, ``ValueError``...)."""
+    return type(exc).__name__ in {"NotFoundError", "InvalidCollectionException"} or (
+        "does not exist" in str(exc)
+    )
 
 
 def _make_client(
