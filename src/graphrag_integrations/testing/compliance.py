@@ -40,6 +40,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import LoadReport, SourceDocument, content_id
 from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index_store import ChromaVectors
 from graphrag_integrations.core.locking import is_guarded
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -879,3 +880,20 @@ class IndexComplianceTests(RetrieversIntegrationTests):
             assert [n.node.node_id for n in nodes] == [h.id for h in hits]
             assert [n.node.ref_doc_id for n in nodes] == [h.doc_id for h in hits]
             assert [n.score for n in nodes] == pytest.approx([h.score for h in hits])
+
+    # -- vector layers in Chroma (indexes that take ``vector_index=``) ----------------------
+    def test_vector_layers_in_chroma_answer_alike_and_drop_only_their_collections(
+        self, index: BaseIndex, documents: list[SourceDocument], tmp_path: Path
+    ) -> None:
+        if "vector_index" not in inspect.signature(self.index_class).parameters:
+            pytest.skip(f"{self.index_class.__name__} takes no vector_index= (vectors in memory)")
+        factory = ChromaVectors(tmp_path / "chroma")  # embedded persistent Chroma
+        in_chroma = self._build(documents, self.make_embedder(), vector_index=factory)
+        self._assert_same_answers(self._answers(in_chroma), self._answers(index))
+        other = self._build(documents[:2], self.make_embedder(), vector_index=factory)
+        before = {c.name for c in factory.collections()}
+        dropped = in_chroma.drop_vector_store()
+        assert dropped, "an index with its vectors in Chroma dropped no collection"
+        assert {c.name for c in factory.collections()} == before - set(dropped)
+        assert sorted(other.drop_vector_store()) == sorted(before - set(dropped))
+        assert factory.collections() == []
