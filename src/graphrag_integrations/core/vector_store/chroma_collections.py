@@ -108,7 +108,7 @@ def index_collections(client: Any, index_id: str | None = None) -> list[Collecti
         :func:`~graphrag_integrations.core.index_store.stored_index_id` of a persisted index).
     """
     found: list[CollectionInfo] = []
-    for collection in _retry_busy(client.list_collections):
+    for collection in _all_collections(client):
         meta = dict(collection.metadata or {})
         if _MODEL_KEY not in meta or _DIM_KEY not in meta:
             continue
@@ -128,6 +128,16 @@ def index_collections(client: Any, index_id: str | None = None) -> list[Collecti
             )
         )
     return sorted(found, key=lambda c: c.name)
+
+
+def _all_collections(client: Any, page: int = 100) -> list[Any]:
+    """Every collection of ``client``, read page by page (a server may cap one reply)."""
+    out: list[Any] = []
+    while True:
+        batch = list(_retry_busy(client.list_collections, limit=page, offset=len(out)))
+        out.extend(batch)
+        if len(batch) < page:
+            return out
 
 
 def drop_index_collections(client: Any, index_id: str) -> list[str]:
