@@ -71,6 +71,10 @@ _INDEX_ID_KEY = _META_PREFIX + "index_id"
 _LAYER_KEY = _META_PREFIX + "layer"
 _METHOD_KEY = _META_PREFIX + "method"
 _CHECKSUM_KEY = _META_PREFIX + "content_checksum"
+_FIX = (
+    "use another collection prefix, pass overwrite=True to replace it, or remove it "
+    "(drop_index_collections / ChromaVectorIndex.drop)"
+)
 _NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
 
 
@@ -305,9 +309,7 @@ class ChromaVectorIndex:
         ):
             held = "an index without an id" if stored_owner is None else stored_owner.describe()
             raise IndexMismatchError(
-                f"{where} holds the vectors of {held}, not of {self.owner.describe()}; use "
-                "another collection prefix, pass overwrite=True to replace it, or remove it "
-                "(drop_index_collections / ChromaVectorIndex.drop)"
+                f"{where} holds the vectors of {held}, not of {self.owner.describe()}; {_FIX}"
             )
         config = getattr(self._collection, "configuration_json", None) or {}
         space = (config.get("hnsw") or {}).get("space") or meta.get("hnsw:space", "l2")
@@ -327,7 +329,7 @@ class ChromaVectorIndex:
                 dimension=self.dimension,
             )
         except IndexMismatchError as exc:
-            raise IndexMismatchError(f"{where}: {exc}") from exc
+            raise IndexMismatchError(f"{where}: {exc}; {_FIX}") from exc
 
     def _apply_hnsw(self, wanted: Mapping[str, Any]) -> None:
         """Bring an existing collection's HNSW settings to ``wanted`` where Chroma allows."""
