@@ -515,3 +515,70 @@ def evaluate_lihuaworld(
         failures,
         latencies,
     )
+
+
+# -- closed sub-corpus (a partial generated query set) ------------------------------------
+def closed_chats(chunks: Sequence[Passage], covered: Callable[[Passage], bool]) -> list[str]:
+    """Chats (``doc_id``) every chunk of which is ``covered``, in chat order.
+
+    A partial query-generation run covers a prefix of the chunks; evaluating on the chats it
+    covers completely (and the questions whose evidence lies in them) keeps the figure honest
+    on a smaller corpus instead of leaving uncovered chunks unreachable.
+
+    Examples
+    --------
+    >>> chunks = [Passage("a-0", "x", "a"), Passage("a-1", "y", "a"), Passage("b-0", "z", "b")]
+    >>> closed_chats(chunks, lambda p: p.text != "y")
+    ['b']
+    """
+    status: dict[str, bool] = {}
+    for chunk in chunks:
+        status[chunk.doc_id] = status.get(chunk.doc_id, True) and covered(chunk)
+    return [chat for chat, ok in status.items() if ok]
+
+
+def question_in_subset(evidence: Evidence, qtype: str, chats: set[str]) -> bool:
+    """Whether a question belongs to the sub-corpus ``chats``.
+
+    ``Null`` questions (no evidence by design) always do; another question does when it has
+    evidence and every evidence chat is in ``chats``.
+
+    Examples
+    --------
+    >>> question_in_subset(Evidence(["a", "b"]), "Multi", {"a"})
+    False
+    >>> question_in_subset(Evidence([]), "Null", set()), question_in_subset(Evidence([]), "", {"a"})
+    (True, False)
+    """
+    if qtype == "Null":
+        return True
+    return bool(evidence.gold) and set(evidence.gold) <= chats
+
+
+def closed_question_records(
+    items: Mapping[str, Any], known_ids: Sequence[str] | set[str], chats: set[str]
+) -> dict[str, Any]:
+    """The records of a raw query file (``id -> record``) in the sub-corpus ``chats``.
+
+    Records are kept verbatim (dirty evidence included, so ``eval`` reports the same
+    cleaning); the evidence is read with :func:`parse_evidence` against ``known_ids`` (the
+    whole corpus) and :func:`question_in_subset` decides. Records without a question are
+    dropped.
+
+    Examples
+    --------
+    >>> raw = {"1": {"question": "Q?", "evidence": "Time: 20260101_10:00", "type": "Single"},
+    ...        "2": {"question": "R?", "evidence": "20260101_10:00<and>20260102_10:00",
+    ...              "type": "Multi"}}
+    >>> ids = {"20260101_10:00", "20260102_10:00"}
+    >>> list(closed_question_records(raw, ids, {"20260101_10:00"}))
+    ['1']
+    """
+    out: dict[str, Any] = {}
+    for qid, item in items.items():
+        if not isinstance(item, Mapping) or not str(item.get("question", "")).strip():
+            continue
+        evidence = parse_evidence(item.get("evidence"), known_ids, qid=str(qid))
+        if question_in_subset(evidence, str(item.get("type", "")).strip(), chats):
+            out[str(qid)] = item
+    return out
