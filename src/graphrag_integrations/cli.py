@@ -121,9 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
     ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
     ev.add_argument("--json", type=Path, help="write the JSON summary here")
-    ev.add_argument(
-        "--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)"
-    )
+    ev.add_argument("--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)")
     ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
     ev.add_argument(
         "--option",

@@ -15,7 +15,6 @@ from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import GraphRAGError
 from graphrag_integrations.evaluation.lihuaworld import (
     chunk_lihuaworld,
-    closed_chats,
     closed_question_records,
     evaluate_lihuaworld,
     load_chat_documents,
@@ -28,6 +27,7 @@ from graphrag_integrations.evaluation.lihuaworld_run import (
     run_lihuaworld_eval,
 )
 from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet
+from graphrag_integrations.methods.qcg.resumable import covered_documents, generate_by_document
 from tests.conftest import FakeEmbedder
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "lihuaworld"
@@ -50,7 +50,9 @@ def query_set(
 ) -> QuerySet:
     """One pair per chunk, answered by the chunk's last line."""
     qs = QuerySet({}, model="fake", prompt_hash="0" * 16, M=2, extra={"chunking": list(chunking)})
-    qs.update((c.text, [QAPair(f"What is said in {c.id}?", c.text.split("\n")[-1])]) for c in chunks)
+    qs.update(
+        (c.text, [QAPair(f"What is said in {c.id}?", c.text.split("\n")[-1])]) for c in chunks
+    )
     qs.extra.update(extra)
     return qs
 
@@ -147,14 +149,18 @@ def test_closed_subset_logic_on_fake_data() -> None:
         Passage("c-0", "c0", "c"),
         Passage("c-1", "c1", "c"),
     ]
-    covered = {"a0", "a1", "b0", "c0"}  # c-1 missing: chat c is not closed
-    chats = closed_chats(chunks, lambda p: p.text in covered)
-    assert chats == ["a", "b"]
+    qs = QuerySet({}, model="m", prompt_hash="0" * 16, M=1)
+    qs.update([("a0", []), ("a1", [QAPair("q?", "x")]), ("b0", []), ("c0", [])])
+    assert covered_documents(chunks, qs) == ["a", "b"]  # c-1 missing: chat c is not closed
     ids = {"20260101_10:00", "20260102_10:00", "20260103_10:00"}
     raw = {
         "s": {"question": "S?", "evidence": "Time: 20260101_10:00", "type": "Single"},
         "m_in": {"question": "M?", "evidence": "20260101_1000<and>20260102_10:00", "type": "Multi"},
-        "m_out": {"question": "N?", "evidence": "20260101_10:00<and>20260103_10:00", "type": "Multi"},
+        "m_out": {
+            "question": "N?",
+            "evidence": "20260101_10:00<and>20260103_10:00",
+            "type": "Multi",
+        },
         "null": {"question": "Z?", "evidence": "N/A", "type": "Null"},
         "dirty": {"question": "D?", "evidence": "What", "type": "Single"},
         "broken": {"answer": "no question"},
@@ -205,3 +211,38 @@ def test_cli_eval_on_lihuaworld_with_a_dirty_queries_file(
     assert "Single R@5" in capsys.readouterr().out
     assert cli.main([*args, "--distractors", str(FIX), "--no-progress"]) == 2
     assert cli.main([*args, "--chunking", "512/64", "--no-progress"]) == 2  # set is 1200/100
+
+
+def test_generation_by_chat_is_resumable_and_every_save_is_a_closed_prefix(tmp_path: Path) -> None:
+    chunks = [
+        Passage(f"{d}-{i}", f"{d}{i}", d) for d in "abcde" for i in range(2 if d in "bd" else 1)
+    ]
+    out = tmp_path / "qs.jsonl.gz"
+    calls: list[list[str]] = []
+    saved: list[list[str]] = []
+
+    def fake(texts: list[str]) -> list[list[QAPair]]:
+        calls.append(texts)
+        if texts[0].startswith("e"):
+            raise RuntimeError("crash")
+        return [[QAPair(f"What is {t}?", t)] if t != "b1" else [] for t in texts]
+
+    qs = QuerySet({}, model="m", prompt_hash="0" * 16, M=1)
+    with pytest.raises(RuntimeError):
+        generate_by_document(
+            chunks,
+            qs,
+            fake,
+            group=2,
+            out=out,
+            on_batch=lambda info: saved.append(QuerySet.load(out).extra["chats_done"]),
+        )
+    assert calls == [["a0", "b0", "b1"], ["c0", "d0", "d1"], ["e0"]]  # chat order, 2 chats
+    assert saved == [["a", "b"], ["a", "b", "c", "d"]]  # b1 gave no pair: still covered
+    # resume from the file: only chat e is generated; seeding with a slice of the corpus
+    calls.clear()
+    resumed = QuerySet.load(out)
+    ok = lambda texts: [[QAPair("q?", t)] for t in texts]  # noqa: E731
+    generate_by_document(chunks[-1:], resumed, ok, group=2, corpus=chunks, out=out)
+    assert QuerySet.load(out).extra["chats_done"] == ["a", "b", "c", "d", "e"]
+    assert generate_by_document(chunks, resumed, fake).extra["chats_done"][-1] == "e"  # no call

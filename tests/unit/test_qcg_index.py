@@ -340,6 +340,24 @@ def test_chunk_weight_fuses_the_chunk_cosine() -> None:
         )
 
 
+def test_chunk_candidates_reach_a_chunk_without_generated_queries() -> None:
+    texts = [t for _, t in CORPUS[:4]]
+    sets = QuerySet({}, model="fake", prompt_hash="0" * 16, M=2)
+    sets.update(
+        (t, [QAPair("What about Chelsea?", "FA Cup 1970")] if "Chelsea" in t else []) for t in texts
+    )
+    docs = [SourceDocument(t, d) for d, t in CORPUS[:4]]
+    idx = QueryCentricGraphIndex.from_documents(docs, embedding=FakeEmbedder(), query_set=sets)
+    q = "Who managed Nottingham Forest?"
+    reached = {h.passage.doc_id for h in idx.retrieve(q, k=4)}
+    assert reached == {"chelsea"}  # the only chunk with a query node
+    fused = QueryCentricGraphIndex.from_documents(
+        docs, embedding=FakeEmbedder(), query_set=sets, preset="fused"
+    )
+    assert fused.query_params.chunk_candidates == 10 and fused.query_params.chunk_weight == 0.3
+    assert {h.passage.doc_id for h in fused.retrieve(q, k=4)} == {d for d, _ in CORPUS[:4]}
+
+
 def test_framework_surface() -> None:
     idx = build(CORPUS[:3])
     docs = idx.as_langchain_retriever(k=2).invoke("When did Chelsea win the FA Cup?")

@@ -518,25 +518,7 @@ def evaluate_lihuaworld(
 
 
 # -- closed sub-corpus (a partial generated query set) ------------------------------------
-def closed_chats(chunks: Sequence[Passage], covered: Callable[[Passage], bool]) -> list[str]:
-    """Chats (``doc_id``) every chunk of which is ``covered``, in chat order.
-
-    A partial query-generation run covers a prefix of the chunks; evaluating on the chats it
-    covers completely (and the questions whose evidence lies in them) keeps the figure honest
-    on a smaller corpus instead of leaving uncovered chunks unreachable.
-
-    Examples
-    --------
-    >>> chunks = [Passage("a-0", "x", "a"), Passage("a-1", "y", "a"), Passage("b-0", "z", "b")]
-    >>> closed_chats(chunks, lambda p: p.text != "y")
-    ['b']
-    """
-    status: dict[str, bool] = {}
-    for chunk in chunks:
-        status[chunk.doc_id] = status.get(chunk.doc_id, True) and covered(chunk)
-    return [chat for chat, ok in status.items() if ok]
-
-
+# The chats a query set covers completely: methods.qcg.resumable.covered_documents.
 def question_in_subset(evidence: Evidence, qtype: str, chats: set[str]) -> bool:
     """Whether a question belongs to the sub-corpus ``chats``.
 

@@ -356,7 +356,9 @@ def run_lihuaworld_eval(
 
     src = Path(path)
     chats = load_chat_documents(src)
-    qfile = Path(queries) if queries is not None else (src if src.is_dir() else src.parent) / _QUERIES
+    qfile = (
+        Path(queries) if queries is not None else (src if src.is_dir() else src.parent) / _QUERIES
+    )
     question_set = load_questions(qfile, {c.id for c in chats})
     corpus: dict[str, Any] = {"chats_total": len(chats), "chunking": list(size_overlap)}
     if subset is not None:
@@ -389,7 +391,9 @@ def run_lihuaworld_eval(
     for name, reg in regs.items():
         logger.info("building %s over %d LiHuaWorld chunks", name, len(chunks))
         start = time.perf_counter()
-        retriever = reg.build(shared, {"passages": chunks}, parsed[name], show_progress=show_progress)
+        retriever = reg.build(
+            shared, {"passages": chunks}, parsed[name], show_progress=show_progress
+        )
         report.index_s[name] = time.perf_counter() - start
         gen_report = getattr(retriever, "generation_report", None)
         if callable(gen_report):

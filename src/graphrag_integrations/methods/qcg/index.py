@@ -383,6 +383,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             k,
             symmetric=self.index_params.symmetric_knn,
             chunk_cosine=self._chunk_cosine(vector),
+            top_chunks=self._top_chunks(vector),
         )
         return [self._result(hit) for hit in hits]
 
@@ -392,6 +393,19 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             return result
 
         return cosine
+
+    def _top_chunks(self, vector: FloatMatrix) -> Any:
+        import numpy as np
+
+        def top(c: int) -> list[str]:
+            ids = self.store.chunk_ids()
+            if not ids:
+                return []
+            cos = np.round(np.asarray(self.store.chunk_vectors(ids) @ vector, np.float64), 6)
+            order = np.lexsort((np.arange(len(ids)), -cos))[:c]  # ties: lower chunk id
+            return [ids[i] for i in order]
+
+        return top
 
     def _result(self, hit: ChunkHit) -> RetrievedPassage:
         queries = []
