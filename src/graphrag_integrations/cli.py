@@ -392,6 +392,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     report = getattr(index, "generation_report", None)
     if callable(report):  # methods that call an LLM while indexing (QCG-RAG): tokens, counts
         print(json.dumps(report(), default=str))
+    if (args.out / "query_set.jsonl.gz").is_file():  # QCG-RAG: the generated pairs, reusable
+        print(f"generated query set reused by: eval --option {args.method}.query_set={args.out}")
     return 0
 
 
