@@ -429,7 +429,8 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
     chunking = first.extra.get("chunking", [1200, 100])
     chunks, _ = _lihua_chunks(args.data, f"{chunking[0]}/{chunking[1]}")
     merged = QuerySet({}, model=first.model, prompt_hash=first.prompt_hash, M=first.M)
-    usage = dict.fromkeys(("calls", "prompt_tokens", "completion_tokens", "seconds"), 0.0)
+    usage: dict[str, float] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    usage["seconds"] = 0.0
     for qs in sets:
         same = (qs.model, qs.prompt_hash, qs.M) == (first.model, first.prompt_hash, first.M)
         if not same or qs.extra.get("chunking", chunking) != chunking:
@@ -455,7 +456,8 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
             "chunks_without_pairs": sum(1 for n in pairs if n == 0),
             "pairs": sum(pairs),
             "dev_questions_covered": len(questions),
-            "usage": {k: round(v, 1) for k, v in usage.items()},
+            "usage": usage,
+            "chats_covered": len(done),
             "wall_s": round(usage["seconds"], 1),
             "tokens_per_s": round(tokens / usage["seconds"], 2) if usage["seconds"] else None,
             "completion_tokens_per_s": round(usage["completion_tokens"] / usage["seconds"], 2)
