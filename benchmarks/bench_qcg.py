@@ -6,13 +6,17 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
         python benchmarks/bench_qcg.py pilot [--chunks 10] [--M 20] [--max-tokens 1024] \
         [--out /tmp/qcg_pilot.jsonl.gz]
     python benchmarks/bench_qcg.py latency [--queries 10000]
-    python benchmarks/bench_qcg.py lihuaworld --query-set FILE [--limit 150]
+    python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
+    python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
+    python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
 
 ``pilot`` sends ``--chunks`` LiHuaWorld chunks (1,200-token chunking, evenly spread over the
 year) to the offline SmolLM2-135M-Instruct and reports tokens/s, chunks/s and how its replies
 parsed; ``latency`` times retrieval on a synthetic graph of ``--queries`` query nodes against
-the dense baseline over the same chunks; ``lihuaworld`` scores QCG (from a generated query set)
-and the dense baseline with the LiHuaWorld harness (evidence Recall@K per question type).
+the dense baseline over the same chunks; ``generate`` / ``lihua-generate`` build the query sets
+resumably (closed prefixes), ``snapshot`` / ``lihua-snapshot`` write the committed artefacts
+and the covered questions; ``ablation`` compares QCG variants with dense and BM25 in one
+process on the HotpotQA closed sub-corpus (commands and figures: ``docs/qcg.md``).
 """
 
 from __future__ import annotations

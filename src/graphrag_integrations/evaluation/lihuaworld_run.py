@@ -26,6 +26,7 @@ as such (``corpus.subset``), so the figure is honest on a smaller corpus.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -142,7 +143,7 @@ class LiHuaEvalReport:
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def format_lihua_report(report: LiHuaEvalReport) -> str:
@@ -157,6 +158,7 @@ def format_lihua_report(report: LiHuaEvalReport) -> str:
     method  Single R@5  Multi R@5  all R@5  acc  p50 ms  index s
     ------  ----------  ---------  -------  ---  ------  -------
     dense         50.0          -     50.0    -       -     0.00
+    questions scored per type: {'Single': 2} (Null excluded)
     """
     from graphrag_integrations.evaluation.report import _table
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -127,11 +128,12 @@ def rank_chunks(
     if not by_chunk:
         return []
     chunk_ids = sorted(by_chunk)
-    own = np.zeros(len(chunk_ids), dtype=np.float64)
+    own: np.ndarray[Any, np.dtype[np.float64]] = np.zeros(len(chunk_ids), dtype=np.float64)
     if w > 0 or c > 0:
         if chunk_cosine is None:
             raise ValueError("chunk_weight / chunk_candidates > 0 need the chunk vectors")
-        own = np.round(np.asarray(chunk_cosine(chunk_ids), dtype=np.float64), 6) + params.epsilon
+        cosines = np.asarray(chunk_cosine(chunk_ids), dtype=np.float64)
+        own = np.round(cosines, 6) + np.float64(params.epsilon)
     mean_s = np.array(
         [
             np.mean([m.s for m in by_chunk[cid]]) if by_chunk[cid] else own[i]
