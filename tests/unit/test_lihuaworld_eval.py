@@ -246,3 +246,19 @@ def test_generation_by_chat_is_resumable_and_every_save_is_a_closed_prefix(tmp_p
     generate_by_document(chunks[-1:], resumed, ok, group=2, corpus=chunks, out=out)
     assert QuerySet.load(out).extra["chats_done"] == ["a", "b", "c", "d", "e"]
     assert generate_by_document(chunks, resumed, fake).extra["chats_done"][-1] == "e"  # no call
+
+
+def test_judged_accuracy_through_the_runner_records_the_judge() -> None:
+    def answer(prompt: str) -> str:
+        return "A light fixture" if "break" in prompt.rsplit("---Question---", 1)[1] else "?"
+
+    def judge(prompt: str) -> str:
+        gold = prompt.split("---Gold-standard answer---\n", 1)[1].split("\n", 1)[0]
+        cand = prompt.rsplit("---Candidate answer---\n", 1)[1].strip()
+        return json.dumps({"score": int(gold == cand)})
+
+    report = run(["bm25"], llm=answer, judge=judge, judge_name="exact-judge")
+    rep = report.results["bm25"]
+    assert rep.judge == "exact-judge"
+    assert rep.accuracy == {"all": 100 / 3, "Single": 100.0, "Multi": 0.0, "Null": 0.0}
+    assert "judge: exact-judge (0 unscored)" in format_lihua_report(report)
