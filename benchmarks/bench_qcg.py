@@ -388,7 +388,7 @@ def lihua_generate(args: argparse.Namespace) -> None:
             usage[key] += value
         usage["seconds"] = round(usage["seconds"] + took, 1)
         qs.extra["updated"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-        qs.save(args.out)  # again, with the usage of this batch
+        qs.save(args.out)  # after every batch, with its usage (a closed prefix on disk)
         row = {
             "chats": info["documents"],
             "chunks": info["chunks"],
