@@ -452,8 +452,15 @@ def evaluate_lihuaworld(
 
     Examples
     --------
-    >>> report = evaluate_lihuaworld("qcg", retriever, qs)  # doctest: +SKIP
-    >>> report.to_json()["evidence_recall"]["Multi"]["R@5"]  # doctest: +SKIP
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> chunks = [Passage("20260101_10:00-0", "Li Hua broke a lamp.", "20260101_10:00"),
+    ...           Passage("20260102_10:00-0", "Wolfgang likes films.", "20260102_10:00")]
+    >>> q = LiHuaQuestion("1", "What did Li Hua break?", "a lamp", "Single",
+    ...                   Evidence(["20260101_10:00"]))
+    >>> report = evaluate_lihuaworld("bm25", BM25Retriever(chunks), QuestionSet([q], 0, 0, 0, 0),
+    ...                              ks=(1,))
+    >>> report.to_json()["evidence_recall"]
+    {'all': {'R@1': 100.0}, 'Single': {'R@1': 100.0}}
     """
     import time
 
