@@ -9,6 +9,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
     python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
     python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
+    python benchmarks/bench_qcg.py lihua-ablation [--query-set FILE]  # the same on LiHuaWorld
 
 ``pilot`` sends ``--chunks`` LiHuaWorld chunks (1,200-token chunking, evenly spread over the
 year) to the offline SmolLM2-135M-Instruct and reports tokens/s, chunks/s and how its replies
@@ -563,6 +564,42 @@ def ablation(args: argparse.Namespace) -> None:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
 
+def lihua_ablation(args: argparse.Namespace) -> None:
+    """dense, BM25 and QCG on LiHuaWorld in one run (``eval``'s LiHuaWorld path), plus QCG
+    rows on the same index: h = 0 / 2 (the preset's h = 1 is the ``qcg`` row), the fusion
+    deviations alone and with h = 0 / 1 / 2. A partial query set means its closed
+    sub-corpus for every row (said in the title line)."""
+    from graphrag_integrations.evaluation.lihuaworld_run import (
+        format_lihua_report,
+        run_lihuaworld_eval,
+    )
+
+    w, c = args.chunk_weight, args.chunk_candidates
+    fused = {"chunk_weight": w, "chunk_candidates": c}
+    variants: dict[str, tuple[str, dict[str, Any]]] = {
+        "qcg h=0": ("qcg", {"h": 0}),
+        "qcg h=2": ("qcg", {"h": 2}),
+        f"qcg w={w:g}": ("qcg", {"chunk_weight": w}),
+        f"qcg c={c}": ("qcg", {"chunk_candidates": c}),
+        **{f"qcg h={h} w={w:g} c={c}": ("qcg", {"h": h, **fused}) for h in (0, 1, 2)},
+    }
+    options = {"qcg": {"query_set": str(args.query_set)}} if args.query_set else None
+    report = run_lihuaworld_eval(
+        args.data / "lihuaworld",
+        ["dense", "bm25", "qcg"],
+        queries=args.queries,
+        chunking=args.chunking,
+        embedder=args.embedding,
+        ks=(5, 10),
+        options=options,
+        variants=variants,
+        show_progress=False,
+    )
+    print(format_lihua_report(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.to_json(), indent=1, default=str), encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -626,6 +663,15 @@ def main() -> None:
     ab.add_argument("--chunk-weight", type=float, default=0.3)
     ab.add_argument("--chunk-candidates", type=int, default=10)
     ab.add_argument("--json", type=Path, default=None)
+    la = sub.add_parser("lihua-ablation")
+    la.add_argument("--data", type=Path, default=Path("../shared/data"))
+    la.add_argument("--query-set", type=Path, default=None, help="default: the committed set")
+    la.add_argument("--queries", type=Path, default=None)
+    la.add_argument("--chunking", default="1200/100")
+    la.add_argument("--embedding", default=None)
+    la.add_argument("--chunk-weight", type=float, default=0.3)
+    la.add_argument("--chunk-candidates", type=int, default=10)
+    la.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
@@ -638,6 +684,8 @@ def main() -> None:
         snapshot(args)
     elif args.command == "ablation":
         ablation(args)
+    elif args.command == "lihua-ablation":
+        lihua_ablation(args)
     elif args.command == "lihua-generate":
         lihua_generate(args)
     elif args.command == "lihua-snapshot":

@@ -262,3 +262,32 @@ def test_judged_accuracy_through_the_runner_records_the_judge() -> None:
     assert rep.judge == "exact-judge"
     assert rep.accuracy == {"all": 100 / 3, "Single": 100.0, "Multi": 0.0, "Null": 0.0}
     assert "judge: exact-judge (0 unscored)" in format_lihua_report(report)
+
+
+def test_variants_score_other_query_parameters_on_the_same_index() -> None:
+    chunks = fixture_chunks()
+    variants = {"qcg h=0": ("qcg", {"h": 0}), "qcg c=3": ("qcg", {"chunk_candidates": "3"})}
+    report = run(["dense", "qcg"], query_set(chunks), variants=variants)
+    assert list(report.results) == ["dense", "qcg", "qcg h=0", "qcg c=3"]
+    assert report.index_s["qcg h=0"] == report.index_s["qcg"]  # one build
+    for label in ("qcg h=0", "qcg c=3"):
+        assert report.results[label].counted == report.results["qcg"].counted
+    # the overrides really apply: only chat 20260108_19:00 has queries; candidates reach all
+    covered = query_set([c for c in chunks if c.doc_id == "20260108_19:00"])
+    report = run_lihuaworld_eval(
+        FIX,
+        ["qcg"],
+        chunking=CHUNKING,
+        embedder=FakeEmbedder(),
+        ks=(50,),
+        options={"qcg": {"query_set": covered, "missing": "skip"}},
+        variants={"qcg c=50": ("qcg", {"chunk_candidates": 50})},
+        tokenizer=Words(),
+        show_progress=False,
+    )
+    assert report.results["qcg"].recall["Multi"] == {50: 0.0}
+    assert report.results["qcg c=50"].recall["Multi"] == {50: 100.0}
+    with pytest.raises(ValueError, match="not query options"):
+        run(["qcg"], query_set(chunks), variants={"x": ("qcg", {"M": 3})})
+    with pytest.raises(ValueError, match="not evaluated"):
+        run(["dense"], variants={"x": ("qcg", {"h": 0})})

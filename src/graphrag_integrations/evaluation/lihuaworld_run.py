@@ -275,6 +275,7 @@ def run_lihuaworld_eval(
     limit: int | None = None,
     tokenizer: Any = None,
     query_set_dir: str | Path | None = None,
+    variants: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
     show_progress: bool = True,
 ) -> LiHuaEvalReport:
     """Build ``methods`` over the chunked LiHuaWorld chats and score them.
@@ -305,6 +306,10 @@ def run_lihuaworld_eval(
         Chunk tokenizer (default: the all-MiniLM-L6-v2 word pieces, the generation's).
     query_set_dir : str or Path, optional
         Where the committed QCG query set lives (default: the package data folder).
+    variants : mapping of label to (method, query options), optional
+        Extra rows scored on a method's index already built, with other query-time options
+        (e.g. ``{"qcg h=0": ("qcg", {"h": 0})}``): ablations in one run, one build. The
+        method must expose ``query_params`` (as QCG does).
     show_progress : bool
         Progress bars.
 
@@ -337,6 +342,12 @@ def run_lihuaworld_eval(
     stray = sorted(set(given) - set(regs))
     if stray:
         raise ValueError(f"options given for {', '.join(stray)}, which is not evaluated")
+    for label, (base, overrides) in (variants or {}).items():
+        if base not in regs or label in regs:
+            raise ValueError(f"variant {label!r}: method {base!r} is not evaluated (or clashes)")
+        query_only = set(overrides) - set(regs[base].query_params.names())
+        if query_only:
+            raise ValueError(f"variant {label!r}: {sorted(query_only)} are not query options")
     for name, reg in regs.items():
         if set(reg.inputs) - {"passages"}:
             raise ValueError(
@@ -400,14 +411,23 @@ def run_lihuaworld_eval(
         gen_report = getattr(retriever, "generation_report", None)
         if callable(gen_report):
             notes.setdefault(name, {})["generation"] = gen_report()
-        report.results[name] = evaluate_lihuaworld(
-            name,
-            retriever,
-            question_set,
-            ks=ks,
-            llm=llm,
-            judge=judge,
-            judge_name=judge_name,
-            show_progress=show_progress,
-        )
+        runs = [(name, parsed[name].query_params)]
+        for label, (base, overrides) in (variants or {}).items():
+            if base == name:
+                merged = {**given.get(name, {}), **overrides}
+                runs.append((label, reg.parse_options(merged).query_params))
+        for label, query_params in runs:
+            if label != name:  # same index, other query parameters
+                retriever.query_params = query_params
+                report.index_s[label] = report.index_s[name]
+            report.results[label] = evaluate_lihuaworld(
+                label,
+                retriever,
+                question_set,
+                ks=ks,
+                llm=llm,
+                judge=judge,
+                judge_name=judge_name,
+                show_progress=show_progress,
+            )
     return report
