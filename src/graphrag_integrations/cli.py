@@ -295,16 +295,21 @@ def _accepts(cls: type[Any], param: str) -> bool:
 
 
 def _input_documents(paths: Sequence[Path]) -> list[Any]:
-    """Dataset folders/corpus files become one document per passage; the rest stay paths."""
+    """Dataset folders/corpus files become one document per passage (LiHuaWorld: per chunk of
+    the paper's 1,200 / 100 chunking, as ``eval`` cuts it); the rest stay paths."""
     from graphrag_integrations.core.documents import SourceDocument
     from graphrag_integrations.evaluation.datasets import load_corpus, load_dataset
+    from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
+    from graphrag_integrations.evaluation.lihuaworld_run import is_lihuaworld
 
     docs: list[Any] = []
     for path in paths:
         if not path.exists():
             raise GraphRAGError(f"input {path} does not exist")
         passages = None
-        if path.is_dir() and (path / "corpus.json").is_file():
+        if is_lihuaworld(path):  # the chunks `eval` uses (paper: 1,200 / 100 tokens)
+            passages = chunk_lihuaworld(load_chat_documents(path))
+        elif path.is_dir() and (path / "corpus.json").is_file():
             passages = load_corpus(path)
         elif path.is_dir() and any(
             (path / f).is_file() for f in ("questions.json", "LiHuaWorld.zip")

@@ -291,3 +291,32 @@ def test_variants_score_other_query_parameters_on_the_same_index() -> None:
         run(["qcg"], query_set(chunks), variants={"x": ("qcg", {"M": 3})})
     with pytest.raises(ValueError, match="not evaluated"):
         run(["dense"], variants={"x": ("qcg", {"h": 0})})
+
+
+def test_index_on_lihuaworld_uses_the_eval_chunks_so_eval_reuses_its_query_set(
+    patched_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from graphrag_integrations.core.llm import adapters, client
+
+    calls: list[str] = []
+
+    def fake_llm(prompt: str) -> str:
+        calls.append(prompt)
+        last = prompt.strip().splitlines()[-1]
+        return f"Question: What happened with {last.split()[0]}?\nAnswer: {last}"
+
+    real = adapters.as_llm
+    monkeypatch.setattr(client, "as_llm", lambda o=None: real(fake_llm if o == "fake" else o))
+    out = tmp_path / "ix"
+    index = ["index", "--method", "qcg", "--input", str(FIX), "--out", str(out), "--no-progress"]
+    assert cli.main([*index, "--option", "llm=fake", "--option", "template=small"]) == 0
+    assert len(calls) == 3  # one chunk per (short) chat
+    qs = QuerySet.load(out)
+    chunks = chunk_lihuaworld(load_chat_documents(FIX), 1200, 100)
+    assert all(qs.get(c.text) is not None for c in chunks)  # keyed by the eval's chunks
+    res = tmp_path / "res.json"
+    args = ["eval", "--method", "qcg", "--dataset", str(FIX), "--json", str(res)]
+    assert cli.main([*args, "--option", f"qcg.query_set={out}", "--no-progress"]) == 0
+    assert len(calls) == 3  # no new LLM call
+    gen = json.loads(res.read_text())["results"]["qcg"]["method_notes"]["generation"]
+    assert (gen["reused_chunks"], gen["generated_chunks"]) == (3, 0)
