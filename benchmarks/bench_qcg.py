@@ -6,13 +6,18 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
         python benchmarks/bench_qcg.py pilot [--chunks 10] [--M 20] [--max-tokens 1024] \
         [--out /tmp/qcg_pilot.jsonl.gz]
     python benchmarks/bench_qcg.py latency [--queries 10000]
-    python benchmarks/bench_qcg.py lihuaworld --query-set FILE [--limit 150]
+    python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
+    python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
+    python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
+    python benchmarks/bench_qcg.py lihua-ablation [--query-set FILE]  # the same on LiHuaWorld
 
 ``pilot`` sends ``--chunks`` LiHuaWorld chunks (1,200-token chunking, evenly spread over the
 year) to the offline SmolLM2-135M-Instruct and reports tokens/s, chunks/s and how its replies
 parsed; ``latency`` times retrieval on a synthetic graph of ``--queries`` query nodes against
-the dense baseline over the same chunks; ``lihuaworld`` scores QCG (from a generated query set)
-and the dense baseline with the LiHuaWorld harness (evidence Recall@K per question type).
+the dense baseline over the same chunks; ``generate`` / ``lihua-generate`` build the query sets
+resumably (closed prefixes), ``snapshot`` / ``lihua-snapshot`` write the committed artefacts
+and the covered questions; ``ablation`` compares QCG variants with dense and BM25 in one
+process on the HotpotQA closed sub-corpus (commands and figures: ``docs/qcg.md``).
 """
 
 from __future__ import annotations
@@ -302,6 +307,299 @@ def snapshot(args: argparse.Namespace) -> None:
     print(json.dumps({k: v for k, v in extra.items() if k != "questions_done"}, indent=1))
 
 
+def _lihua_chunks(data: Path, chunking: str) -> tuple[list[Any], tuple[int, int]]:
+    """The LiHuaWorld chats (time order) cut with ``chunking``, as ``eval`` cuts them."""
+    from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
+    from graphrag_integrations.evaluation.lihuaworld_run import parse_chunking
+
+    size, overlap = parse_chunking(chunking)
+    chats = load_chat_documents(data / "lihuaworld")  # sorted by timestamp
+    return chunk_lihuaworld(chats, size, overlap), (size, overlap)
+
+
+def lihua_generate(args: argparse.Namespace) -> None:
+    """Resumable offline generation on LiHuaWorld, chat by chat in chat-time order.
+
+    Chats ``--start`` to ``--end`` (time order) are taken ``--group`` at a time; their chunks
+    the output query set lacks go to the generator in batches of ``--batch-size``, then the
+    query set is rewritten with the chats it covers completely (``extra["chats_done"]``, over
+    the whole corpus) and the cumulative tokens / seconds (``extra["usage"]``). A rerun, or a
+    run seeded with ``--seed`` sets, skips what is done; the SQLite cache (``--cache``) keeps
+    every finished batch across crashes.
+    """
+    import datetime
+
+    import torch
+
+    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
+    from graphrag_integrations.methods.qcg.generation import (
+        SMALL_MODEL_PROMPT,
+        Doc2QueryGenerator,
+        QuerySet,
+    )
+    from graphrag_integrations.methods.qcg.resumable import generate_by_document
+
+    torch.set_num_threads(1)
+    chunks, chunking = _lihua_chunks(args.data, args.chunking)
+    chats = list(dict.fromkeys(c.doc_id for c in chunks))
+    chosen = set(chats[args.start : args.end])
+    llm = TransformersLLM(max_new_tokens=args.max_tokens)
+    client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
+    gen = Doc2QueryGenerator(
+        client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
+    )
+    qs = QuerySet.load(args.out) if args.out.exists() else None
+    if qs is None:
+        qs = QuerySet({}, model=client.model_name, prompt_hash=gen.prompt_hash, M=args.M)
+    if (qs.model, qs.prompt_hash, qs.M) != (client.model_name, gen.prompt_hash, args.M):
+        raise SystemExit(f"{args.out} was made by another generator / prompt / M")
+    if qs.extra.get("chunking", list(chunking)) != list(chunking):
+        raise SystemExit(f"{args.out} was made for chunking {qs.extra['chunking']}")
+    for seed in args.seed:
+        other = QuerySet.load(seed)
+        if (other.model, other.prompt_hash) != (qs.model, qs.prompt_hash):
+            raise SystemExit(f"seed {seed} was made by another generator / prompt")
+        qs.pairs.update(other.pairs)
+    usage = dict.fromkeys(("calls", "prompt_tokens", "completion_tokens"), 0)
+    usage.update(qs.extra.get("usage", {}))
+    usage.setdefault("seconds", 0.0)
+    qs.extra.update(
+        {
+            "dataset": "lihuaworld",
+            "chunking": list(chunking),
+            "alpha": 0.8,
+            "max_tokens": args.max_tokens,
+            "template": "SMALL_MODEL_PROMPT",
+            "decoding": "greedy, SmolLM2-135M-Instruct fp32 CPU, 1 torch thread",
+            "corpus_chats": len(chats),
+            "corpus_chunks": len(chunks),
+            "usage": usage,
+        }
+    )
+    _ = llm.tokenizer  # load outside the timed section
+    state = {"usage": client.usage.as_dict(), "stats": gen.stats.as_dict()}
+
+    def on_batch(info: dict[str, Any]) -> None:
+        after, stats = client.usage.as_dict(), gen.stats.as_dict()
+        used = {
+            k: after[k] - state["usage"][k] for k in ("calls", "prompt_tokens", "completion_tokens")
+        }
+        took = info["seconds"]
+        for key, value in used.items():
+            usage[key] += value
+        usage["seconds"] = round(usage["seconds"] + took, 1)
+        qs.extra["updated"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        qs.save(args.out)  # after every batch, with its usage (a closed prefix on disk)
+        row = {
+            "chats": info["documents"],
+            "chunks": info["chunks"],
+            "seconds": round(took, 1),
+            **used,
+            **{k: stats[k] - state["stats"][k] for k in ("pairs", "retried", "failed")},
+            "completion_tok_s": round(used["completion_tokens"] / took, 2) if took else None,
+            "total_tok_s": round((used["prompt_tokens"] + used["completion_tokens"]) / took, 1)
+            if took
+            else None,
+            "chats_done": info["covered"],
+        }
+        state["usage"], state["stats"] = after, stats
+        print(json.dumps(row), flush=True)
+
+    todo = [c for c in chunks if c.doc_id in chosen]
+    generate_by_document(todo, qs, gen.generate, group=args.group, corpus=chunks, on_batch=on_batch)
+    qs.save(args.out)
+    print(json.dumps({"chats_done": len(qs.extra["chats_done"]), "of": len(chats), **usage}))
+
+
+def _covered(chunks: list[Any], qs: Any) -> list[str]:
+    from graphrag_integrations.methods.qcg.resumable import covered_documents
+
+    return covered_documents(chunks, qs)
+
+
+def lihua_snapshot(args: argparse.Namespace) -> None:
+    """Merge LiHuaWorld query sets into the committed artefact; write the closed questions.
+
+    The chats covered are recomputed over the whole chunked corpus (every chunk of the chat
+    in the merged set); the questions file keeps the dev questions whose evidence chats are
+    all covered (``Null`` ones too), verbatim, for ``eval --queries``.
+    """
+    import datetime
+
+    from graphrag_integrations.evaluation.lihuaworld import closed_question_records
+    from graphrag_integrations.methods.qcg.generation import QuerySet, chunk_key
+
+    sets = [QuerySet.load(p) for p in args.sets]
+    first = sets[0]
+    chunking = first.extra.get("chunking", [1200, 100])
+    chunks, _ = _lihua_chunks(args.data, f"{chunking[0]}/{chunking[1]}")
+    merged = QuerySet({}, model=first.model, prompt_hash=first.prompt_hash, M=first.M)
+    usage: dict[str, float] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    usage["seconds"] = 0.0
+    for qs in sets:
+        same = (qs.model, qs.prompt_hash, qs.M) == (first.model, first.prompt_hash, first.M)
+        if not same or qs.extra.get("chunking", chunking) != chunking:
+            raise SystemExit("the query sets come from different generators or chunkings")
+        merged.pairs.update(qs.pairs)
+        for key in usage:
+            usage[key] += qs.extra.get("usage", {}).get(key, 0)
+    corpus_keys = {chunk_key(c.text) for c in chunks}
+    merged.pairs = {k: v for k, v in merged.pairs.items() if k in corpus_keys}
+    chats = list(dict.fromkeys(c.doc_id for c in chunks))
+    done = _covered(chunks, merged)
+    raw = json.loads((args.data / "lihuaworld" / "queries-dev.json").read_text())
+    questions = closed_question_records(raw, set(chats), set(done))
+    pairs = [len(p) for p in merged.pairs.values()]
+    tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+    extra = {k: v for k, v in first.extra.items() if k not in ("chats_done", "updated", "usage")}
+    extra.update(
+        {
+            "chats_done": done,
+            "chats_total": len(chats),
+            "chunks_covered": len(merged.pairs),
+            "chunks_total": len(chunks),
+            "chunks_without_pairs": sum(1 for n in pairs if n == 0),
+            "pairs": sum(pairs),
+            "dev_questions_covered": len(questions),
+            "usage": usage,
+            "chats_covered": len(done),
+            "wall_s": round(usage["seconds"], 1),
+            "tokens_per_s": round(tokens / usage["seconds"], 2) if usage["seconds"] else None,
+            "completion_tokens_per_s": round(usage["completion_tokens"] / usage["seconds"], 2)
+            if usage["seconds"]
+            else None,
+            "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/qcg.md)",
+            "partial": len(done) < len(chats),
+        }
+    )
+    merged.extra = extra
+    merged.save(args.out)
+    args.questions.parent.mkdir(parents=True, exist_ok=True)
+    args.questions.write_text(json.dumps(questions, indent=1), encoding="utf-8")
+    print(json.dumps({k: v for k, v in extra.items() if k != "chats_done"}, indent=1))
+
+
+def ablation(args: argparse.Namespace) -> None:
+    """QCG against dense and BM25 on the closed sub-corpus of a HotpotQA-100 query set, with
+    the hop ablation (h = 0 / 1 / 2) and the chunk-similarity fusion (``chunk_weight``), all
+    in one process: one embedder, one QCG build, the query parameters changed between runs.
+
+    The questions are those the query set covers (``extra["questions_done"]``), the corpus
+    their context passages (the ``snapshot`` sub-corpus); a complete set gives HotpotQA-100.
+    """
+    import dataclasses
+    import tempfile
+
+    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.evaluation.datasets import load_dataset
+    from graphrag_integrations.evaluation.harness import evaluate_retriever
+    from graphrag_integrations.evaluation.registry import get_registration
+    from graphrag_integrations.methods.qcg.generation import QuerySet
+
+    qs = QuerySet.load(args.query_set)
+    raw = json.loads((args.data / "hotpotqa-100" / "questions.json").read_text())
+    done = set(qs.extra.get("questions_done", [q["_id"] for q in raw]))
+    chosen = [q for q in raw if q["_id"] in done]
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "hotpotqa100_covered.json"
+        file.write_text(json.dumps(chosen), encoding="utf-8")
+        dataset = load_dataset(file)
+    emb = as_embedder(args.embedding)
+    emb.embed_query("warm-up")
+    ks = (2, 5, 10)
+    rows: dict[str, dict[str, Any]] = {}
+
+    def score(name: str, retriever: Any, index_s: float = 0.0) -> None:
+        res = evaluate_retriever(name, retriever, dataset, ks=ks, index_s=index_s)
+        rows[name] = res.to_json()
+
+    for base in ("dense", "bm25"):
+        reg = get_registration(base)
+        start = time.perf_counter()
+        retriever = reg.build(emb, {"passages": dataset.passages}, reg.parse_options({}))
+        score(base, retriever, time.perf_counter() - start)
+    reg = get_registration("qcg")
+    start = time.perf_counter()
+    index = reg.build(
+        emb,
+        {"passages": dataset.passages},
+        reg.parse_options({"query_set": str(args.query_set), "missing": "skip"}),
+    )
+    built = time.perf_counter() - start
+    paper = index.query_params
+    w, c = args.chunk_weight, args.chunk_candidates
+    variants: list[tuple[str, dict[str, Any]]] = [
+        ("qcg h=0", {"h": 0}),
+        ("qcg h=1 (paper)", {"h": 1}),
+        ("qcg h=2", {"h": 2}),
+        (f"qcg h=1 w={w:g}", {"h": 1, "chunk_weight": w}),
+        (f"qcg h=1 c={c}", {"h": 1, "chunk_candidates": c}),
+        *(
+            (f"qcg h={h} w={w:g} c={c}", {"h": h, "chunk_weight": w, "chunk_candidates": c})
+            for h in (0, 1, 2)
+        ),
+    ]
+    for label, overrides in variants:
+        index.query_params = dataclasses.replace(paper, **overrides)
+        score(label, index, built)
+    print(
+        f"HotpotQA-100 closed sub-corpus: {len(dataset.questions)} questions, "
+        f"{len(dataset.passages)} passages; query set {args.query_set} "
+        f"({qs.model}, M={qs.M}, {sum(len(p) for p in qs.pairs.values())} pairs, "
+        f"partial={qs.extra.get('partial')}); QCG graph: {len(index.graph)} query nodes, "
+        f"{index.generation_report()['skipped_chunks']} passages without a set entry"
+    )
+    dense5 = rows["dense"]["R@5"]
+    header = f"{'method':<24}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'p50 ms':>8}{'R@5/dense':>11}"
+    print(header)
+    print("-" * len(header))
+    for name, row in rows.items():
+        ratio = row["R@5"] / dense5 if dense5 else float("nan")
+        print(
+            f"{name:<24}{row['R@2']:>7.1f}{row['R@5']:>7.1f}{row['R@10']:>7.1f}"
+            f"{row['latency_p50_ms']:>8.1f}{ratio:>11.2f}"
+        )
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+def lihua_ablation(args: argparse.Namespace) -> None:
+    """dense, BM25 and QCG on LiHuaWorld in one run (``eval``'s LiHuaWorld path), plus QCG
+    rows on the same index: h = 0 / 2 (the preset's h = 1 is the ``qcg`` row), the fusion
+    deviations alone and with h = 0 / 1 / 2. A partial query set means its closed
+    sub-corpus for every row (said in the title line)."""
+    from graphrag_integrations.evaluation.lihuaworld_run import (
+        format_lihua_report,
+        run_lihuaworld_eval,
+    )
+
+    w, c = args.chunk_weight, args.chunk_candidates
+    fused = {"chunk_weight": w, "chunk_candidates": c}
+    variants: dict[str, tuple[str, dict[str, Any]]] = {
+        "qcg h=0": ("qcg", {"h": 0}),
+        "qcg h=2": ("qcg", {"h": 2}),
+        f"qcg w={w:g}": ("qcg", {"chunk_weight": w}),
+        f"qcg c={c}": ("qcg", {"chunk_candidates": c}),
+        **{f"qcg h={h} w={w:g} c={c}": ("qcg", {"h": h, **fused}) for h in (0, 1, 2)},
+    }
+    options = {"qcg": {"query_set": str(args.query_set)}} if args.query_set else None
+    report = run_lihuaworld_eval(
+        args.data / "lihuaworld",
+        ["dense", "bm25", "qcg"],
+        queries=args.queries,
+        chunking=args.chunking,
+        embedder=args.embedding,
+        ks=(5, 10),
+        options=options,
+        variants=variants,
+        show_progress=False,
+    )
+    print(format_lihua_report(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.to_json(), indent=1, default=str), encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -335,6 +633,45 @@ def main() -> None:
         "--out", type=Path, default=Path("src/graphrag_integrations/data/qcg/hotpotqa100.jsonl.gz")
     )
     snap.add_argument("--questions", type=Path, default=Path("runs/qcg/hotpotqa100_covered.json"))
+    lg = sub.add_parser("lihua-generate")
+    lg.add_argument("--data", type=Path, default=Path("../shared/data"))
+    lg.add_argument("--chunking", default="1200/100")
+    lg.add_argument("--start", type=int, default=0)
+    lg.add_argument("--end", type=int, default=None)
+    lg.add_argument("--group", type=int, default=8)
+    lg.add_argument("--M", type=int, default=5)
+    lg.add_argument("--max-tokens", type=int, default=128)
+    lg.add_argument("--batch-size", type=int, default=8)
+    lg.add_argument("--cache", default="runs/qcg/cache_lihua")
+    lg.add_argument("--out", type=Path, default=Path("runs/qcg/lihua.jsonl.gz"))
+    lg.add_argument("--seed", type=Path, action="append", default=[])
+    ls = sub.add_parser("lihua-snapshot")
+    ls.add_argument("sets", type=Path, nargs="+")
+    ls.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ls.add_argument(
+        "--out", type=Path, default=Path("src/graphrag_integrations/data/qcg/lihuaworld.jsonl.gz")
+    )
+    ls.add_argument("--questions", type=Path, default=Path("runs/qcg/lihuaworld_covered.json"))
+    ab = sub.add_parser("ablation")
+    ab.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ab.add_argument(
+        "--query-set",
+        type=Path,
+        default=Path("src/graphrag_integrations/data/qcg/hotpotqa100.jsonl.gz"),
+    )
+    ab.add_argument("--embedding", default=None)
+    ab.add_argument("--chunk-weight", type=float, default=0.3)
+    ab.add_argument("--chunk-candidates", type=int, default=10)
+    ab.add_argument("--json", type=Path, default=None)
+    la = sub.add_parser("lihua-ablation")
+    la.add_argument("--data", type=Path, default=Path("../shared/data"))
+    la.add_argument("--query-set", type=Path, default=None, help="default: the committed set")
+    la.add_argument("--queries", type=Path, default=None)
+    la.add_argument("--chunking", default="1200/100")
+    la.add_argument("--embedding", default=None)
+    la.add_argument("--chunk-weight", type=float, default=0.3)
+    la.add_argument("--chunk-candidates", type=int, default=10)
+    la.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
@@ -345,6 +682,14 @@ def main() -> None:
         generate(args)
     elif args.command == "snapshot":
         snapshot(args)
+    elif args.command == "ablation":
+        ablation(args)
+    elif args.command == "lihua-ablation":
+        lihua_ablation(args)
+    elif args.command == "lihua-generate":
+        lihua_generate(args)
+    elif args.command == "lihua-snapshot":
+        lihua_snapshot(args)
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
     ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
     ev.add_argument("--json", type=Path, help="write the JSON summary here")
-    ev.add_argument("--k", type=_int_list, default=[2, 5], help="recall depths (default 2,5)")
+    ev.add_argument("--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)")
     ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
     ev.add_argument(
         "--option",
@@ -131,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
     )
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.add_argument(  # LiHuaWorld only (evaluation.lihuaworld_run)
+        "--chunking", help="LiHuaWorld chunking SIZE/OVERLAP in tokens (default 1200/100)"
+    )
+    ev.add_argument("--answer-llm", help="LiHuaWorld QA: answer LLM (model name or path)")
+    ev.add_argument("--judge", help="LiHuaWorld QA: judge LLM (model name or path)")
 
     me = sub.add_parser("methods", help="list the methods, or one method's options")
     me.add_argument("name", nargs="?", help="a method: print its options")
@@ -184,6 +189,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Run :func:`~graphrag_integrations.evaluation.harness.run_eval` and print the table."""
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.evaluation.harness import run_eval
+    from graphrag_integrations.evaluation.lihuaworld_run import is_lihuaworld
     from graphrag_integrations.evaluation.registry import get_registration
     from graphrag_integrations.evaluation.report import format_report
 
@@ -195,6 +201,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         reg = get_registration(name)
         reg.parse_options(options.get(name, {}), cli=True)
         reg.resolve_builder()
+    if is_lihuaworld(args.dataset):
+        return _eval_lihuaworld(args, options)
+    if args.chunking or args.answer_llm or args.judge:
+        raise GraphRAGError("--chunking, --answer-llm and --judge apply to LiHuaWorld only")
     dataset = load_dataset(
         args.dataset, queries=args.queries, distractors=args.distractors, limit=args.limit
     )
@@ -202,7 +212,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         dataset,
         args.method,
         embedder=args.embedding,
-        ks=args.k,
+        ks=args.k or [2, 5],
         options=options,
         show_progress=not args.no_progress,
     )
@@ -210,6 +220,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _eval_lihuaworld(args: argparse.Namespace, options: dict[str, dict[str, str]]) -> int:
+    """``eval`` on LiHuaWorld: paper chunking, evidence Recall@K per type, judged QA."""
+    from graphrag_integrations.evaluation.lihuaworld_run import (
+        format_lihua_report,
+        parse_chunking,
+        run_lihuaworld_eval,
+    )
+
+    if args.distractors is not None:
+        raise GraphRAGError("--distractors does not apply to LiHuaWorld")
+    if bool(args.answer_llm) != bool(args.judge):
+        raise GraphRAGError("judged QA needs both --answer-llm and --judge")
+    chunking = parse_chunking(args.chunking or "1200/100")
+    llm = judge = None
+    if args.judge:
+        from graphrag_integrations.core.llm import as_llm
+
+        llm, judge = as_llm(args.answer_llm), as_llm(args.judge)
+    report = run_lihuaworld_eval(
+        args.dataset,
+        args.method,
+        queries=args.queries,
+        chunking=chunking,
+        embedder=args.embedding,
+        ks=args.k or [5, 10],
+        options=options,
+        llm=llm,
+        judge=judge,
+        judge_name=args.judge,
+        limit=args.limit,
+        show_progress=not args.no_progress,
+    )
+    print(format_lihua_report(report))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(report.to_json(), indent=2, default=str) + "\n", encoding="utf-8"
+        )
         print(f"wrote {args.json}")
     return 0
 
@@ -243,16 +295,21 @@ def _accepts(cls: type[Any], param: str) -> bool:
 
 
 def _input_documents(paths: Sequence[Path]) -> list[Any]:
-    """Dataset folders/corpus files become one document per passage; the rest stay paths."""
+    """Dataset folders/corpus files become one document per passage (LiHuaWorld: per chunk of
+    the paper's 1,200 / 100 chunking, as ``eval`` cuts it); the rest stay paths."""
     from graphrag_integrations.core.documents import SourceDocument
     from graphrag_integrations.evaluation.datasets import load_corpus, load_dataset
+    from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
+    from graphrag_integrations.evaluation.lihuaworld_run import is_lihuaworld
 
     docs: list[Any] = []
     for path in paths:
         if not path.exists():
             raise GraphRAGError(f"input {path} does not exist")
         passages = None
-        if path.is_dir() and (path / "corpus.json").is_file():
+        if is_lihuaworld(path):  # the chunks `eval` uses (paper: 1,200 / 100 tokens)
+            passages = chunk_lihuaworld(load_chat_documents(path))
+        elif path.is_dir() and (path / "corpus.json").is_file():
             passages = load_corpus(path)
         elif path.is_dir() and any(
             (path / f).is_file() for f in ("questions.json", "LiHuaWorld.zip")
@@ -340,6 +397,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     report = getattr(index, "generation_report", None)
     if callable(report):  # methods that call an LLM while indexing (QCG-RAG): tokens, counts
         print(json.dumps(report(), default=str))
+    if (args.out / "query_set.jsonl.gz").is_file():  # QCG-RAG: the generated pairs, reusable
+        print(f"generated query set reused by: eval --option {args.method}.query_set={args.out}")
     return 0
 
 

@@ -69,6 +69,7 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
         return fake if obj is None or isinstance(obj, str) else real(obj)
 
     monkeypatch.setattr("graphrag_integrations.evaluation.harness.as_embedder", patched)
+    monkeypatch.setattr(embeddings, "as_embedder", patched)  # LiHuaWorld eval imports it late
     monkeypatch.setattr("graphrag_integrations.baselines.dense.as_embedder", patched)
     yield fake
 
@@ -172,9 +173,9 @@ def test_eval_excludes_questions_without_gold(
         )
         == 0
     )
-    out = capsys.readouterr().out
-    assert "3 questions (1 without gold passages, excluded from R@k)" in out
-    assert "R@3" in out and "vs dense" not in out
+    out = capsys.readouterr().out  # LiHuaWorld: per-type recall, the Null question excluded
+    assert "3 questions" in out and "{'Multi': 1, 'Single': 1, 'all': 2} (Null excluded)" in out
+    assert "Single R@3" in out and "vs dense" not in out
 
 
 def test_eval_options_reach_the_builder(
@@ -606,3 +607,38 @@ def test_index_qcg_takes_named_objects_and_a_preset(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["parameters"]["preset"] == "lihuaworld"
     assert manifest["parameters"]["index"]["k_neighbors"] == 2
+
+
+def test_index_qcg_generates_once_reports_tokens_and_eval_reuses_the_set(
+    fake_embedder: FakeEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from graphrag_integrations.core.llm import adapters, client
+
+    calls: list[str] = []
+
+    def fake_llm(prompt: str) -> str:
+        calls.append(prompt)
+        last = prompt.strip().splitlines()[-1]  # the small template ends with the chunk
+        return f"Question: What does the text say about {last.split()[0]}?\nAnswer: {last}"
+
+    real = adapters.as_llm
+    monkeypatch.setattr(client, "as_llm", lambda o=None: real(fake_llm if o == "fake" else o))
+    monkeypatch.setattr(
+        "graphrag_integrations.methods.qcg.index.as_embedder", lambda _: fake_embedder
+    )
+    out = tmp_path / "ix"
+    args = ["index", "--method", "qcg", "--input", str(FIX / "hotpotqa"), "--out", str(out)]
+    opts = ["--option", "llm=fake", "--option", "template=small", "--no-progress"]
+    assert cli.main([*args, *opts]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(printed.strip().splitlines()[-2])
+    assert report["generated_chunks"] == len(calls) > 0 and report["usage"]["calls"] == len(calls)
+    assert report["usage"]["prompt_tokens"] > 0  # the token count is shown
+    assert f"qcg.query_set={out}" in printed
+    n = len(calls)
+    evaluated = ["eval", "--method", "qcg", "--dataset", str(FIX / "hotpotqa")]
+    assert cli.main([*evaluated, "--option", f"qcg.query_set={out}", "--no-progress"]) == 0
+    assert len(calls) == n  # eval reused the generated set: no LLM call

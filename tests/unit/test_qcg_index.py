@@ -296,7 +296,7 @@ def test_chunk_without_pairs_is_counted(caplog: pytest.LogCaptureFixture) -> Non
     assert idx.generation_report()["empty_chunks"] == 2
     assert idx.generation_report()["stats"]["retried"] == 2
     assert idx.retrieve("European Cup") == []
-    assert "cannot be retrieved" in caplog.text
+    assert "only chunk_candidates > 0 can retrieve" in caplog.text
 
 
 def test_node_text_ablation_changes_the_embedded_text() -> None:
@@ -338,6 +338,24 @@ def test_chunk_weight_fuses_the_chunk_cosine() -> None:
         assert hit.score == pytest.approx(
             0.5 * hit.explanation["mean_query_s"] + 0.5 * own, abs=1e-5
         )
+
+
+def test_chunk_candidates_reach_a_chunk_without_generated_queries() -> None:
+    texts = [t for _, t in CORPUS[:4]]
+    sets = QuerySet({}, model="fake", prompt_hash="0" * 16, M=2)
+    sets.update(
+        (t, [QAPair("What about Chelsea?", "FA Cup 1970")] if "Chelsea" in t else []) for t in texts
+    )
+    docs = [SourceDocument(t, d) for d, t in CORPUS[:4]]
+    idx = QueryCentricGraphIndex.from_documents(docs, embedding=FakeEmbedder(), query_set=sets)
+    q = "Who managed Nottingham Forest?"
+    reached = {h.passage.doc_id for h in idx.retrieve(q, k=4)}
+    assert reached == {"chelsea"}  # the only chunk with a query node
+    fused = QueryCentricGraphIndex.from_documents(
+        docs, embedding=FakeEmbedder(), query_set=sets, preset="fused"
+    )
+    assert fused.query_params.chunk_candidates == 10 and fused.query_params.chunk_weight == 0.3
+    assert {h.passage.doc_id for h in fused.retrieve(q, k=4)} == {d for d, _ in CORPUS[:4]}
 
 
 def test_framework_surface() -> None:
@@ -461,3 +479,26 @@ def test_default_query_set_merges_the_committed_files_and_refuses_mixed_generato
         default_query_set(tmp_path)
     shipped = default_query_set(QUERY_SET_DIR)  # the committed HotpotQA-100 set is found
     assert shipped is not None and shipped.model == "SmolLM2-135M-Instruct"
+
+
+def test_a_persisted_index_carries_its_query_set_and_eval_reuses_it(tmp_path: Path) -> None:
+    from graphrag_integrations.methods.qcg.registration import build as eval_build
+
+    first = FakeLLM()
+    idx = build(llm=first)
+    assert len(first.calls) == len(CORPUS)
+    idx.persist(tmp_path / "ix")
+    qs = QuerySet.load(tmp_path / "ix")  # the folder: its query_set.jsonl.gz
+    assert qs.pairs == idx.export_query_set().pairs and len(qs) == len(CORPUS)
+    QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder())  # checksums hold
+    second = FakeLLM()
+    passages = list(idx.passages)
+    again = eval_build(
+        FakeEmbedder(), passages=passages, llm=second, query_set=str(tmp_path / "ix")
+    )
+    assert second.calls == []  # every chunk came from the index's query set
+    assert again.generation_report()["reused_chunks"] == len(CORPUS)
+    for q in QUESTIONS:
+        assert [h.id for h in again.retrieve(q, k=3)] == [h.id for h in idx.retrieve(q, k=3)]
+    with pytest.raises(IndexMismatchError):
+        QuerySet.load(tmp_path)  # a folder without a query set

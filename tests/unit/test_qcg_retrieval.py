@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -66,6 +67,29 @@ def test_chunk_weight_fuses_the_chunk_similarity() -> None:
     assert hits[0].score == pytest.approx(0.5 * (np.cos(1.2) + 1) + 0.5 * 2.0, abs=1e-6)
     with pytest.raises(ValueError):
         rank_chunks(g, user, params, 5)
+
+
+def test_chunk_candidates_make_query_less_chunks_reachable() -> None:
+    g = toy_graph()
+    user = np.array([1.0, 0.0], dtype=np.float32)
+    own = {"c1": 0.2, "c2": 0.1, "c3": 0.0, "c9": 0.9}  # c9: no generated query at all
+    cos = lambda ids: np.array([own[c] for c in ids])  # noqa: E731
+    top = lambda c: sorted(own, key=lambda x: -own[x])[:c]  # noqa: E731
+    paper = QCGQueryParams(h=0, n=1, gamma=1.0)
+    assert [h.chunk_id for h in rank_chunks(g, user, paper, 5, chunk_cosine=cos)] == ["c1"]
+    params = QCGQueryParams(h=0, n=1, gamma=1.0, chunk_candidates=2)
+    hits = rank_chunks(g, user, params, 5, chunk_cosine=cos, top_chunks=top)
+    assert [h.chunk_id for h in hits] == ["c1", "c9"]  # c1 is also a top chunk: no duplicate
+    assert hits[0].score == pytest.approx(1.0 + 1.0)  # mean s of query a (cos 1): unchanged
+    assert hits[1].score == pytest.approx(1.9) and hits[1].queries == ()  # its own s
+    fused = rank_chunks(
+        g, user, replace(params, chunk_weight=0.5), 5, chunk_cosine=cos, top_chunks=top
+    )
+    assert [h.chunk_id for h in fused] == ["c9", "c1"]
+    assert fused[1].score == pytest.approx(0.5 * 2.0 + 0.5 * 1.2)
+    assert fused[0].score == pytest.approx(1.9)  # no query: own s whatever the weight
+    with pytest.raises(ValueError):
+        rank_chunks(g, user, params, 5, chunk_cosine=cos)
 
 
 def test_presets() -> None:

@@ -452,8 +452,15 @@ def evaluate_lihuaworld(
 
     Examples
     --------
-    >>> report = evaluate_lihuaworld("qcg", retriever, qs)  # doctest: +SKIP
-    >>> report.to_json()["evidence_recall"]["Multi"]["R@5"]  # doctest: +SKIP
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> chunks = [Passage("20260101_10:00-0", "Li Hua broke a lamp.", "20260101_10:00"),
+    ...           Passage("20260102_10:00-0", "Wolfgang likes films.", "20260102_10:00")]
+    >>> q = LiHuaQuestion("1", "What did Li Hua break?", "a lamp", "Single",
+    ...                   Evidence(["20260101_10:00"]))
+    >>> report = evaluate_lihuaworld("bm25", BM25Retriever(chunks), QuestionSet([q], 0, 0, 0, 0),
+    ...                              ks=(1,))
+    >>> report.to_json()["evidence_recall"]
+    {'all': {'R@1': 100.0}, 'Single': {'R@1': 100.0}}
     """
     import time
 
@@ -515,3 +522,52 @@ def evaluate_lihuaworld(
         failures,
         latencies,
     )
+
+
+# -- closed sub-corpus (a partial generated query set) ------------------------------------
+# The chats a query set covers completely: methods.qcg.resumable.covered_documents.
+def question_in_subset(evidence: Evidence, qtype: str, chats: set[str]) -> bool:
+    """Whether a question belongs to the sub-corpus ``chats``.
+
+    ``Null`` questions (no evidence by design) always do; another question does when it has
+    evidence and every evidence chat is in ``chats``.
+
+    Examples
+    --------
+    >>> question_in_subset(Evidence(["a", "b"]), "Multi", {"a"})
+    False
+    >>> question_in_subset(Evidence([]), "Null", set()), question_in_subset(Evidence([]), "", {"a"})
+    (True, False)
+    """
+    if qtype == "Null":
+        return True
+    return bool(evidence.gold) and set(evidence.gold) <= chats
+
+
+def closed_question_records(
+    items: Mapping[str, Any], known_ids: Sequence[str] | set[str], chats: set[str]
+) -> dict[str, Any]:
+    """The records of a raw query file (``id -> record``) in the sub-corpus ``chats``.
+
+    Records are kept verbatim (dirty evidence included, so ``eval`` reports the same
+    cleaning); the evidence is read with :func:`parse_evidence` against ``known_ids`` (the
+    whole corpus) and :func:`question_in_subset` decides. Records without a question are
+    dropped.
+
+    Examples
+    --------
+    >>> raw = {"1": {"question": "Q?", "evidence": "Time: 20260101_10:00", "type": "Single"},
+    ...        "2": {"question": "R?", "evidence": "20260101_10:00<and>20260102_10:00",
+    ...              "type": "Multi"}}
+    >>> ids = {"20260101_10:00", "20260102_10:00"}
+    >>> list(closed_question_records(raw, ids, {"20260101_10:00"}))
+    ['1']
+    """
+    out: dict[str, Any] = {}
+    for qid, item in items.items():
+        if not isinstance(item, Mapping) or not str(item.get("question", "")).strip():
+            continue
+        evidence = parse_evidence(item.get("evidence"), known_ids, qid=str(qid))
+        if question_in_subset(evidence, str(item.get("type", "")).strip(), chats):
+            out[str(qid)] = item
+    return out

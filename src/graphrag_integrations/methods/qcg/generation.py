@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "DOC2QUERY_PROMPT",
+    "QUERY_SET_FILE",
     "REPAIR_SUFFIX",
     "SMALL_MODEL_PROMPT",
     "SMALL_MODEL_REPAIR_SUFFIX",
@@ -617,6 +618,10 @@ class Doc2QueryGenerator:
         return out
 
 
+#: The query set a persisted index folder holds (:meth:`QuerySet.load` accepts the folder).
+QUERY_SET_FILE = "query_set.jsonl.gz"
+
+
 @dataclass
 class QuerySet:
     """Generated pairs per chunk text, reusable without the LLM (an index build artefact).
@@ -688,13 +693,16 @@ class QuerySet:
 
     @classmethod
     def load(cls, path: str | Path) -> QuerySet:
-        """Read a file written by :meth:`save`.
+        """Read a file written by :meth:`save`, or the one a persisted QCG index folder holds
+        (``query_set.jsonl.gz``).
 
         Raises
         ------
         IndexMismatchError
-            If the file is not a query set.
+            If the file is not a query set (or the folder holds none).
         """
+        if Path(path).is_dir():
+            path = Path(path) / QUERY_SET_FILE
         try:
             lines = gzip.decompress(Path(path).read_bytes()).decode("utf-8").splitlines()
             header = json.loads(lines[0])

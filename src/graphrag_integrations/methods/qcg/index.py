@@ -27,10 +27,12 @@ from graphrag_integrations.core.index_base import BaseIndex, check_query, docume
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.persistence import (
     Manifest,
+    atomic_directory,
     check_embedder,
     check_manifest,
     read_manifest,
     reading_index,
+    write_manifest,
 )
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -38,6 +40,7 @@ from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import (
+    QUERY_SET_FILE,
     Doc2QueryGenerator,
     QAPair,
     QuerySet,
@@ -262,7 +265,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         if missing and self.index_params.missing == "skip":
             logger.warning(
                 "%d of %d chunks are not in the query set and missing='skip': indexed without "
-                "generated queries (they cannot be retrieved)",
+                "generated queries (only chunk_candidates > 0 can retrieve them)",
                 len(missing),
                 len(passages),
             )
@@ -301,7 +304,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             kept = self._filter(passage, ps, vecs)
             if not ps:
                 empty += 1
-                logger.info("chunk %s has no generated query: it cannot be retrieved", passage.id)
+                logger.info(
+                    "chunk %s has no generated query: only chunk_candidates > 0 can retrieve it",
+                    passage.id,
+                )
             node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
             added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
             self.counts["pairs"] += len(ps)
@@ -309,7 +315,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self.counts["empty_chunks"] += empty
         if empty:
             logger.warning(
-                "%d of %d chunks have no generated query: they cannot be retrieved", empty, len(new)
+                "%d of %d chunks have no generated query: only chunk_candidates > 0 can "
+                "retrieve them",
+                empty,
+                len(new),
             )
         self._repair(before, added, set())
         t3 = time.perf_counter()
@@ -383,6 +392,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             k,
             symmetric=self.index_params.symmetric_knn,
             chunk_cosine=self._chunk_cosine(vector),
+            top_chunks=self._top_chunks(vector),
         )
         return [self._result(hit) for hit in hits]
 
@@ -392,6 +402,19 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             return result
 
         return cosine
+
+    def _top_chunks(self, vector: FloatMatrix) -> Any:
+        import numpy as np
+
+        def top(c: int) -> list[str]:
+            ids = self.store.chunk_ids()
+            if not ids:
+                return []
+            cos = np.round(np.asarray(self.store.chunk_vectors(ids) @ vector, np.float64), 6)
+            order = np.lexsort((np.arange(len(ids)), -cos))[:c]  # ties: lower chunk id
+            return [ids[i] for i in order]
+
+        return top
 
     def _result(self, hit: ChunkHit) -> RetrievedPassage:
         queries = []
@@ -465,8 +488,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         )
 
     def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index directory atomically (manifest, ``graph.json``, ``vectors/``)
-        through :meth:`IndexStore.persist`.
+        """Write the index directory atomically: manifest, ``graph.json``, ``vectors/``
+        (:meth:`IndexStore.persist`) and the generated pairs as a query set
+        (``query_set.jsonl.gz``, :meth:`export_query_set`), which ``query_set=<this folder>``
+        reuses (e.g. ``eval --option qcg.query_set=IDX`` after ``index --method qcg``).
 
         Raises
         ------
@@ -474,7 +499,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             If ``path`` is a non-empty folder that is not a QCG index and ``overwrite`` is
             false.
         """
-        self.store.persist(path, self.manifest(), overwrite=overwrite)
+        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
+            self.store.persist(out)
+            self.export_query_set().save(out / QUERY_SET_FILE)
+            write_manifest(out, self.manifest())
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> QueryCentricGraphIndex:

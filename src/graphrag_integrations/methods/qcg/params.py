@@ -37,6 +37,8 @@ NODE_TEXTS: tuple[str, ...] = ("query+answer", "query", "answer")
 #: Option values of the paper's LiHuaWorld setting (appendix B.3), per parameter class.
 _LIHUA_INDEX: dict[str, Any] = {"k_neighbors": 2}
 _LIHUA_QUERY: dict[str, Any] = {"n": 10, "gamma": 1.5}
+#: The quality deviation (not the paper): chunk similarity fused in, chunks as candidates.
+_FUSED: dict[str, Any] = {"chunk_weight": 0.3, "chunk_candidates": 10}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class QCGIndexParams(Params):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "multihop-rag": {},
         "lihuaworld": _LIHUA_INDEX,
+        "fused": {},
+        "lihuaworld-fused": _LIHUA_INDEX,
     }
 
     M: int = param(20, symbol="M", doc="query-answer pairs asked of the LLM per chunk", ge=1)
@@ -81,12 +85,18 @@ class QCGQueryParams(Params):
     ``s = cos + ε``; the ``n`` most similar queries with ``s >= γ`` are retrieved, expanded
     ``h`` hops over the kNN edges, and a chunk scores the mean ``s`` of its retrieved queries.
     ``chunk_weight`` is a deviation (default 0 = paper): a chunk scores
-    ``(1 - w) * mean s + w * (cos(q_u, chunk) + ε)``.
+    ``(1 - w) * mean s + w * (cos(q_u, chunk) + ε)``. ``chunk_candidates`` (default 0 =
+    paper) adds the ``c`` chunks most similar to the user query to the candidates; one that
+    no retrieved query reached scores its own ``cos(q_u, chunk) + ε`` (the chunk stands in
+    for its missing query nodes), so chunks the generator left without queries stay
+    reachable. Preset ``fused`` (MultiHop-RAG values plus both) and ``lihuaworld-fused``.
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "multihop-rag": {},
         "lihuaworld": _LIHUA_QUERY,
+        "fused": _FUSED,
+        "lihuaworld-fused": {**_LIHUA_QUERY, **_FUSED},
     }
 
     h: int = param(1, symbol="h", doc="kNN hops expanded from the retrieved queries", ge=0)
@@ -96,6 +106,12 @@ class QCGQueryParams(Params):
     K: int = param(5, symbol="K", doc="chunks returned when retrieve gets no k", ge=1)
     chunk_weight: float = param(
         0.0, doc="deviation: weight of the chunk's own similarity (paper: 0)", ge=0.0, le=1.0
+    )
+    chunk_candidates: int = param(
+        0,
+        doc="deviation: the c chunks most similar to the query also compete, scored by their "
+        "own s when no query matched them (paper: 0)",
+        ge=0,
     )
 
 

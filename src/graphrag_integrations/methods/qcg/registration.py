@@ -11,7 +11,7 @@ them off.
 Examples
 --------
 >>> QCG.name, sorted(QCG.inputs), QCG.presets
-('qcg', ['passages'], ('multihop-rag', 'lihuaworld'))
+('qcg', ['passages'], ('multihop-rag', 'lihuaworld', 'fused', 'lihuaworld-fused'))
 >>> opts = QCG.parse_options({"preset": "lihuaworld", "h": "2"})
 >>> opts.index_params.k_neighbors, opts.query_params.n, opts.query_params.h
 (2, 10, 2)

@@ -7,8 +7,10 @@
    at (0 = retrieved directly);
 3. each chunk linked to a query of ``Q*`` scores the mean ``s`` of its queries in ``Q*``
    (the paper averages the cosine; adding ``epsilon`` does not change the order), optionally
-   fused with its own cosine (``chunk_weight``, a deviation; 0 = paper); the top ``K`` are
-   returned, ties by chunk id.
+   fused with its own cosine (``chunk_weight``, a deviation; 0 = paper); with
+   ``chunk_candidates = c > 0`` (a deviation; 0 = paper) the ``c`` chunks most similar to
+   the user query join the candidates, one without a query in ``Q*`` scoring its own
+   ``cos + epsilon``; the top ``K`` are returned, ties by chunk id.
 
 Scores are float32 cosines rounded to 1e-6, so the order never depends on the row layout.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -101,10 +104,13 @@ def rank_chunks(
     *,
     symmetric: bool = False,
     chunk_cosine: Callable[[list[str]], FloatMatrix] | None = None,
+    top_chunks: Callable[[int], list[str]] | None = None,
 ) -> list[ChunkHit]:
     """Steps 1-3 for one user-query vector; the top ``k`` chunks, best first.
 
-    ``chunk_cosine(chunk ids) -> cosines`` is needed when ``params.chunk_weight > 0``.
+    ``chunk_cosine(chunk ids) -> cosines`` is needed when ``params.chunk_weight > 0`` or
+    ``params.chunk_candidates > 0``; ``top_chunks(c) -> chunk ids`` (the ``c`` chunks most
+    similar to the query) when ``params.chunk_candidates > 0``.
     """
     if not len(graph) or k <= 0:
         return []
@@ -113,17 +119,29 @@ def rank_chunks(
     by_chunk: dict[str, list[MatchedQuery]] = {}
     for row, hop in hops.items():
         by_chunk.setdefault(graph.chunk_of[row], []).append(MatchedQuery(row, hop, float(s[row])))
+    w, c = params.chunk_weight, params.chunk_candidates
+    if c > 0:
+        if top_chunks is None:
+            raise ValueError("chunk_candidates > 0 needs the chunk vectors")
+        for chunk_id in top_chunks(c):
+            by_chunk.setdefault(chunk_id, [])
     if not by_chunk:
         return []
     chunk_ids = sorted(by_chunk)
-    mean_s = np.array([np.mean([m.s for m in by_chunk[c]]) for c in chunk_ids], dtype=np.float64)
-    scores = mean_s
-    w = params.chunk_weight
-    if w > 0:
+    own: np.ndarray[Any, np.dtype[np.float64]] = np.zeros(len(chunk_ids), dtype=np.float64)
+    if w > 0 or c > 0:
         if chunk_cosine is None:
-            raise ValueError("chunk_weight > 0 needs the chunk vectors")
-        own = np.round(np.asarray(chunk_cosine(chunk_ids), dtype=np.float64), 6) + params.epsilon
-        scores = (1.0 - w) * mean_s + w * own
+            raise ValueError("chunk_weight / chunk_candidates > 0 need the chunk vectors")
+        cosines = np.asarray(chunk_cosine(chunk_ids), dtype=np.float64)
+        own = np.round(cosines, 6) + np.float64(params.epsilon)
+    mean_s = np.array(
+        [
+            np.mean([m.s for m in by_chunk[cid]]) if by_chunk[cid] else own[i]
+            for i, cid in enumerate(chunk_ids)
+        ],
+        dtype=np.float64,
+    )
+    scores = (1.0 - w) * mean_s + w * own if w > 0 else mean_s
     order = np.lexsort((np.arange(len(chunk_ids)), -np.round(scores, 9)))[:k]
     return [
         ChunkHit(

@@ -124,6 +124,10 @@ class QCGStore:
         data = self.store.graph.node(node_id(CHUNK, passage_id))
         return [QAPair(str(q), str(a)) for q, a in data["pairs"]]
 
+    def chunk_ids(self) -> list[str]:
+        """Chunk (passage) ids, sorted."""
+        return sorted(self.store.keys(CHUNK))
+
     def query_ids(self) -> list[str]:
         """Query ids, sorted."""
         return sorted(self.store.keys(QUERY))
