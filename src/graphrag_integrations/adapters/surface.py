@@ -164,6 +164,7 @@ class FrameworkSurface:
         description: str = DEFAULT_TOOL_DESCRIPTION,
         *,
         k: int | None = None,
+        filter: Any = None,
         **kwargs: Any,
     ) -> BaseTool:
         """A LangChain agent tool returning the retrieved passages as text.
@@ -174,6 +175,8 @@ class FrameworkSurface:
             What the agent's LLM sees.
         k : int, optional
             Passages per call (``None``: ``self.default_k``).
+        filter : dict or filter tree, optional
+            Metadata filter of every call (see :meth:`as_langchain_retriever`).
         **kwargs
             Passed to ``langchain_core.tools.create_retriever_tool`` (``document_prompt``,
             ``document_separator``, ``response_format``).
@@ -184,7 +187,8 @@ class FrameworkSurface:
         """
         from graphrag_integrations.adapters.tools import langchain_tool
 
-        return langchain_tool(self.as_langchain_retriever(k), name, description, **kwargs)
+        retriever = self.as_langchain_retriever(k, filter=filter)
+        return langchain_tool(retriever, name, description, **kwargs)
 
     def as_llama_index_tool(
         self,
@@ -194,6 +198,7 @@ class FrameworkSurface:
         kind: ToolKind = "retriever",
         llm: Any = None,
         similarity_top_k: int | None = None,
+        filters: Any = None,
         **kwargs: Any,
     ) -> RetrieverTool | QueryEngineTool:
         """A LlamaIndex agent tool: raw passages (``kind="retriever"``) or an LLM answer.
@@ -209,6 +214,8 @@ class FrameworkSurface:
             Only for ``kind="query_engine"``; ``None`` uses ``Settings.llm``.
         similarity_top_k : int, optional
             Passages per call (``None``: ``self.default_k``).
+        filters : MetadataFilters, dict or filter tree, optional
+            Metadata filter of every call (see :meth:`as_llama_index_retriever`).
         **kwargs
             Passed to ``RetrieverTool.from_defaults`` or ``RetrieverQueryEngine.from_args``.
 
@@ -219,7 +226,7 @@ class FrameworkSurface:
         from graphrag_integrations.adapters.tools import llama_index_tool
 
         return llama_index_tool(
-            self.as_llama_index_retriever(similarity_top_k),
+            self.as_llama_index_retriever(similarity_top_k, filters=filters),
             name,
             description,
             kind=kind,

@@ -351,6 +351,15 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       one); threads inserting distinct documents at once each add theirs exactly once, two
       inserting the same one add it once; ``ainsert`` / ``adelete`` work and the event loop
       keeps running while they wait for the lock;
+    * metadata filters (:mod:`~graphrag_integrations.core.filters`) over
+      :func:`filter_documents`: ``retrieve(q, k, filter=...)`` returns only matching passages
+      (each of :data:`FILTER_CASES` checked against its Python predicate; the targeted
+      document first when it matches), ``k`` is honoured, a filter matching nothing (or an
+      unknown key) returns ``[]`` (core, async, LangChain, LlamaIndex), LangChain
+      ``invoke(q, filter=)`` / ``as_langchain_retriever(filter=, search_kwargs=)`` and
+      LlamaIndex ``MetadataFilters`` (``OR``, ``NOT``, nested; retriever and query engine)
+      restrict results, inserted documents are filtered by their metadata, and a malformed
+      filter raises ``ValueError`` before the index runs;
     * langchain-tests' ``RetrieversIntegrationTests`` through ``as_langchain_retriever``, and
       the LangChain and LlamaIndex retrievers return the core results in the same order.
 
@@ -937,7 +946,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         self, filter_index: BaseIndex
     ) -> None:
         for where, expected in FILTER_CASES:
-            matching = [d for d in filter_documents() if expected(d.metadata | {"doc_id": d.id})]
+            matching = [d for d in filter_documents() if expected({**d.metadata, "doc_id": d.id})]
             for probe in FILTER_QUERIES:
                 hits = filter_index.retrieve(probe.query, k=3, filter=where)
                 for hit in hits:
@@ -1049,9 +1058,10 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         monkeypatch.setattr(filter_index, "_retrieve_filtered", no_work, raising=False)
         surface = self._surface(filter_index)
         query = FILTER_QUERIES[0].query
-        for bad in ({"n": {"$regex": "x"}}, {"n": {"$in": []}}, {"$or": []}, ["n", 1]):
+        bads: tuple[Any, ...] = ({"n": {"$regex": "x"}}, {"n": {"$in": []}}, {"$or": []}, ["n", 1])
+        for bad in bads:
             with pytest.raises(InvalidArgumentError):
-                filter_index.retrieve(query, k=2, filter=bad)  # type: ignore[arg-type]
+                filter_index.retrieve(query, k=2, filter=bad)
             with pytest.raises(ValueError):
                 surface.as_langchain_retriever(k=2).invoke(query, filter=bad)
         with pytest.raises(ValueError):
