@@ -114,3 +114,10 @@ def test_as_filter_takes_every_form() -> None:
     assert as_filter(MetadataFilter(key="lang", value="en")) == tree
     with pytest.raises(InvalidArgumentError, match="filters must be"):
         as_filter("lang=en")
+
+
+def test_the_core_names_the_converter_for_llama_index_filters() -> None:
+    from graphrag_integrations.core.filters import parse_filter
+
+    with pytest.raises(InvalidArgumentError, match="from_metadata_filters"):
+        parse_filter(MetadataFilters(filters=[MetadataFilter(key="a", value=1)]))  # type: ignore[arg-type]

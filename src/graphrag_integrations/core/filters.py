@@ -306,9 +306,15 @@ def parse_filter(filter: FilterLike) -> MetadataFilter | None:
     if isinstance(filter, FILTER_NODES):
         return filter
     if not isinstance(filter, Mapping):
+        hint = (
+            " (convert LlamaIndex filters with graphrag_integrations.adapters.llama_index."
+            "from_metadata_filters, or pass them to as_llama_index_retriever(filters=...))"
+            if type(filter).__name__ in ("MetadataFilters", "MetadataFilter")
+            else ""
+        )
         raise InvalidArgumentError(
             "a metadata filter must be a dict (LangChain form, e.g. {'lang': 'en'}), a "
-            f"graphrag_integrations.core.filters node or None, got {type(filter).__name__}"
+            f"graphrag_integrations.core.filters node or None, got {type(filter).__name__}" + hint
         )
     return _from_dict(filter)
 
