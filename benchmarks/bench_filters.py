@@ -9,8 +9,9 @@ Every passage of HotpotQA-100 gets ``{"shard": position % shards}``; each questi
 with ``k=5`` without a filter and with ``{"shard": 3}`` (1/shards of the corpus). Reported per
 index: mean latency of both, their ratio (same process), and the fraction of filtered answers
 equal to the index's own unfiltered full ranking restricted to the shard (what an exact filter
-returns). The baselines filter before ranking (masks); Clue filters after its graph step (a
-growing budget), built on the first ``--clue-passages`` passages.
+returns; the hybrid differs by design: its min-max fusion runs over the matching candidates).
+The baselines filter before ranking (masks); Clue filters after its graph step (a growing
+budget), built on the first ``--clue-passages`` passages.
 """
 
 from __future__ import annotations
