@@ -14,12 +14,13 @@ import pytest
 from graphrag_integrations.baselines import dense as dense_module
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.chunking import documents_to_passages
-from graphrag_integrations.core.documents import load_documents
+from graphrag_integrations.core.documents import SourceDocument, load_documents
 from graphrag_integrations.core.index_base import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import read_manifest
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import DocumentLoadError, InvalidArgumentError
 from graphrag_integrations.testing import FakeEmbedder, IndexComplianceTests, compliance_documents
+from graphrag_integrations.testing.compliance import filter_documents
 
 
 class DeleteReturnsNothing(DenseRetriever):
@@ -261,3 +262,38 @@ def test_the_concurrency_cases_fail_an_index_without_the_lock() -> None:
 async def test_the_async_case_fails_mutations_that_block_the_loop() -> None:
     with pytest.raises(AssertionError, match="event loop stalled"):
         await Suite().test_ainsert_and_adelete_do_not_block_the_event_loop(build(BlockingAsync))
+
+
+# -- issue 12: the metadata-filter cases fail an index that filters wrongly ----------------------
+class IgnoresFilter(DenseRetriever):
+    def _retrieve_filtered(self, query: str, k: int, where: Any) -> list[RetrievedPassage]:
+        return self._retrieve(query, k)
+
+
+class FilterIgnoresK(DenseRetriever):
+    def _retrieve_filtered(self, query: str, k: int, where: Any) -> list[RetrievedPassage]:
+        return super()._retrieve_filtered(query, len(self.passages), where)
+
+
+class InsertDropsMetadata(DenseRetriever):
+    def insert(self, documents: Any, **options: Any) -> list[str]:
+        docs = load_documents(documents)
+        return super().insert([SourceDocument(d.text, id=d.id) for d in docs], **options)
+
+
+def test_the_filter_cases_fail_an_index_that_filters_wrongly() -> None:
+    suite = Suite()
+
+    def filtered(cls: type[DenseRetriever]) -> DenseRetriever:
+        return cls.from_documents(filter_documents(), embedding=FakeEmbedder())
+
+    with pytest.raises(AssertionError):
+        suite.test_retrieve_with_a_filter_returns_only_matching_passages(filtered(IgnoresFilter))
+    with pytest.raises(AssertionError):
+        suite.test_a_filter_honours_k(filtered(FilterIgnoresK))
+    with pytest.raises((AssertionError, KeyError)):
+        suite.test_inserted_documents_are_filtered_by_their_metadata(filtered(InsertDropsMetadata))
+    # the real index passes them
+    suite.test_retrieve_with_a_filter_returns_only_matching_passages(filtered(DenseRetriever))
+    suite.test_a_filter_honours_k(filtered(DenseRetriever))
+    suite.test_inserted_documents_are_filtered_by_their_metadata(filtered(DenseRetriever))

@@ -10,6 +10,13 @@ LangChain's ``VectorStoreRetriever`` does: ``add_documents(documents, ids=None)`
 ``aadd_documents``, the async one without blocking the event loop (the index's ``ainsert``,
 which runs the insert in a worker thread under the index's write lock).
 
+Metadata filters: ``LangChainRetriever(..., filter={...})`` (or ``as_langchain_retriever(filter=
+...)`` / ``search_kwargs={"filter": ...}``) and ``invoke(query, filter={...})`` for one call (it
+replaces the retriever's own filter, as ``search_kwargs`` in LangChain's vector-store
+retrievers). The language is :mod:`graphrag_integrations.core.filters` (LangChain's dict form);
+a malformed filter raises :class:`~graphrag_integrations.errors.InvalidArgumentError` before the
+core retriever runs.
+
 Errors raised by the core retriever (for example
 :class:`~graphrag_integrations.errors.EmptyQueryError` on an empty query) propagate unchanged;
 LangChain reports them to the callbacks with ``on_retriever_error`` first.
@@ -31,6 +38,13 @@ from pydantic import ConfigDict, Field, field_validator
 
 from graphrag_integrations.adapters.validation import check_k
 from graphrag_integrations.core.context import callbacks_scope
+from graphrag_integrations.core.filters import (
+    FilterLike,
+    MetadataFilter,
+    aretrieve_with_filter,
+    parse_filter,
+    retrieve_with_filter,
+)
 from graphrag_integrations.core.types import RetrievedPassage, Retriever
 from graphrag_integrations.errors import InvalidArgumentError
 
@@ -66,6 +80,9 @@ class LangChainRetriever(BaseRetriever):
     k : int, optional
         Documents per call; ``None`` leaves the choice to the core retriever's default.
         ``invoke(query, k=n)`` overrides it for one call.
+    filter : dict or filter tree, optional
+        Keep only passages whose metadata matches (:mod:`graphrag_integrations.core.filters`);
+        ``invoke(query, filter=...)`` overrides it for one call.
     tags, metadata
         The usual LangChain run tags and metadata.
 
@@ -88,6 +105,9 @@ class LangChainRetriever(BaseRetriever):
     ['oslo']
     >>> retriever.invoke("Where is Oslo?")[0].metadata["doc_id"]
     'oslo'
+    >>> hits = retriever.invoke("Where is Oslo?", k=3, filter={"doc_id": {"$ne": "oslo"}})
+    >>> len(hits), "oslo" in [d.metadata["doc_id"] for d in hits]
+    (2, False)
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -96,11 +116,19 @@ class LangChainRetriever(BaseRetriever):
     """The wrapped core retriever."""
     k: int | None = Field(default=None)
     """Documents per call (``None``: the core retriever's default)."""
+    filter: Any = Field(default=None)
+    """Metadata filter of every call (parsed: a :mod:`~graphrag_integrations.core.filters`
+    tree, or ``None``)."""
 
     @field_validator("k")
     @classmethod
     def _validate_k(cls, value: int | None) -> int | None:
         return check_k(value)
+
+    @field_validator("filter")
+    @classmethod
+    def _validate_filter(cls, value: Any) -> MetadataFilter | None:
+        return parse_filter(value)
 
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
         params = super()._get_ls_params(**kwargs)
@@ -115,17 +143,23 @@ class LangChainRetriever(BaseRetriever):
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {unknown}")
         return self.k if check_k(k) is None else k
 
+    def _call_filter(self, filter: FilterLike) -> MetadataFilter | None:
+        where = parse_filter(filter)
+        return self.filter if where is None else where
+
     def _get_relevant_documents(
         self,
         query: str,
         *,
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
+        filter: FilterLike = None,
         **kwargs: Any,
     ) -> list[Document]:
         n = self._call_k(k, kwargs)
+        where = self._call_filter(filter)
         with callbacks_scope(run_manager.get_child()):
-            results = self.retriever.retrieve(query, n)
+            results = retrieve_with_filter(self.retriever, query, n, where)
         return [to_document(r) for r in results]
 
     async def _aget_relevant_documents(
@@ -134,11 +168,13 @@ class LangChainRetriever(BaseRetriever):
         *,
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
+        filter: FilterLike = None,
         **kwargs: Any,
     ) -> list[Document]:
         n = self._call_k(k, kwargs)
+        where = self._call_filter(filter)
         with callbacks_scope(run_manager.get_child()):
-            results = await self.retriever.aretrieve(query, n)
+            results = await aretrieve_with_filter(self.retriever, query, n, where)
         return [to_document(r) for r in results]
 
     # -- adding documents (LangChain's VectorStoreRetriever convention) ---------------------

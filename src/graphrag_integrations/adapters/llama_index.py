@@ -6,6 +6,13 @@ document id, score = the core score. The metadata this package adds (``passage_i
 shows an LLM or an embedding model; the source document's own metadata (title, path...)
 stays visible.
 
+Metadata filters: ``LlamaIndexRetriever(..., filters=MetadataFilters(...))`` (and
+``as_llama_index_retriever(filters=...)``, ``as_query_engine(filters=...)``) keeps only passages
+whose metadata matches; :func:`from_metadata_filters` converts LlamaIndex's ``MetadataFilters``
+(operators ``==  !=  >  >=  <  <=  in  nin  any  all  contains  text_match
+text_match_insensitive``, conditions ``and``/``or``/``not``, nested ``MetadataFilters``) into the
+core language (:mod:`graphrag_integrations.core.filters`); ``is_empty`` is refused.
+
 Errors raised by the core retriever (for example
 :class:`~graphrag_integrations.errors.EmptyQueryError` on an empty query) propagate unchanged.
 """
@@ -27,10 +34,21 @@ from llama_index.core.schema import (
     RelatedNodeInfo,
     TextNode,
 )
+from llama_index.core.vector_stores.types import MetadataFilter as LlamaMetadataFilter
+from llama_index.core.vector_stores.types import MetadataFilters
 
 from graphrag_integrations.adapters.validation import as_core_retriever, check_k
+from graphrag_integrations.core.filters import (
+    FILTER_NODES,
+    Comparison,
+    MetadataFilter,
+    aretrieve_with_filter,
+    group,
+    parse_filter,
+    retrieve_with_filter,
+)
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.errors import ModelUnavailableError
+from graphrag_integrations.errors import InvalidArgumentError, ModelUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +75,86 @@ def to_node_with_score(passage: RetrievedPassage) -> NodeWithScore:
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=passage.doc_id)},
     )
     return NodeWithScore(node=node, score=float(passage.score))
+
+
+#: LlamaIndex ``FilterOperator`` values -> core operators.
+_OPERATORS = {
+    "==": "eq",
+    "!=": "ne",
+    ">": "gt",
+    ">=": "gte",
+    "<": "lt",
+    "<=": "lte",
+    "in": "in",
+    "nin": "nin",
+    "any": "any",
+    "all": "all",
+    "contains": "contains",
+    "text_match": "text_match",
+    "text_match_insensitive": "text_match_insensitive",
+}
+
+
+def _enum_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def from_metadata_filters(filters: Any) -> MetadataFilter:
+    """Convert LlamaIndex ``MetadataFilters`` (or one ``MetadataFilter``) to a core filter.
+
+    Raises
+    ------
+    InvalidArgumentError
+        On an operator without a core equivalent (``is_empty``), an unknown condition, an
+        empty ``filters`` list or a value of the wrong type (a ``ValueError``).
+
+    Examples
+    --------
+    >>> from llama_index.core.vector_stores.types import (
+    ...     FilterCondition, FilterOperator, MetadataFilter, MetadataFilters)
+    >>> where = from_metadata_filters(MetadataFilters(
+    ...     filters=[MetadataFilter(key="year", value=2000, operator=FilterOperator.GTE),
+    ...              MetadataFilter(key="lang", value="en")],
+    ...     condition=FilterCondition.OR))
+    >>> where.matches({"year": 1990, "lang": "en"}), where.matches({"year": 1990})
+    (True, False)
+    """
+    if isinstance(filters, MetadataFilters):
+        condition = str(_enum_value(filters.condition) or "and")
+        return group(condition, [from_metadata_filters(f) for f in filters.filters])
+    if isinstance(filters, LlamaMetadataFilter):
+        operator = str(_enum_value(filters.operator))
+        if operator not in _OPERATORS:
+            raise InvalidArgumentError(
+                f"LlamaIndex filter operator {operator!r} on key {filters.key!r} is not "
+                f"supported (supported: {', '.join(_OPERATORS)})"
+            )
+        value: Any = filters.value  # checked by Comparison
+        if isinstance(value, list):
+            value = tuple(value)
+        return Comparison(filters.key, _OPERATORS[operator], value)
+    raise InvalidArgumentError(
+        f"expected LlamaIndex MetadataFilters or MetadataFilter, got {type(filters).__name__}"
+    )
+
+
+def as_filter(filters: Any) -> MetadataFilter | None:
+    """``filters`` of a LlamaIndex retriever as a core filter: LlamaIndex ``MetadataFilters``,
+    a core filter tree, the LangChain dict form, or ``None``.
+
+    Examples
+    --------
+    >>> as_filter({"lang": "en"})
+    Comparison(key='lang', operator='eq', value='en')
+    """
+    if isinstance(filters, (MetadataFilters, LlamaMetadataFilter)):
+        return from_metadata_filters(filters)
+    if filters is None or isinstance(filters, (dict, *FILTER_NODES)):
+        return parse_filter(filters)
+    raise InvalidArgumentError(
+        "filters must be LlamaIndex MetadataFilters, a graphrag_integrations.core.filters "
+        f"tree, a dict or None, got {type(filters).__name__}"
+    )
 
 
 def check_llm(llm: Any) -> LLM | None:
@@ -145,6 +243,8 @@ class LlamaIndexRetriever(BaseRetriever):
         Anything with ``retrieve(query, k)`` and ``aretrieve(query, k)``.
     similarity_top_k : int, optional
         Nodes per call; ``None`` leaves the choice to the core retriever's default.
+    filters : MetadataFilters, dict or filter tree, optional
+        Keep only passages whose metadata matches (see :func:`as_filter`).
     callback_manager : llama_index.core.callbacks.CallbackManager, optional
         LlamaIndex callbacks for this retriever.
     verbose : bool
@@ -155,7 +255,7 @@ class LlamaIndexRetriever(BaseRetriever):
     TypeError
         If ``retriever`` is not a core retriever or ``similarity_top_k`` is not an int.
     ValueError
-        If ``similarity_top_k`` < 1.
+        If ``similarity_top_k`` < 1 or ``filters`` is malformed.
 
     Examples
     --------
@@ -164,6 +264,13 @@ class LlamaIndexRetriever(BaseRetriever):
     >>> nodes = LlamaIndexRetriever(index, similarity_top_k=1).retrieve("Paris?")
     >>> nodes[0].node.get_content()
     'Paris is in France.'
+    >>> from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+    >>> index = BM25Retriever.from_documents(
+    ...     [{"text": "Paris is in France.", "country": "FR"}, {"text": "Rome is in Italy."}])
+    >>> no_fr = MetadataFilters(filters=[MetadataFilter(key="country", value="FR")])
+    >>> nodes = LlamaIndexRetriever(index, 2, filters=no_fr).retrieve("Rome?")
+    >>> [n.node.get_content() for n in nodes]
+    ['Paris is in France.']
     """
 
     def __init__(
@@ -171,19 +278,25 @@ class LlamaIndexRetriever(BaseRetriever):
         retriever: Any,
         similarity_top_k: int | None = None,
         *,
+        filters: Any = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
         self.retriever = as_core_retriever(retriever)
         self.similarity_top_k = check_k(similarity_top_k, "similarity_top_k")
+        self.filters = as_filter(filters)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        results = self.retriever.retrieve(query_bundle.query_str, self.similarity_top_k)
+        results = retrieve_with_filter(
+            self.retriever, query_bundle.query_str, self.similarity_top_k, self.filters
+        )
         return [to_node_with_score(r) for r in results]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        results = await self.retriever.aretrieve(query_bundle.query_str, self.similarity_top_k)
+        results = await aretrieve_with_filter(
+            self.retriever, query_bundle.query_str, self.similarity_top_k, self.filters
+        )
         return [to_node_with_score(r) for r in results]
 
     def as_query_engine(self, llm: Any = None, **kwargs: Any) -> RetrieverQueryEngine:

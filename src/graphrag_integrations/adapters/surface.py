@@ -8,6 +8,7 @@ nor LlamaIndex: the adapter modules are imported inside each method, on first us
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.adapters.tools import (
@@ -16,6 +17,7 @@ from graphrag_integrations.adapters.tools import (
     ToolKind,
 )
 from graphrag_integrations.adapters.validation import as_core_retriever, check_k
+from graphrag_integrations.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -48,7 +50,14 @@ class FrameworkSurface:
 
     default_k: int
 
-    def as_langchain_retriever(self, k: int | None = None, **kwargs: Any) -> LangChainRetriever:
+    def as_langchain_retriever(
+        self,
+        k: int | None = None,
+        *,
+        filter: Any = None,
+        search_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LangChainRetriever:
         """Wrap ``self`` as a LangChain ``BaseRetriever``.
 
         Parameters
@@ -56,6 +65,12 @@ class FrameworkSurface:
         k : int, optional
             Number of documents per call (``None``: ``self.default_k``); a call can still
             override it with ``retriever.invoke(query, k=...)``.
+        filter : dict or filter tree, optional
+            Metadata filter of every call (:mod:`graphrag_integrations.core.filters`); a call
+            can replace it with ``retriever.invoke(query, filter=...)``.
+        search_kwargs : mapping, optional
+            LangChain's vector-store retriever spelling: ``{"k": 3, "filter": {...}}`` (only
+            these two keys; not together with ``k=`` / ``filter=``).
         **kwargs
             Other :class:`~graphrag_integrations.adapters.langchain.LangChainRetriever`
             fields (``tags``, ``metadata``).
@@ -63,10 +78,30 @@ class FrameworkSurface:
         Returns
         -------
         LangChainRetriever
+
+        Raises
+        ------
+        InvalidArgumentError
+            On a malformed filter, or ``search_kwargs`` with other keys or repeating ``k`` /
+            ``filter``.
         """
         from graphrag_integrations.adapters.langchain import LangChainRetriever
 
-        return LangChainRetriever(retriever=as_core_retriever(self), k=self._k(k), **kwargs)
+        if search_kwargs is not None:
+            extra = sorted(set(search_kwargs) - {"k", "filter"})
+            if extra:
+                raise InvalidArgumentError(
+                    f"search_kwargs takes only 'k' and 'filter', got {extra}"
+                )
+            if ("k" in search_kwargs and k is not None) or (
+                "filter" in search_kwargs and filter is not None
+            ):
+                raise InvalidArgumentError("give k / filter either directly or in search_kwargs")
+            k = search_kwargs.get("k", k)
+            filter = search_kwargs.get("filter", filter)
+        return LangChainRetriever(
+            retriever=as_core_retriever(self), k=self._k(k), filter=filter, **kwargs
+        )
 
     def as_llama_index_retriever(
         self, similarity_top_k: int | None = None, **kwargs: Any
@@ -79,7 +114,7 @@ class FrameworkSurface:
             Number of nodes per call (``None``: ``self.default_k``).
         **kwargs
             Passed to :class:`~graphrag_integrations.adapters.llama_index.LlamaIndexRetriever`
-            (``callback_manager``, ``verbose``).
+            (``filters=MetadataFilters(...)``, ``callback_manager``, ``verbose``).
 
         Returns
         -------
@@ -92,7 +127,12 @@ class FrameworkSurface:
         )
 
     def as_query_engine(
-        self, llm: Any = None, *, similarity_top_k: int | None = None, **kwargs: Any
+        self,
+        llm: Any = None,
+        *,
+        similarity_top_k: int | None = None,
+        filters: Any = None,
+        **kwargs: Any,
     ) -> RetrieverQueryEngine:
         """A LlamaIndex ``RetrieverQueryEngine`` answering from this retriever's passages.
 
@@ -104,6 +144,9 @@ class FrameworkSurface:
             pass a local LlamaIndex LLM.
         similarity_top_k : int, optional
             Passages given to the LLM (``None``: ``self.default_k``).
+        filters : MetadataFilters, dict or filter tree, optional
+            Only passages whose metadata matches reach the LLM (see
+            :func:`~graphrag_integrations.adapters.llama_index.as_filter`).
         **kwargs
             Passed to ``RetrieverQueryEngine.from_args`` (``response_mode``,
             ``node_postprocessors``, ``streaming``...).
@@ -112,7 +155,8 @@ class FrameworkSurface:
         -------
         RetrieverQueryEngine
         """
-        return self.as_llama_index_retriever(similarity_top_k).as_query_engine(llm=llm, **kwargs)
+        retriever = self.as_llama_index_retriever(similarity_top_k, filters=filters)
+        return retriever.as_query_engine(llm=llm, **kwargs)
 
     def as_langchain_tool(
         self,
@@ -120,6 +164,7 @@ class FrameworkSurface:
         description: str = DEFAULT_TOOL_DESCRIPTION,
         *,
         k: int | None = None,
+        filter: Any = None,
         **kwargs: Any,
     ) -> BaseTool:
         """A LangChain agent tool returning the retrieved passages as text.
@@ -130,6 +175,8 @@ class FrameworkSurface:
             What the agent's LLM sees.
         k : int, optional
             Passages per call (``None``: ``self.default_k``).
+        filter : dict or filter tree, optional
+            Metadata filter of every call (see :meth:`as_langchain_retriever`).
         **kwargs
             Passed to ``langchain_core.tools.create_retriever_tool`` (``document_prompt``,
             ``document_separator``, ``response_format``).
@@ -140,7 +187,8 @@ class FrameworkSurface:
         """
         from graphrag_integrations.adapters.tools import langchain_tool
 
-        return langchain_tool(self.as_langchain_retriever(k), name, description, **kwargs)
+        retriever = self.as_langchain_retriever(k, filter=filter)
+        return langchain_tool(retriever, name, description, **kwargs)
 
     def as_llama_index_tool(
         self,
@@ -150,6 +198,7 @@ class FrameworkSurface:
         kind: ToolKind = "retriever",
         llm: Any = None,
         similarity_top_k: int | None = None,
+        filters: Any = None,
         **kwargs: Any,
     ) -> RetrieverTool | QueryEngineTool:
         """A LlamaIndex agent tool: raw passages (``kind="retriever"``) or an LLM answer.
@@ -165,6 +214,8 @@ class FrameworkSurface:
             Only for ``kind="query_engine"``; ``None`` uses ``Settings.llm``.
         similarity_top_k : int, optional
             Passages per call (``None``: ``self.default_k``).
+        filters : MetadataFilters, dict or filter tree, optional
+            Metadata filter of every call (see :meth:`as_llama_index_retriever`).
         **kwargs
             Passed to ``RetrieverTool.from_defaults`` or ``RetrieverQueryEngine.from_args``.
 
@@ -175,7 +226,7 @@ class FrameworkSurface:
         from graphrag_integrations.adapters.tools import llama_index_tool
 
         return llama_index_tool(
-            self.as_llama_index_retriever(similarity_top_k),
+            self.as_llama_index_retriever(similarity_top_k, filters=filters),
             name,
             description,
             kind=kind,

@@ -26,6 +26,7 @@ from graphrag_integrations.core.documents import (
     require_nonempty,
 )
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -172,12 +173,22 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
             return np.zeros((len(self.passages),), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
 
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         k = check_k(k, self.default_k)
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
             for i in top_k(scores, k)
+        ]
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter
+    ) -> list[RetrievedPassage]:
+        """Exact: only the matching passages compete (their scores masked before ranking)."""
+        scores = self.scores(query)
+        return [
+            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
+            for i in masked_top_k(scores, filter_mask(where, self.passages), k)
         ]
 
     # -- persistence ----------------------------------------------------------------------

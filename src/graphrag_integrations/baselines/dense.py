@@ -21,6 +21,7 @@ from graphrag_integrations.core.documents import (
     require_nonempty,
 )
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -157,12 +158,22 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         q = self.embedder.embed_query(check_query(query))
         return self._matrix @ q
 
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         k = check_k(k, self.default_k)
         scores = self.scores(query)
         return [
             RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
             for i in top_k(scores, k)
+        ]
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter
+    ) -> list[RetrievedPassage]:
+        """Exact: only the matching passages compete (their scores masked before ranking)."""
+        scores = self.scores(query)
+        return [
+            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
+            for i in masked_top_k(scores, filter_mask(where, self.passages), k)
         ]
 
     # -- persistence ----------------------------------------------------------------------

@@ -34,6 +34,7 @@ from graphrag_integrations.core.documents import (
     require_nonempty,
 )
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -221,15 +222,32 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         return True
 
     # -- retrieval ------------------------------------------------------------------------
-    def fused_scores(self, query: str, k: int) -> tuple[list[int], FloatMatrix]:
-        """Candidate indices (corpus order) and their fused scores for a top-``k`` query."""
+    def fused_scores(
+        self, query: str, k: int, where: MetadataFilter | None = None
+    ) -> tuple[list[int], FloatMatrix]:
+        """Candidate indices (corpus order) and their fused scores for a top-``k`` query.
+
+        With ``where``, only the matching passages are candidates (both sides are ranked
+        among them, so the fusion is the one of the filtered corpus).
+        """
         query = check_query(query)
         dense = self.dense.scores(query)
         sparse = self.bm25.scores(query)
         if dense.size == 0:
             return [], np.zeros((0,), dtype=np.float32)
         n_cand = k * self.candidate_factor
-        cands = sorted(set(top_k(dense, n_cand)) | set(top_k(sparse, n_cand)))
+        if where is None:
+            cands = sorted(set(top_k(dense, n_cand)) | set(top_k(sparse, n_cand)))
+        else:
+            mask = filter_mask(where, self.passages)
+            cands = sorted(
+                set(masked_top_k(dense, mask, n_cand)) | set(masked_top_k(sparse, mask, n_cand))
+            )
+            if not cands:
+                return [], np.zeros((0,), dtype=np.float32)
+            # non-matching passages rank below every matching one (RRF ranks stay exact)
+            dense = np.where(mask, dense, -np.inf).astype(np.float32)
+            sparse = np.where(mask, sparse, -np.inf).astype(np.float32)
         idx = np.asarray(cands, dtype=np.int64)
         if self.fusion == "minmax":
             fused = self.weight * minmax(dense[idx]) + (1.0 - self.weight) * minmax(sparse[idx])
@@ -239,9 +257,14 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
             )
         return cands, np.asarray(fused, dtype=np.float32)
 
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = check_k(k, self.default_k)
-        cands, fused = self.fused_scores(query, k)
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        return self._retrieve_filtered(query, check_k(k, self.default_k), None)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter | None
+    ) -> list[RetrievedPassage]:
+        """Exact: the candidates of both sides come from the matching passages only."""
+        cands, fused = self.fused_scores(query, k, where)
         # top_k_indices breaks ties by position, and candidates are in corpus order
         best = top_k(fused, k)
         return [

@@ -49,14 +49,24 @@ Loading options
     naming the damaged file), checks the embedding model *and* dimension at load
     (:func:`~graphrag_integrations.core.persistence.check_embedder`), and answers every
     query with the same passages and scores as the index that was persisted.
-``retrieve(query, k=None)``
+``retrieve(query, k=None, *, filter=None)``
     At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first. ``k`` goes
     through :func:`~graphrag_integrations.core.validation.check_k` (``k = check_k(k,
     self.default_k)``): ``0``, ``-1``, ``"3"``, ``2.0`` or ``True`` raise
     :class:`~graphrag_integrations.errors.InvalidArgumentError` (the type errors also
     ``TypeError``). An empty or blank query raises
     :class:`~graphrag_integrations.errors.EmptyQueryError` (see :func:`check_query`); every
-    explanation is a JSON-serialisable mapping.
+    explanation is a JSON-serialisable mapping. :meth:`BaseIndex.retrieve` does these checks
+    and calls the subclass's ``_retrieve(query, k)``.
+Metadata filters
+    ``retrieve(query, k, filter={...})`` returns only passages whose metadata matches
+    (:mod:`~graphrag_integrations.core.filters`: the LangChain dict form or a filter tree; a
+    malformed filter raises ``ValueError`` before any work; a key no passage has matches
+    nothing). ``k`` is honoured. By default (:meth:`BaseIndex._retrieve_filtered`) the index
+    retrieves with a growing budget and keeps the matching results until ``k`` match or the
+    index is exhausted (what a graph method needs: its passages are known after the graph
+    step); an index that can filter before ranking (the baselines mask their score vectors)
+    overrides ``_retrieve_filtered``.
 Concurrency
     Every index is safe to query from many threads while others mutate it: each instance has
     a readers-writer lock (:mod:`~graphrag_integrations.core.locking`) and
@@ -79,9 +89,16 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.filters import (
+    FilterLike,
+    MetadataFilter,
+    parse_filter,
+    retrieve_filtered,
+)
 from graphrag_integrations.core.index_store import index_stores_of
 from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyQueryError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
@@ -253,20 +270,55 @@ class BaseIndex(ABC):
             Another method, a newer format, another embedding model or dimension.
         """
 
-    @abstractmethod
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def retrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
         """Return up to ``k`` passages for ``query``, best first.
 
-        ``k`` is checked with ``check_k(k, self.default_k)``
-        (:func:`~graphrag_integrations.core.validation.check_k`).
-        """
+        Parameters
+        ----------
+        query : str
+            The question (empty or blank: :class:`~graphrag_integrations.errors.EmptyQueryError`).
+        k : int, optional
+            Checked with ``check_k(k, self.default_k)``
+            (:func:`~graphrag_integrations.core.validation.check_k`).
+        filter : dict or filter tree, optional
+            Keep only passages whose metadata matches (see
+            :mod:`~graphrag_integrations.core.filters` and the module notes).
 
-    async def aretrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+        Raises
+        ------
+        ValueError
+            On a malformed filter (before any work).
+        """
+        k = check_k(k, self.default_k)
+        where = parse_filter(filter)
+        if where is None:
+            return self._retrieve(query, k)
+        return self._retrieve_filtered(query, k, where)
+
+    def _retrieve(self, query: str, k: int) -> list[RetrievedPassage]:
+        """The subclass's retrieval: up to ``k`` (already checked) passages, best first."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _retrieve(query, k) (or override retrieve)"
+        )
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter
+    ) -> list[RetrievedPassage]:
+        """Up to ``k`` passages matching ``where``: by default
+        :func:`~graphrag_integrations.core.filters.retrieve_filtered` over :meth:`_retrieve`
+        (a growing budget). Override it where the filter can be applied before ranking."""
+        return retrieve_filtered(self._retrieve, query, k, where)
+
+    async def aretrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
         """Async :meth:`retrieve`; the default runs it in a worker thread.
 
         Subclasses whose retrieval awaits an LLM override this with a native coroutine.
         """
-        return await asyncio.to_thread(self.retrieve, query, k)
+        return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
 
     async def ainsert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
         """Async :meth:`insert`: runs it in a worker thread, so the event loop keeps running

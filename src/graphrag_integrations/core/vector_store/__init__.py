@@ -3,9 +3,11 @@
 Both backends store L2-normalised ``float32`` vectors and score by cosine similarity, accept
 the same metadata (``str``/``int``/``float``/``bool`` values) and the same ``where`` filters:
 
-* ``{"field": value}`` or ``{"field": {"$eq": value}}`` - equality;
-* ``{"field": {"$in": [v1, v2]}}`` - membership;
-* several fields in one dict - all must hold (AND). A record without the field never matches.
+the language of :mod:`graphrag_integrations.core.filters` (``{"field": value}``,
+``{"field": {"$gt": v}}``, ``$eq $ne $gt $gte $lt $lte $in $nin $contains``, ``$and``, ``$or``;
+a record without the field never matches). The in-memory backend masks the rows; the Chroma
+backend translates what Chroma can express with the same semantics into its ``where`` clause and
+evaluates the rest on the records' metadata.
 
 Modules: :mod:`.protocol` (:class:`VectorIndex`, :data:`MetadataValue`, :data:`Where`),
 :mod:`.validation` (argument checks and :func:`parse_where`, shared by the backends),

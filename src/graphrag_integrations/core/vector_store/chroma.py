@@ -22,10 +22,10 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.filters import AllOf, AnyOf, Comparison, MetadataFilter
 from graphrag_integrations.core.persistence import Manifest, check_manifest
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    Condition,
     check_count,
     check_dimension,
     check_ids,
@@ -44,18 +44,44 @@ _BUSY_RETRIES = 8
 _BUSY_FIRST_WAIT_S = 0.05
 
 
-def _to_chroma_where(conditions: Sequence[Condition]) -> dict[str, Any] | None:
-    clauses: list[dict[str, Any]] = [
-        {c.field: {"$eq": c.values[0]}}
-        if len(c.values) == 1
-        else {c.field: {"$in": list(c.values)}}
-        for c in conditions
-    ]
-    if not clauses:
+_CHROMA_ORDER = {"gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
+
+
+def _to_chroma_where(where: MetadataFilter | None) -> dict[str, Any] | None:
+    """The Chroma ``where`` clause of ``where``, or ``None`` if Chroma cannot express it with
+    the semantics of :mod:`graphrag_integrations.core.filters` (then the caller filters).
+
+    Chroma's ``$ne``/``$nin`` match records without the key, its ``$gt``... take numbers only
+    and its ``$in`` one value type: those, ``NOT`` groups and the text and list operators are
+    not translated.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.core.filters import parse_filter
+    >>> _to_chroma_where(parse_filter({"a": 1, "b": {"$gt": 2}}))
+    {'$and': [{'a': {'$eq': 1}}, {'b': {'$gt': 2}}]}
+    >>> _to_chroma_where(parse_filter({"a": {"$ne": 1}})) is None
+    True
+    """
+    if where is None:
         return None
-    if len(clauses) == 1:
-        return clauses[0]
-    return {"$and": clauses}
+    if isinstance(where, (AllOf, AnyOf)):
+        clauses = [_to_chroma_where(f) for f in where.filters]
+        if any(c is None for c in clauses):
+            return None
+        if len(clauses) == 1:
+            return clauses[0]
+        return {"$and" if isinstance(where, AllOf) else "$or": clauses}
+    if not isinstance(where, Comparison):
+        return None
+    op, value = where.operator, where.value
+    if op == "eq":
+        return {where.key: {"$eq": value}}
+    if op in _CHROMA_ORDER and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {where.key: {_CHROMA_ORDER[op]: value}}
+    if op == "in" and isinstance(value, tuple) and len({type(v) for v in value}) == 1:
+        return {where.key: {"$in": list(value)}}
+    return None
 
 
 def _batches(n: int, size: int) -> Iterator[slice]:
@@ -260,6 +286,8 @@ class ChromaVectorIndex:
         self.client: Any = (
             client if client is not None else _make_client(path, host, port, ssl, headers)
         )
+        #: Queries whose filter Chroma cannot express, evaluated here (logged, counted).
+        self.client_side_filters = 0
         options: dict[str, Any] = {}
         if hnsw_settings:
             options["configuration"] = {"hnsw": {"space": "cosine", **hnsw_settings}}
@@ -454,12 +482,36 @@ class ChromaVectorIndex:
         """Top-``k`` ``(id, cosine similarity)`` pairs, best first (HNSW: approximate)."""
         k = check_count(k)
         q = check_query_vector(embedding, self.dimension)
-        chroma_where = _to_chroma_where(parse_where(where))
+        flt = parse_where(where)
         if k == 0:
             return []
         count = len(self)
         if count == 0:
             return []
+        chroma_where = _to_chroma_where(flt)
+        if flt is not None and chroma_where is None:
+            # Chroma cannot express this filter: rank every record, filter their metadata here
+            self.client_side_filters += 1
+            logger.info(
+                "chroma collection %r: filter %r evaluated client-side (all %d records ranked)",
+                self.collection_name,
+                where,
+                count,
+            )
+            result = _retry_busy(
+                self._collection.query,
+                query_embeddings=[q.tolist()],
+                n_results=count,
+                include=["distances", "metadatas"],
+            )
+            hits = [
+                (str(i), 1.0 - float(d))
+                for i, d, meta in zip(
+                    result["ids"][0], result["distances"][0], result["metadatas"][0], strict=True
+                )
+                if flt.matches(meta or {})
+            ]
+            return hits[:k]
         result = _retry_busy(
             self._collection.query,
             query_embeddings=[q.tolist()],

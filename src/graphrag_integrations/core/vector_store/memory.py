@@ -6,7 +6,7 @@ It persists to a directory (``vectors.npy`` + ``records.json`` + manifest).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.filters import masked_top_k
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -27,7 +28,6 @@ from graphrag_integrations.core.persistence import (
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    Condition,
     check_count,
     check_dimension,
     check_ids,
@@ -36,27 +36,6 @@ from graphrag_integrations.core.vector_store.validation import (
     parse_where,
 )
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
-
-_MISSING = object()
-
-
-def _typed(value: MetadataValue) -> tuple[bool, MetadataValue]:
-    # bool is an int subclass in Python (True == 1); keep them apart as Chroma does
-    return (isinstance(value, bool), value)
-
-
-def _row_filter(conditions: Sequence[Condition]) -> Callable[[Mapping[str, Any]], bool]:
-    """A predicate on a metadata dict that is true when every condition holds."""
-    allowed = [(c.field, frozenset(_typed(v) for v in c.values)) for c in conditions]
-
-    def matches(meta: Mapping[str, Any]) -> bool:
-        for name, values in allowed:
-            value = meta.get(name, _MISSING)
-            if value is _MISSING or _typed(value) not in values:
-                return False
-        return True
-
-    return matches
 
 
 class InMemoryVectorIndex:
@@ -165,20 +144,16 @@ class InMemoryVectorIndex:
         """Exact top-``k`` ``(id, cosine similarity)`` pairs, best first (ties: older first)."""
         k = check_count(k)
         q = check_query_vector(embedding, self.dimension)
-        conditions = parse_where(where)
+        flt = parse_where(where)
         if k == 0 or self._size == 0:
             return []
         scores = self._matrix[: self._size] @ q
-        if conditions:
-            # walk rows best first and stop at k matches: cheap unless the filter is rare
-            matches = _row_filter(conditions)
-            hits: list[tuple[str, float]] = []
-            for row in np.argsort(-scores, kind="stable").tolist():
-                if matches(self._metadatas[row]):
-                    hits.append((self._ids[row], float(scores[row])))
-                    if len(hits) == k:
-                        break
-            return hits
+        if flt is not None:
+            # mask the rows that do not match: the exact top-k among the matching ones
+            mask = np.fromiter(
+                (flt.matches(meta) for meta in self._metadatas), dtype=np.bool_, count=self._size
+            )
+            return [(self._ids[r], float(scores[r])) for r in masked_top_k(scores, mask, k)]
         return [(self._ids[r], float(scores[r])) for r in top_k(scores, k)]
 
     def get_embeddings(self, ids: Sequence[str]) -> FloatMatrix:

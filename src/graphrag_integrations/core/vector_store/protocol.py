@@ -13,11 +13,13 @@ from typing import Any, Protocol, runtime_checkable
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.filters import MetadataFilter
 
 #: Metadata value types every backend accepts.
 MetadataValue = str | int | float | bool
-#: A metadata filter: ``{"field": value}``, ``{"f": {"$eq": v}}``, ``{"f": {"$in": [...]}}``.
-Where = Mapping[str, Any]
+#: A metadata filter: the dict form of :mod:`graphrag_integrations.core.filters`
+#: (``{"field": value}``, ``{"f": {"$gt": v}}``, ``{"$or": [...]}``...) or a filter tree.
+Where = Mapping[str, Any] | MetadataFilter
 
 
 @runtime_checkable

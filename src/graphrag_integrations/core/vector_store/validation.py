@@ -10,24 +10,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.filters import FILTER_NODES, MetadataFilter, parse_filter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 
 _SCALARS = (str, int, float, bool)
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One ``where`` condition: ``field`` must equal one of ``values``."""
-
-    field: str
-    values: tuple[MetadataValue, ...]  # one value for $eq, any number for $in
 
 
 def check_ids(ids: Sequence[str]) -> list[str]:
@@ -145,46 +137,26 @@ def check_records(
     )
 
 
-def parse_where(where: Where | None) -> list[Condition]:
-    """Validate a ``where`` filter into a list of conditions (all must hold).
+def parse_where(where: Where | None) -> MetadataFilter | None:
+    """Validate a ``where`` filter into a filter tree (``None``: no filter).
+
+    The language is :mod:`graphrag_integrations.core.filters` (the LangChain / Chroma dict
+    form: ``$eq $ne $gt $gte $lt $lte $in $nin $contains``, ``$and``, ``$or``) or a filter tree.
 
     Raises
     ------
     ValueError
-        On an operator other than ``$eq``/``$in`` or a value that is not a metadata scalar.
+        On an unknown operator, a value that is not a metadata scalar or an empty list.
 
     Examples
     --------
-    >>> [(c.field, c.values) for c in parse_where({"lang": "en", "year": {"$in": [1, 2]}})]
-    [('lang', ('en',)), ('year', (1, 2))]
+    >>> where = parse_where({"lang": "en", "year": {"$in": [1, 2]}})
+    >>> where.matches({"lang": "en", "year": 2}), where.matches({"lang": "en", "year": 3})
+    (True, False)
     """
-    if where is None:
-        return []
-    if not isinstance(where, Mapping):
+    if where is not None and not isinstance(where, (Mapping, *FILTER_NODES)):
         raise ValueError(f"where must be a mapping, got {type(where).__name__}")
-    conditions: list[Condition] = []
-    for field, spec in where.items():
-        if not isinstance(field, str) or not field or field.startswith("$"):
-            raise ValueError(
-                f"where keys must be metadata field names (operators $and/$or are not "
-                f"supported), got {field!r}"
-            )
-        if isinstance(spec, Mapping):
-            if len(spec) != 1:
-                raise ValueError(f"where[{field!r}] must hold exactly one operator, got {spec!r}")
-            ((op, value),) = spec.items()
-            if op == "$eq":
-                values: tuple[MetadataValue, ...] = (check_scalar(value, f"where[{field!r}]"),)
-            elif op == "$in":
-                if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
-                    raise ValueError(f"where[{field!r}]['$in'] must be a non-empty list")
-                values = tuple(check_scalar(v, f"where[{field!r}]['$in']") for v in value)
-            else:
-                raise ValueError(f"unsupported where operator {op!r} (use $eq or $in)")
-        else:
-            values = (check_scalar(spec, f"where[{field!r}]"),)
-        conditions.append(Condition(field, values))
-    return conditions
+    return parse_filter(where)
 
 
 def check_dimension(dimension: int) -> int:

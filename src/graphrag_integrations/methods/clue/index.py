@@ -533,7 +533,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
         return QIter(self, **qiter_params)
 
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
         k = check_k(k, self.default_k)
         if self._retriever is None:

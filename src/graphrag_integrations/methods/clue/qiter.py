@@ -30,6 +30,7 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
+from graphrag_integrations.core.filters import FilterLike, parse_filter, retrieve_filtered
 from graphrag_integrations.core.index_base import check_query
 from graphrag_integrations.core.locking import read_locked
 from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
@@ -368,16 +369,22 @@ class QIter(FrameworkSurface):
         return kept_all
 
     # -- step 3 ---------------------------------------------------------------------------
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def retrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
         """Top-``k`` chunks (default ``N``) with the paths that led to each.
 
         Runs under the index's read lock (:func:`~graphrag_integrations.core.locking.read_locked`):
         its graph view and vector indexes stay those of one version for the whole query
-        while other threads ``insert`` / ``delete``.
+        while other threads ``insert`` / ``delete``. ``filter`` keeps only chunks whose
+        metadata matches (:mod:`~graphrag_integrations.core.filters`, after the graph step).
         """
         question = check_query(query)
         k = check_k(k, self.N)
+        where = parse_filter(filter)
         with read_locked(self.index):
+            if where is not None:
+                return retrieve_filtered(self._retrieve, question, k, where)
             return self._retrieve(question, k)
 
     def _retrieve(self, question: str, k: int) -> list[RetrievedPassage]:
@@ -395,9 +402,11 @@ class QIter(FrameworkSurface):
         trace.kept = self.search(q, anchors, g)
         return self._final(g, q, trace, k)
 
-    async def aretrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    async def aretrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
         """Async :meth:`retrieve` (runs in a worker thread)."""
-        return await asyncio.to_thread(self.retrieve, query, k)
+        return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
 
     def _final(self, g: ClueGraph, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
         support: dict[int, list[_State]] = {}

@@ -388,7 +388,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return self.translator().translate(check_query(query))
 
     # -- retrieval ------------------------------------------------------------------------
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Translate, trace, rank; up to ``k`` passages (fewer without top-up)."""
         question = check_query(query)
         k = check_k(k, self.default_k)

@@ -378,7 +378,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         return True
 
     # -- retrieval ----------------------------------------------------------------------------
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """The top ``k`` chunks (default ``K``) with the generated queries that matched."""
         text = check_query(query)
         k = check_k(k, self.default_k)

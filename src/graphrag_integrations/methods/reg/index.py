@@ -563,7 +563,7 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         )
         return chains, top, anchors
 
-    def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
+    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """One passage per evidence chain (``h -> [r] -> t -> ...``), best first; when there
         are fewer than ``k`` chains, the best top-K triples that no chain holds follow, one
         passage each (``metadata["chained"]`` is ``False``)."""
