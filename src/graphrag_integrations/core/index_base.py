@@ -127,10 +127,11 @@ DEFAULT_SPLITTER: Any = _ClassDefault()
 def pop_splitter(options: dict[str, Any], default: Any = DEFAULT_SPLITTER) -> Any:
     """Remove the :data:`CHUNKING_OPTIONS` from ``options`` and return the splitter they name.
 
-    ``chunking=True`` is ``default``; ``chunking=False`` / ``None`` and ``splitter=None``
-    (or ``chunker=None``) mean no chunking (``None``); ``splitter=X`` / ``chunker=X`` is
-    ``X`` (checked by :func:`~graphrag_integrations.core.chunking.check_splitter`). Without
-    any of them: ``default``.
+    ``chunking=True`` is :data:`DEFAULT_SPLITTER` (the class default); ``chunking=False`` /
+    ``None`` and ``splitter=None`` (or ``chunker=None``) mean no chunking (``None``);
+    ``splitter=X`` / ``chunker=X`` is ``X`` (checked by
+    :func:`~graphrag_integrations.core.chunking.check_splitter`). Without any of them:
+    ``default``.
 
     Raises
     ------
@@ -156,7 +157,7 @@ def pop_splitter(options: dict[str, Any], default: Any = DEFAULT_SPLITTER) -> An
     value = options.pop(name)
     if name == "chunking":
         if value is True:
-            return default
+            return DEFAULT_SPLITTER
         if value is False or value is None:
             return None
         raise InvalidArgumentError(
@@ -300,7 +301,8 @@ class BaseIndex(ABC):
         >>> [(p.id, p.text) for p in index.document_passages(docs, {"splitter": Lines()})]
         [('d#0', 'A.'), ('d#1', 'B.')]
         """
-        splitter = pop_splitter(options, self.splitter)
+        chosen = pop_splitter(options, self.splitter)
+        splitter = type(self).default_splitter() if chosen is DEFAULT_SPLITTER else chosen
         load_options = pop_load_options(options)
         if options:
             raise TypeError(f"unknown option(s) {sorted(options)} for {type(self).__name__}")
