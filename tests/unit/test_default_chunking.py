@@ -236,3 +236,33 @@ def test_the_default_chunker_pickles() -> None:
     copy = pickle.loads(pickle.dumps(chunker))
     assert [c.text for c in copy.split(prose(400))] == [c.text for c in before]
     assert isinstance(copy.tokenizer, HFOffsetTokenizer)
+
+
+def test_a_langchain_splitter_returning_documents_keeps_their_metadata() -> None:
+    from langchain_text_splitters import MarkdownHeaderTextSplitter
+
+    text = "# Cities\n\nParis is in France.\n\n## Rivers\n\nThe Seine flows through Paris."
+    splitter = MarkdownHeaderTextSplitter([("#", "h1"), ("##", "h2")])
+    index = BM25Retriever.from_documents(
+        [SourceDocument(text, id="md", metadata={"source": "x.md"})], splitter=splitter
+    )
+    assert [(p.id, p.text) for p in index.passages] == [
+        ("md#0", "Paris is in France."),
+        ("md#1", "The Seine flows through Paris."),
+    ]
+    second = index.passages[1].metadata
+    assert (second["h1"], second["h2"], second["source"]) == ("Cities", "Rivers", "x.md")
+    assert text[second["start_char"] : second["end_char"]] == index.passages[1].text
+
+
+def test_a_splitter_with_only_split_documents() -> None:
+    from langchain_core.documents import Document
+
+    class Halves:
+        def split_documents(self, documents: list[Document]) -> list[Document]:
+            text = documents[0].page_content
+            mid = len(text) // 2
+            return [Document(page_content=text[:mid]), Document(page_content=text[mid:])]
+
+    passages = split_documents([SourceDocument("abcdefgh", id="d")], Halves())
+    assert [(p.text, p.metadata["start_char"]) for p in passages] == [("abcd", 0), ("efgh", 4)]

@@ -24,7 +24,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -426,9 +426,9 @@ def default_chunker(chunk_size: int, chunk_overlap: int) -> TokenChunker:
 def check_splitter(splitter: Any) -> Any:
     """Return ``splitter`` if it can cut documents, else raise ``TypeError``.
 
-    Accepted: a :class:`TokenChunker` (or anything with a ``split(text)`` returning
-    :class:`Chunk` objects, checked at use), a LlamaIndex node parser (anything with
-    ``get_nodes_from_documents``), a LangChain text splitter (anything with ``split_text``).
+    Accepted: a :class:`TokenChunker`, a LlamaIndex node parser (anything with
+    ``get_nodes_from_documents``), a LangChain text splitter (anything with ``split_text``
+    or ``split_documents``).
 
     Examples
     --------
@@ -437,35 +437,42 @@ def check_splitter(splitter: Any) -> Any:
     >>> check_splitter("words")
     Traceback (most recent call last):
     ...
-    TypeError: splitter must be a TokenChunker, a LangChain text splitter (split_text) or a \
-LlamaIndex node parser (get_nodes_from_documents); got str
+    TypeError: splitter must be a TokenChunker, a LangChain text splitter (split_text or \
+split_documents) or a LlamaIndex node parser (get_nodes_from_documents); got str
     """
     if isinstance(splitter, TokenChunker) or any(
-        callable(getattr(splitter, name, None))
-        for name in ("get_nodes_from_documents", "split_text")
+        callable(getattr(splitter, name, None)) for name in _SPLITTER_METHODS
     ):
         return splitter
     raise TypeError(
-        "splitter must be a TokenChunker, a LangChain text splitter (split_text) or a "
-        f"LlamaIndex node parser (get_nodes_from_documents); got {type(splitter).__name__}"
+        "splitter must be a TokenChunker, a LangChain text splitter (split_text or "
+        "split_documents) or a LlamaIndex node parser (get_nodes_from_documents); got "
+        f"{type(splitter).__name__}"
     )
 
 
-Span = tuple[str, int | None, int | None]
+_SPLITTER_METHODS = ("get_nodes_from_documents", "split_text", "split_documents")
+
+#: ``(text, start_char, end_char, metadata the splitter gave the piece)``.
+Span = tuple[str, int | None, int | None, Mapping[str, Any]]
 
 
-def _located(text: str, pieces: Iterable[str]) -> list[Span]:
-    """``(piece, start, end)``: each piece found in ``text`` at or after the previous start."""
+def _located(text: str, pieces: Iterable[Any]) -> list[Span]:
+    """Spans of LangChain pieces (strings or ``Document`` objects, whose metadata is kept),
+    each looked up in ``text`` at or after the previous one's start."""
     spans: list[Span] = []
     cursor = 0
     for piece in pieces:
+        meta: Mapping[str, Any] = {}
+        if not isinstance(piece, str) and hasattr(piece, "page_content"):
+            piece, meta = str(piece.page_content), dict(getattr(piece, "metadata", None) or {})
         if not isinstance(piece, str):
             raise TypeError(f"a text splitter returned a {type(piece).__name__}, not a str")
         start = text.find(piece, cursor)
         if start == -1:
-            spans.append((piece, None, None))
+            spans.append((piece, None, None, meta))
             continue
-        spans.append((piece, start, start + len(piece)))
+        spans.append((piece, start, start + len(piece), meta))
         cursor = start + 1
     return spans
 
@@ -477,16 +484,26 @@ def _node_spans(parser: Any, doc: SourceDocument) -> list[Span]:
     spans: list[Span] = []
     for node in nodes:
         start, end = getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None)
-        spans.append((str(node.get_content()), start, end))
+        spans.append((str(node.get_content()), start, end, dict(node.metadata or {})))
     return spans
 
 
+def _langchain_pieces(splitter: Any, text: str) -> list[Any]:
+    if callable(getattr(splitter, "split_text", None)):
+        return list(splitter.split_text(text))
+    from langchain_core.documents import Document
+
+    return list(splitter.split_documents([Document(page_content=text)]))
+
+
 def split_text_spans(splitter: Any, doc: SourceDocument) -> list[Span]:
-    """``(text, start_char, end_char)`` of each piece ``splitter`` cuts ``doc`` into.
+    """``(text, start_char, end_char, metadata)`` of each piece ``splitter`` cuts ``doc`` into.
 
     The offsets are exact for a :class:`TokenChunker` and taken from a LlamaIndex node's
     ``start_char_idx`` / ``end_char_idx``; for a LangChain splitter each piece is looked up in
-    the text (``None`` when the splitter changed it). Blank pieces are left out.
+    the text (``None`` when the splitter changed it). ``metadata`` is what the splitter gave
+    the piece (a LangChain ``Document``'s or a node's, e.g. Markdown headers). Blank pieces
+    are left out.
 
     Examples
     --------
@@ -494,14 +511,16 @@ def split_text_spans(splitter: Any, doc: SourceDocument) -> list[Span]:
     ...     def split_text(self, text):
     ...         return [s.strip() for s in text.split("\\n")]
     >>> split_text_spans(Sentences(), SourceDocument("One.\\nTwo.", id="d"))
-    [('One.', 0, 4), ('Two.', 5, 9)]
+    [('One.', 0, 4, {}), ('Two.', 5, 9, {})]
     """
     if isinstance(splitter, TokenChunker):
-        spans: list[Span] = [(c.text, c.start_char, c.end_char) for c in splitter.split(doc.text)]
+        spans: list[Span] = [
+            (c.text, c.start_char, c.end_char, {}) for c in splitter.split(doc.text)
+        ]
     elif callable(getattr(splitter, "get_nodes_from_documents", None)):
         spans = _node_spans(splitter, doc)
     else:
-        spans = _located(doc.text, check_splitter(splitter).split_text(doc.text))
+        spans = _located(doc.text, _langchain_pieces(check_splitter(splitter), doc.text))
     return [s for s in spans if s[0].strip()]
 
 
@@ -537,8 +556,9 @@ def split_documents(documents: Sequence[SourceDocument], splitter: Any = None) -
         i)`` (numbered across the parts of a document given in several pieces, e.g. the
         LlamaIndex nodes of one source), ``doc_id = doc.id`` (so ``delete(doc_id)`` removes
         them all) and the document's metadata plus ``chunk_index`` and, when known,
-        ``start_char`` / ``end_char`` (offsets in the document's text). A document that gives
-        no passage (blank text, no tokens) is logged.
+        ``start_char`` / ``end_char`` (offsets in the document's text), after the metadata
+        the splitter gave the piece, if any. A document that gives no passage (blank text, no
+        tokens) is logged.
 
     Examples
     --------
@@ -555,15 +575,15 @@ def split_documents(documents: Sequence[SourceDocument], splitter: Any = None) -
     passages: list[Passage] = []
     for doc in documents:
         if splitter is None:
-            spans: list[Span] = [(doc.text, 0, len(doc.text))] if doc.text.strip() else []
+            spans: list[Span] = [(doc.text, 0, len(doc.text), {})] if doc.text.strip() else []
         else:
             spans = split_text_spans(splitter, doc)
         if not spans:
             logger.warning("document %s gives no passage (no text for %r)", doc.id, splitter)
-        for text, start, end in spans:
+        for text, start, end, extra in spans:
             index = counters.get(doc.id, 0)
             counters[doc.id] = index + 1
-            meta: dict[str, Any] = {**doc.metadata, "chunk_index": index}
+            meta: dict[str, Any] = {**doc.metadata, **extra, "chunk_index": index}
             if start is not None and end is not None:
                 meta.update(start_char=start, end_char=end)
             passages.append(Passage(chunk_id(doc.id, index), text, doc.id, meta))
