@@ -208,8 +208,7 @@ def drop_indexed(passages: Sequence[PassageT], indexed_doc_ids: Collection[str])
     if len(kept) < len(passages):
         skipped = sorted({p.doc_id for p in passages if p.doc_id in indexed_doc_ids})
         logger.warning(
-            "insert: %d document(s) already indexed, skipped (delete them first to replace "
-            "them): %s",
+            "insert: %d document(s) already indexed, skipped (upsert replaces them): %s",
             len(skipped),
             ", ".join(skipped),
         )

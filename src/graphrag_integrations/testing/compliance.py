@@ -729,7 +729,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
             assert hit.passage.metadata["k"] == "v"
         assert "long" in index.doc_ids()
         assert index.delete("long") is True
-        assert "long" not in index.doc_ids()
+        assert "long" not in index.doc_ids(), "a chunk survived delete (still in doc_ids)"
         everything = index.retrieve(LONG_QUERY.query, k=len(CORPUS))
         assert "long" not in {h.doc_id for h in everything}, "a chunk survived delete"
         assert index.delete("long") is False
