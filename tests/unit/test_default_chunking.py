@@ -266,3 +266,12 @@ def test_a_splitter_with_only_split_documents() -> None:
 
     passages = split_documents([SourceDocument("abcdefgh", id="d")], Halves())
     assert [(p.text, p.metadata["start_char"]) for p in passages] == [("abcd", 0), ("efgh", 4)]
+
+
+def test_upsert_checks_its_options_before_deleting() -> None:
+    index = BM25Retriever.from_documents([{"id": "a", "text": "Alpha."}])
+    with pytest.raises(TypeError, match="unknown option"):
+        index.upsert([{"id": "a", "text": "New alpha."}], chunk_size=3)
+    with pytest.raises(InvalidArgumentError, match="chunking must be"):
+        index.upsert([{"id": "a", "text": "New alpha."}], chunking="no")
+    assert [p.text for p in index.passages] == ["Alpha."]

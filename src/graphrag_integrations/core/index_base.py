@@ -356,7 +356,10 @@ class BaseIndex(ABC):
 
         Loads ``documents`` once (load options apply there), deletes every indexed document
         whose id is among them, then inserts them all, under one write lock: a query sees
-        the old or the new version of the index, never a document missing in between.
+        the old or the new version of the index, never a document missing in between. The
+        options are checked before anything is deleted; an error of the insert itself (an
+        embedder or LLM failure) propagates with the replaced documents already deleted
+        (``upsert`` is not a transaction: upsert them again).
 
         Returns
         -------
@@ -373,6 +376,10 @@ class BaseIndex(ABC):
         (['New text.'], ['a'])
         """
         docs = load_documents(documents, **pop_load_options(options))
+        unknown = set(options) - set(CHUNKING_OPTIONS)
+        if unknown:  # before anything is deleted
+            raise TypeError(f"unknown option(s) {sorted(unknown)} for {type(self).__name__}")
+        pop_splitter(dict(options))  # checks the chunking option, before anything is deleted
         held = set(self.doc_ids())
         replaced = [doc_id for doc_id in dict.fromkeys(d.id for d in docs) if doc_id in held]
         for doc_id in replaced:
