@@ -7,7 +7,7 @@ import copy
 import pickle
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,13 @@ class ListIndex(BaseIndex):
         index = cls(**kwargs)
         index.insert(documents)
         return index
+
+    @classmethod
+    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ListIndex:
+        return cls.from_documents([p.text for p in passages], **kwargs)
+
+    def doc_ids(self) -> list[str]:
+        return sorted({p.doc_id for p in self.items})
 
     def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
         added = []

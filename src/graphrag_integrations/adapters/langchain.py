@@ -183,8 +183,8 @@ class LangChainRetriever(BaseRetriever):
 
         As in LangChain, ``ids=`` (one per document) takes precedence over the documents'
         own ``id``. The other keyword arguments are the index's ``insert`` options
-        (``errors=``, ``report=``, ``chunker=``...). Documents already indexed are skipped
-        (see :meth:`~graphrag_integrations.core.index_base.BaseIndex.insert`).
+        (``errors=``, ``report=``, ``splitter=``, ``chunking=``...). Documents already
+        indexed are skipped (see :meth:`~graphrag_integrations.core.index_base.BaseIndex.insert`).
 
         Raises
         ------

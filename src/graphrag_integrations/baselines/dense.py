@@ -14,12 +14,6 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import (
-    load_documents,
-    pop_load_options,
-    require_nonempty,
-)
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
@@ -96,24 +90,6 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(
-        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
-    ) -> DenseRetriever:
-        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
-        accepts; ``chunker=None`` keeps one passage per document.
-
-        Its options (``errors="skip"``, ``report=``...) go to ``load_documents``, the other
-        keyword arguments to the constructor.
-
-        Raises
-        ------
-        EmptyCorpusError
-            If no document has any text.
-        """
-        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
-        return cls(documents_to_passages(docs, chunker), **kwargs)
-
-    @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
         """Build from already chunked passages."""
         if not passages:
@@ -126,20 +102,21 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
         self.passages.extend(passages)
 
-    def insert(
-        self, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **load_options: Any
-    ) -> list[str]:
-        """Embed and add documents; returns the ids of the documents added.
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Cut, embed and add documents; returns the ids of the documents added.
 
-        Documents already indexed (same id) are skipped with a warning; ``load_options``
-        (``errors=``, ``report=``...) go to ``load_documents``.
+        Documents already indexed (same id) are skipped with a warning; ``options`` (load
+        and chunking options) go to :meth:`~BaseIndex.document_passages`.
         """
         indexed = {p.doc_id for p in self.passages}
-        docs = load_documents(documents, **load_options)
-        passages = drop_indexed(documents_to_passages(docs, chunker), indexed)
+        passages = drop_indexed(self.document_passages(documents, options), indexed)
         if passages:
             self.add_passages(passages)
         return document_ids(passages)
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(document_ids(self.passages))
 
     def delete(self, doc_id: str) -> bool:
         """Remove every passage (and vector) of ``doc_id``; ``False`` (and a warning) if none."""

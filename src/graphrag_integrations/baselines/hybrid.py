@@ -27,12 +27,6 @@ import numpy as np
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import (
-    load_documents,
-    pop_load_options,
-    require_nonempty,
-)
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
@@ -189,29 +183,20 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         bm25 = BM25Retriever(dense.passages, k=int(kwargs.get("k", dense.default_k)))
         return cls(dense, bm25, **kwargs)
 
-    @classmethod
-    def from_documents(
-        cls, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **kwargs: Any
-    ) -> HybridRetriever:
-        """Build both sides from anything
-        :func:`~graphrag_integrations.core.documents.load_documents` accepts (its options,
-        ``errors=``, ``report=``..., go to it; the rest to :meth:`from_passages`)."""
-        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
-        return cls.from_passages(documents_to_passages(docs, chunker), **kwargs)
-
-    def insert(
-        self, documents: Iterable[Any], *, chunker: TokenChunker | None = None, **load_options: Any
-    ) -> list[str]:
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Add documents to both sides; returns the ids of the documents added (documents
-        already indexed are skipped with a warning). ``load_options`` (``errors=``,
-        ``report=``...) go to ``load_documents``."""
+        already indexed are skipped with a warning). ``options`` (load and chunking options)
+        go to :meth:`~BaseIndex.document_passages`."""
         indexed = {p.doc_id for p in self.passages}
-        docs = load_documents(documents, **load_options)
-        passages = drop_indexed(documents_to_passages(docs, chunker), indexed)
+        passages = drop_indexed(self.document_passages(documents, options), indexed)
         if passages:
             self.dense.add_passages(passages)
             self.bm25.add_passages(passages)
         return document_ids(passages)
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(document_ids(self.passages))
 
     def delete(self, doc_id: str) -> bool:
         """Remove ``doc_id`` from both sides; ``False`` (and one warning) if it is unknown."""

@@ -6,6 +6,12 @@ uses the tokenizer's character offsets so that every chunk is an exact substring
 source with known ``start_char``/``end_char``. Inside each window it prefers to cut at a
 paragraph break, then a line break, then a sentence end, then any whitespace.
 
+Every index cuts the documents given to ``from_documents`` / ``insert`` with
+:func:`split_documents`: by default a :func:`default_chunker` of the index's size and overlap
+(``BaseIndex.chunk_size`` / ``chunk_overlap``), or a LangChain text splitter or LlamaIndex node
+parser passed as ``splitter=`` (see :func:`check_splitter`). Chunk ``i`` of document ``d`` has
+id ``"d#i"`` (:func:`chunk_id`) and keeps ``doc_id = d``.
+
 A text is tokenised once (in pieces of at most :data:`TOKENIZE_PIECE_CHARS` characters cut at
 whitespace), never once per window, so multi-megabyte documents chunk in seconds.
 """
@@ -13,15 +19,16 @@ whitespace), never once per window, so multi-megabyte documents chunk in seconds
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from graphrag_integrations.core.documents import SourceDocument, content_id, load_documents
+from graphrag_integrations.core.documents import SourceDocument, load_documents
 from graphrag_integrations.core.models import resolve_embedding_model
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import ModelUnavailableError
@@ -153,6 +160,15 @@ class HFOffsetTokenizer:
             self.name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
             self._backend = _private_backend(tokenizer)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def backend(self) -> Any:
         """The ``tokenizers.Tokenizer`` in use (loaded on first access)."""
@@ -188,7 +204,17 @@ def _last_space(text: str, lo: int, hi: int) -> int | None:
 
 
 def _load_auto_tokenizer(source: str | os.PathLike[str] | None) -> Any:
+    """A local folder's ``tokenizer.json`` through ``tokenizers`` (no ``transformers`` import,
+    seconds faster), else ``transformers.AutoTokenizer``."""
     path = resolve_embedding_model(None) if source is None else str(source)
+    tokenizer_file = os.path.join(path, "tokenizer.json")
+    if os.path.isfile(tokenizer_file):
+        from tokenizers import Tokenizer
+
+        try:
+            return Tokenizer.from_file(tokenizer_file)
+        except Exception as exc:  # tokenizers raises a bare Exception on a bad file
+            raise ModelUnavailableError(f"cannot load tokenizer {tokenizer_file!r}: {exc}") from exc
     try:
         from transformers import AutoTokenizer
 
@@ -373,80 +399,238 @@ def _stripped_chunk(text: str, start: int, end: int, n_tokens: int) -> Chunk | N
     return Chunk(text=text[start:end], start_char=start, end_char=end, n_tokens=n_tokens)
 
 
-def documents_to_passages(
-    docs: Iterable[SourceDocument] | Iterable[Any], chunker: TokenChunker | None = None
-) -> list[Passage]:
-    """Cut documents into :class:`~graphrag_integrations.core.types.Passage` objects.
+#: Metadata keys every passage cut by :func:`split_documents` gets (on top of the
+#: document's own metadata); :func:`source_metadata` removes them again.
+CHUNK_METADATA_KEYS: tuple[str, ...] = ("chunk_index", "start_char", "end_char")
+
+_DEFAULT_TOKENIZER = HFOffsetTokenizer()
+
+
+@functools.lru_cache(maxsize=32)
+def default_chunker(chunk_size: int, chunk_overlap: int) -> TokenChunker:
+    """A :class:`TokenChunker` with the default tokenizer, shared per ``(size, overlap)``.
+
+    The tokenizer (all-MiniLM-L6-v2's) is loaded once, on the first split, and shared by
+    every default chunker (what ``BaseIndex.default_splitter`` returns).
+
+    Examples
+    --------
+    >>> default_chunker(256, 32) is default_chunker(256, 32)
+    True
+    >>> default_chunker(128, 16).config["chunk_size"]
+    128
+    """
+    return TokenChunker(chunk_size, chunk_overlap, tokenizer=_DEFAULT_TOKENIZER)
+
+
+def check_splitter(splitter: Any) -> Any:
+    """Return ``splitter`` if it can cut documents, else raise ``TypeError``.
+
+    Accepted: a :class:`TokenChunker`, a LlamaIndex node parser (anything with
+    ``get_nodes_from_documents``), a LangChain text splitter (anything with ``split_text``
+    or ``split_documents``).
+
+    Examples
+    --------
+    >>> check_splitter(default_chunker(64, 8)).chunk_size
+    64
+    >>> check_splitter("words")
+    Traceback (most recent call last):
+    ...
+    TypeError: splitter must be a TokenChunker, a LangChain text splitter (split_text or \
+split_documents) or a LlamaIndex node parser (get_nodes_from_documents); got str
+    """
+    if isinstance(splitter, TokenChunker) or any(
+        callable(getattr(splitter, name, None)) for name in _SPLITTER_METHODS
+    ):
+        return splitter
+    raise TypeError(
+        "splitter must be a TokenChunker, a LangChain text splitter (split_text or "
+        "split_documents) or a LlamaIndex node parser (get_nodes_from_documents); got "
+        f"{type(splitter).__name__}"
+    )
+
+
+_SPLITTER_METHODS = ("get_nodes_from_documents", "split_text", "split_documents")
+
+#: ``(text, start_char, end_char, metadata the splitter gave the piece)``.
+Span = tuple[str, int | None, int | None, Mapping[str, Any]]
+
+
+def _located(text: str, pieces: Iterable[Any]) -> list[Span]:
+    """Spans of LangChain pieces (strings or ``Document`` objects, whose metadata is kept),
+    each looked up in ``text`` at or after the previous one's start."""
+    spans: list[Span] = []
+    cursor = 0
+    for piece in pieces:
+        meta: Mapping[str, Any] = {}
+        if not isinstance(piece, str) and hasattr(piece, "page_content"):
+            piece, meta = str(piece.page_content), dict(getattr(piece, "metadata", None) or {})
+        if not isinstance(piece, str):
+            raise TypeError(f"a text splitter returned a {type(piece).__name__}, not a str")
+        start = text.find(piece, cursor)
+        if start == -1:
+            spans.append((piece, None, None, meta))
+            continue
+        spans.append((piece, start, start + len(piece), meta))
+        cursor = start + 1
+    return spans
+
+
+def _node_spans(parser: Any, doc: SourceDocument) -> list[Span]:
+    from llama_index.core.schema import Document
+
+    nodes = parser.get_nodes_from_documents([Document(text=doc.text, id_=doc.id)])
+    spans: list[Span] = []
+    for node in nodes:
+        start, end = getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None)
+        spans.append((str(node.get_content()), start, end, dict(node.metadata or {})))
+    return spans
+
+
+def _langchain_pieces(splitter: Any, text: str) -> list[Any]:
+    if callable(getattr(splitter, "split_text", None)):
+        return list(splitter.split_text(text))
+    from langchain_core.documents import Document
+
+    return list(splitter.split_documents([Document(page_content=text)]))
+
+
+def split_text_spans(splitter: Any, doc: SourceDocument) -> list[Span]:
+    """``(text, start_char, end_char, metadata)`` of each piece ``splitter`` cuts ``doc`` into.
+
+    The offsets are exact for a :class:`TokenChunker` and taken from a LlamaIndex node's
+    ``start_char_idx`` / ``end_char_idx``; for a LangChain splitter each piece is looked up in
+    the text (``None`` when the splitter changed it). ``metadata`` is what the splitter gave
+    the piece (a LangChain ``Document``'s or a node's, e.g. Markdown headers). Blank pieces
+    are left out.
+
+    Examples
+    --------
+    >>> class Sentences:  # a LangChain-style splitter
+    ...     def split_text(self, text):
+    ...         return [s.strip() for s in text.split("\\n")]
+    >>> split_text_spans(Sentences(), SourceDocument("One.\\nTwo.", id="d"))
+    [('One.', 0, 4, {}), ('Two.', 5, 9, {})]
+    """
+    if isinstance(splitter, TokenChunker):
+        spans: list[Span] = [
+            (c.text, c.start_char, c.end_char, {}) for c in splitter.split(doc.text)
+        ]
+    elif callable(getattr(splitter, "get_nodes_from_documents", None)):
+        spans = _node_spans(splitter, doc)
+    else:
+        spans = _located(doc.text, _langchain_pieces(check_splitter(splitter), doc.text))
+    return [s for s in spans if s[0].strip()]
+
+
+def chunk_id(doc_id: str, index: int) -> str:
+    """The id of chunk ``index`` of document ``doc_id``: ``"<doc_id>#<index>"``.
+
+    Deterministic (a rebuild or an ``upsert`` gives the same ids) and unique: the part after
+    the last ``#`` is the chunk number, so two documents never share a chunk id.
+
+    Examples
+    --------
+    >>> chunk_id("report.pdf", 3)
+    'report.pdf#3'
+    """
+    return f"{doc_id}#{index}"
+
+
+def split_documents(documents: Sequence[SourceDocument], splitter: Any = None) -> list[Passage]:
+    """Cut loaded documents into passages with ``splitter`` (``None``: one per document).
 
     Parameters
     ----------
-    docs : iterable
-        :class:`SourceDocument` objects, or anything :func:`load_documents` accepts.
-    chunker : TokenChunker, optional
-        ``None``: one passage per document (its whole text).
+    documents : sequence of SourceDocument
+        What :func:`~graphrag_integrations.core.documents.load_documents` returned.
+    splitter : optional
+        ``None`` (no chunking: the whole text), a :class:`TokenChunker`, a LangChain text
+        splitter or a LlamaIndex node parser (see :func:`check_splitter`).
 
     Returns
     -------
     list of Passage
-        Ids are ``content_id(doc.id, str(start_char), text)``; ``doc_id`` is the source
-        document's id; metadata is the document's metadata plus ``chunk_index``,
-        ``start_char`` and ``end_char``.
+        In document order. Passage ``i`` of a document has id :func:`chunk_id` ``(doc.id,
+        i)`` (numbered across the parts of a document given in several pieces, e.g. the
+        LlamaIndex nodes of one source), ``doc_id = doc.id`` (so ``delete(doc_id)`` removes
+        them all) and the document's metadata plus ``chunk_index`` and, when known,
+        ``start_char`` / ``end_char`` (offsets in the document's text), after the metadata
+        the splitter gave the piece, if any. A document that gives no passage (blank text, no
+        tokens) is logged.
+
+    Examples
+    --------
+    >>> chunker = default_chunker(256, 32)
+    >>> doc = SourceDocument("Short text.", id="d1", metadata={"title": "T"})
+    >>> [(p.id, p.doc_id, dict(p.metadata)) for p in split_documents([doc], chunker)]
+    [('d1#0', 'd1', {'title': 'T', 'chunk_index': 0, 'start_char': 0, 'end_char': 11})]
+    >>> [p.id for p in split_documents([SourceDocument("x", id="a"), SourceDocument("y", id="a")])]
+    ['a#0', 'a#1']
+    """
+    if splitter is not None:
+        check_splitter(splitter)
+    counters: dict[str, int] = {}
+    passages: list[Passage] = []
+    for doc in documents:
+        if splitter is None:
+            spans: list[Span] = [(doc.text, 0, len(doc.text), {})] if doc.text.strip() else []
+        else:
+            spans = split_text_spans(splitter, doc)
+        if not spans:
+            logger.warning("document %s gives no passage (no text for %r)", doc.id, splitter)
+        for text, start, end, extra in spans:
+            index = counters.get(doc.id, 0)
+            counters[doc.id] = index + 1
+            meta: dict[str, Any] = {**doc.metadata, **extra, "chunk_index": index}
+            if start is not None and end is not None:
+                meta.update(start_char=start, end_char=end)
+            passages.append(Passage(chunk_id(doc.id, index), text, doc.id, meta))
+    logger.debug("cut %d documents into %d passages", len(documents), len(passages))
+    return passages
+
+
+def source_metadata(passage: Passage) -> dict[str, Any]:
+    """The metadata of ``passage``'s document: its metadata without :data:`CHUNK_METADATA_KEYS`.
+
+    Examples
+    --------
+    >>> source_metadata(Passage("d#0", "x", "d", {"title": "T", "chunk_index": 0}))
+    {'title': 'T'}
+    """
+    return {k: v for k, v in passage.metadata.items() if k not in CHUNK_METADATA_KEYS}
+
+
+def documents_to_passages(
+    docs: Iterable[SourceDocument] | Iterable[Any], chunker: Any = None
+) -> list[Passage]:
+    """:func:`split_documents` of anything :func:`load_documents` accepts.
 
     Examples
     --------
     >>> [p.text for p in documents_to_passages(["First doc.", "Second doc."])]
     ['First doc.', 'Second doc.']
     >>> p = documents_to_passages([SourceDocument("Body", id="d1", metadata={"t": 1})])[0]
-    >>> (p.doc_id, p.metadata["chunk_index"], p.metadata["end_char"], p.metadata["t"])
-    ('d1', 0, 4, 1)
+    >>> (p.id, p.doc_id, p.metadata["chunk_index"], p.metadata["end_char"], p.metadata["t"])
+    ('d1#0', 'd1', 0, 4, 1)
     """
-    documents = load_documents(docs)
-    passages: list[Passage] = []
-    for doc in documents:
-        if chunker is None:
-            spans = [(doc.text, 0, len(doc.text))]
-        else:
-            spans = [(c.text, c.start_char, c.end_char) for c in chunker.split(doc.text)]
-            if not spans:
-                logger.warning(
-                    "document %s has no tokens for %s; it gives no passage",
-                    doc.id,
-                    chunker.tokenizer.name,
-                )
-        for index, (text, start, end) in enumerate(spans):
-            meta = {**doc.metadata, "chunk_index": index, "start_char": start, "end_char": end}
-            passages.append(
-                Passage(
-                    id=content_id(doc.id, str(start), text),
-                    text=text,
-                    doc_id=doc.id,
-                    metadata=meta,
-                )
-            )
-    logger.debug("cut %d documents into %d passages", len(documents), len(passages))
-    return passages
+    return split_documents(load_documents(docs), chunker)
 
 
 def passages_from_documents(documents: Iterable[Any], **load_options: Any) -> list[Passage]:
-    """One :class:`Passage` per non-empty document, without chunking (graph indexes' input).
+    """One :class:`Passage` per non-empty document, without chunking.
 
-    The passage id is ``content_id(doc.id, text)``; ``doc_id`` and metadata are the
-    document's. Empty or blank documents are left out. ``load_options`` (``errors=``,
-    ``report=``...) go to :func:`~graphrag_integrations.core.documents.load_documents`.
+    ``load_options`` (``errors=``, ``report=``...) go to
+    :func:`~graphrag_integrations.core.documents.load_documents`.
 
     Examples
     --------
     >>> ps = passages_from_documents([SourceDocument("Paris is big.", id="d1"), "  "])
-    >>> [(p.doc_id, p.text) for p in ps]
-    [('d1', 'Paris is big.')]
-    >>> ps[0].id == content_id("d1", "Paris is big.")
-    True
+    >>> [(p.id, p.doc_id, p.text) for p in ps]
+    [('d1#0', 'd1', 'Paris is big.')]
     """
-    return [
-        Passage(id=content_id(d.id, d.text), text=d.text, doc_id=d.id, metadata=d.metadata)
-        for d in load_documents(documents, **load_options)
-        if d.text.strip()
-    ]
+    return split_documents(load_documents(documents, **load_options), None)
 
 
 def split_title(passage: Passage) -> tuple[str, str]:

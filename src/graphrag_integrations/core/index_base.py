@@ -15,12 +15,20 @@ Documents and ids
     (:func:`~graphrag_integrations.core.documents.content_id`). Every passage keeps that id as
     ``doc_id`` and the document's metadata.
 Chunking
-    ``from_documents`` does **not** chunk by default today: each document becomes one passage.
-    The baselines (dense, BM25, hybrid) take ``chunker=TokenChunker(...)`` in
-    ``from_documents`` and ``insert`` to cut documents into token windows; ``ClueIndex``
-    indexes each document as one chunk (pre-chunk with
-    :func:`~graphrag_integrations.core.chunking.documents_to_passages` and use
-    ``from_passages``).
+    ``from_documents``, ``insert`` and ``upsert`` cut every document into passages, once, in
+    the core (:meth:`BaseIndex.from_documents`, :meth:`BaseIndex.document_passages`, with
+    :func:`~graphrag_integrations.core.chunking.split_documents`): by default with
+    :meth:`BaseIndex.default_splitter`, a
+    :class:`~graphrag_integrations.core.chunking.TokenChunker` of the method's
+    :attr:`BaseIndex.chunk_size` / :attr:`BaseIndex.chunk_overlap` tokens (table in
+    ``docs/chunking.md``). ``splitter=`` takes a LangChain text splitter (``split_text``), a
+    LlamaIndex node parser (``get_nodes_from_documents``) or another ``TokenChunker``
+    (``chunker=`` is an alias); ``chunking=False`` (or ``splitter=None``) keeps each document
+    whole. The splitter given to ``from_documents`` is the index's :attr:`BaseIndex.splitter`,
+    used by later ``insert`` / ``upsert`` calls (a loaded index starts from the class
+    default). Chunk ``i`` of document ``d`` has id ``"d#i"`` and ``doc_id = d`` (plus
+    ``chunk_index``, ``start_char``, ``end_char`` metadata), so ``delete(d)`` removes every
+    chunk. ``from_passages`` takes passages already cut and never chunks.
 Loading options
     ``from_documents`` and ``insert`` accept the options of
     :func:`~graphrag_integrations.core.documents.load_documents` (``errors="strict" |
@@ -30,8 +38,14 @@ Loading options
 ``insert(documents) -> list[str]``
     Adds documents without a rebuild of what is already indexed and returns the ids of the
     documents added, in input order, each once. A document whose id is already indexed is
-    skipped (a warning names it) and is not in the returned list: delete it first to replace
-    it (see :func:`drop_indexed`).
+    skipped (a warning names it) and is not in the returned list: ``upsert`` replaces it (see
+    :func:`drop_indexed`).
+``upsert(documents) -> list[str]``
+    Replaces documents by id: every indexed document whose id is given is deleted, then all
+    are inserted (one write lock for the whole, so a query sees the old or the new version).
+    Returns the ids inserted, like ``insert``. See :meth:`BaseIndex.upsert`.
+``doc_ids() -> list[str]``
+    The ids of the documents the index holds, sorted, each once.
 ``delete(doc_id) -> bool``
     Removes the document and everything derived from it (passages, vectors, graph nodes) and
     returns ``True``. An unknown id changes nothing, logs a warning and returns ``False``; it
@@ -89,6 +103,12 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.chunking import check_splitter, default_chunker, split_documents
+from graphrag_integrations.core.documents import (
+    load_documents,
+    pop_load_options,
+    require_nonempty,
+)
 from graphrag_integrations.core.filters import (
     FilterLike,
     MetadataFilter,
@@ -96,15 +116,72 @@ from graphrag_integrations.core.filters import (
     retrieve_filtered,
 )
 from graphrag_integrations.core.index_store import index_stores_of
-from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of
+from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of, writer
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
-from graphrag_integrations.errors import EmptyQueryError
+from graphrag_integrations.errors import EmptyQueryError, InvalidArgumentError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
 PassageT = TypeVar("PassageT", bound=Passage)
 
 logger = logging.getLogger(__name__)
+
+#: Options of ``from_documents`` / ``insert`` / ``upsert`` that choose how documents are cut
+#: (see :func:`pop_splitter`).
+CHUNKING_OPTIONS: tuple[str, ...] = ("chunking", "splitter", "chunker")
+
+
+class _ClassDefault:
+    """Marker: "the index's default splitter" (distinct from ``None``, no chunking)."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_SPLITTER"
+
+
+#: Passed as ``default`` to :func:`pop_splitter`: the class's :meth:`BaseIndex.default_splitter`.
+DEFAULT_SPLITTER: Any = _ClassDefault()
+
+
+def pop_splitter(options: dict[str, Any], default: Any = DEFAULT_SPLITTER) -> Any:
+    """Remove the :data:`CHUNKING_OPTIONS` from ``options`` and return the splitter they name.
+
+    ``chunking=True`` is :data:`DEFAULT_SPLITTER` (the class default); ``chunking=False`` /
+    ``None`` and ``splitter=None`` (or ``chunker=None``) mean no chunking (``None``);
+    ``splitter=X`` / ``chunker=X`` is ``X`` (checked by
+    :func:`~graphrag_integrations.core.chunking.check_splitter`). Without any of them:
+    ``default``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Several of them at once, or ``chunking`` not a bool or ``None``.
+    TypeError
+        A splitter that cannot cut documents.
+
+    Examples
+    --------
+    >>> options = {"chunking": False, "errors": "skip"}
+    >>> pop_splitter(options), options
+    (None, {'errors': 'skip'})
+    >>> pop_splitter({}, default="mine")
+    'mine'
+    """
+    given = [name for name in CHUNKING_OPTIONS if name in options]
+    if len(given) > 1:
+        raise InvalidArgumentError(f"pass only one of {', '.join(given)}")
+    if not given:
+        return default
+    name = given[0]
+    value = options.pop(name)
+    if name == "chunking":
+        if value is True:
+            return DEFAULT_SPLITTER
+        if value is False or value is None:
+            return None
+        raise InvalidArgumentError(
+            f"chunking must be True, False or None, got {value!r}; pass a splitter as splitter=..."
+        )
+    return None if value is None else check_splitter(value)
 
 
 def check_query(query: str) -> str:
@@ -149,8 +226,7 @@ def drop_indexed(passages: Sequence[PassageT], indexed_doc_ids: Collection[str])
     if len(kept) < len(passages):
         skipped = sorted({p.doc_id for p in passages if p.doc_id in indexed_doc_ids})
         logger.warning(
-            "insert: %d document(s) already indexed, skipped (delete them first to replace "
-            "them): %s",
+            "insert: %d document(s) already indexed, skipped (upsert replaces them): %s",
             len(skipped),
             ", ".join(skipped),
         )
@@ -178,6 +254,10 @@ class BaseIndex(ABC):
 
     method: ClassVar[str] = "base"
     default_k: int = 5
+    #: Tokens per chunk of :meth:`default_splitter` (``docs/chunking.md`` lists each method's).
+    chunk_size: ClassVar[int] = 256
+    #: Tokens shared by consecutive chunks of :meth:`default_splitter`.
+    chunk_overlap: ClassVar[int] = 32
     #: Methods run under the instance's read lock (those a subclass has are wrapped).
     read_methods: ClassVar[tuple[str, ...]] = ("retrieve", "persist", "doc_ids")
     #: Methods run under the instance's write lock (those a subclass has are wrapped).
@@ -204,24 +284,133 @@ class BaseIndex(ABC):
         """
         return lock_of(self)
 
+    # -- chunking -------------------------------------------------------------------------
     @classmethod
-    @abstractmethod
+    def default_splitter(cls) -> Any:
+        """The :class:`~graphrag_integrations.core.chunking.TokenChunker` of
+        :attr:`chunk_size` / :attr:`chunk_overlap` tokens (shared, tokenizer loaded once)."""
+        return default_chunker(cls.chunk_size, cls.chunk_overlap)
+
+    @property
+    def splitter(self) -> Any:
+        """How ``insert`` / ``upsert`` cut documents when not told: the splitter
+        ``from_documents`` was given, else :meth:`default_splitter`; ``None``: no chunking."""
+        chosen = self.__dict__.get("_splitter", DEFAULT_SPLITTER)
+        return type(self).default_splitter() if chosen is DEFAULT_SPLITTER else chosen
+
+    @splitter.setter
+    def splitter(self, value: Any) -> None:
+        self.__dict__["_splitter"] = (
+            value if value is None or value is DEFAULT_SPLITTER else check_splitter(value)
+        )
+
+    def document_passages(self, documents: Iterable[Any], options: dict[str, Any]) -> list[Passage]:
+        """The passages of ``documents`` for ``insert``: loaded with ``options``' load options
+        and cut with its chunking option or :attr:`splitter` (module notes).
+
+        ``options`` is emptied; an option that is neither raises ``TypeError``.
+
+        Examples
+        --------
+        ``DenseRetriever.insert`` calls it (a LangChain-style splitter here):
+
+        >>> from graphrag_integrations.baselines.dense import DenseRetriever
+        >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+        >>> index = DenseRetriever.from_documents(["Seed."], embedding=FakeEmbedder())
+        >>> class Lines:
+        ...     def split_text(self, text):
+        ...         return text.split("\\n")
+        >>> docs = [{"id": "d", "text": "A.\\nB."}]
+        >>> [(p.id, p.text) for p in index.document_passages(docs, {"splitter": Lines()})]
+        [('d#0', 'A.'), ('d#1', 'B.')]
+        """
+        chosen = pop_splitter(options, self.splitter)
+        splitter = type(self).default_splitter() if chosen is DEFAULT_SPLITTER else chosen
+        load_options = pop_load_options(options)
+        if options:
+            raise TypeError(f"unknown option(s) {sorted(options)} for {type(self).__name__}")
+        return split_documents(load_documents(documents, **load_options), splitter)
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @classmethod
     def from_documents(cls: type[IndexT], documents: Iterable[Any], **kwargs: Any) -> IndexT:
         """Build an index from LangChain/LlamaIndex documents, strings, files or folders.
 
-        One passage per document unless the method documents a ``chunker`` (module notes).
-        The load options (``errors=``, ``report=``...) go to ``load_documents`` (see
-        :func:`~graphrag_integrations.core.documents.pop_load_options`), the rest to the
-        constructor.
+        Documents are cut by :meth:`default_splitter` unless ``splitter=`` / ``chunking=``
+        says otherwise (module notes); the load options (``errors=``, ``report=``...) go to
+        ``load_documents`` (see
+        :func:`~graphrag_integrations.core.documents.pop_load_options`), the rest to
+        :meth:`from_passages`.
+
+        Raises
+        ------
+        EmptyCorpusError
+            If no document has any text.
+        """
+        chosen = pop_splitter(kwargs)
+        docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
+        splitter = cls.default_splitter() if chosen is DEFAULT_SPLITTER else chosen
+        index = cls.from_passages(split_documents(docs, splitter), **kwargs)
+        if chosen is not DEFAULT_SPLITTER:
+            index.splitter = chosen
+        return index
+
+    @classmethod
+    @abstractmethod
+    def from_passages(cls: type[IndexT], passages: Sequence[Passage], **kwargs: Any) -> IndexT:
+        """Build an index from passages already cut (no chunking); ``kwargs`` go to the
+        constructor. Raises ``EmptyCorpusError`` when there is nothing to index."""
+
+    @abstractmethod
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Add documents without a rebuild; returns the ids of the documents added.
+
+        Documents already indexed (same id) are skipped with a warning. ``options`` are the
+        load and chunking options: implementations get their passages from
+        :meth:`document_passages`.
         """
 
     @abstractmethod
-    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
-        """Add documents without a rebuild; returns the ids of the documents added.
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents the index holds, sorted, each once."""
 
-        Documents already indexed (same id) are skipped with a warning. ``load_options``
-        (``errors=``, ``report=``...) go to ``load_documents``.
+    @writer
+    def upsert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Insert documents, replacing those already indexed under the same id.
+
+        Loads ``documents`` once (load options apply there), deletes every indexed document
+        whose id is among them, then inserts them all, under one write lock: a query sees
+        the old or the new version of the index, never a document missing in between. The
+        options are checked before anything is deleted; an error of the insert itself (an
+        embedder or LLM failure) propagates with the replaced documents already deleted
+        (``upsert`` is not a transaction: upsert them again).
+
+        Returns
+        -------
+        list of str
+            The ids inserted (as :meth:`insert` returns them).
+
+        Examples
+        --------
+        >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+        >>> index = BM25Retriever.from_documents([{"id": "a", "text": "Old text."}])
+        >>> index.upsert([{"id": "a", "text": "New text."}])
+        ['a']
+        >>> [p.text for p in index.passages], index.doc_ids()
+        (['New text.'], ['a'])
         """
+        docs = load_documents(documents, **pop_load_options(options))
+        unknown = set(options) - set(CHUNKING_OPTIONS)
+        if unknown:  # before anything is deleted
+            raise TypeError(f"unknown option(s) {sorted(unknown)} for {type(self).__name__}")
+        pop_splitter(dict(options))  # checks the chunking option, before anything is deleted
+        held = set(self.doc_ids())
+        replaced = [doc_id for doc_id in dict.fromkeys(d.id for d in docs) if doc_id in held]
+        for doc_id in replaced:
+            self.delete(doc_id)
+        if replaced:
+            logger.info("upsert: replacing %d document(s): %s", len(replaced), ", ".join(replaced))
+        return self.insert(docs, **options)
 
     @abstractmethod
     def delete(self, doc_id: str) -> bool:
@@ -320,10 +509,14 @@ class BaseIndex(ABC):
         """
         return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
 
-    async def ainsert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+    async def ainsert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Async :meth:`insert`: runs it in a worker thread, so the event loop keeps running
         (the index's write lock is taken there)."""
-        return await asyncio.to_thread(self.insert, documents, **load_options)
+        return await asyncio.to_thread(self.insert, documents, **options)
+
+    async def aupsert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Async :meth:`upsert` (in a worker thread, like :meth:`ainsert`)."""
+        return await asyncio.to_thread(self.upsert, documents, **options)
 
     async def adelete(self, doc_id: str) -> bool:
         """Async :meth:`delete` (in a worker thread, like :meth:`ainsert`)."""

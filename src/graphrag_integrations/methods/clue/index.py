@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import passages_from_documents, split_title
-from graphrag_integrations.core.documents import content_id, pop_load_options
+from graphrag_integrations.core.chunking import split_title
+from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
@@ -164,6 +164,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     """
 
     method = "clue"
+    #: Default chunking (tokens): the window all-MiniLM-L6-v2 embeds a chunk in.
+    chunk_size = 256
+    chunk_overlap = 32
 
     def __init__(
         self,
@@ -256,14 +259,6 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ClueIndex:
-        """Build from anything :func:`~graphrag_integrations.core.documents.load_documents`
-        accepts, one chunk per document; its options (``errors="skip"``, ``report=``...) go
-        to it, the other keyword arguments to the constructor."""
-        passages = passages_from_documents(documents, **pop_load_options(kwargs))
-        return cls.from_passages(passages, **kwargs)
-
-    @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
         """Build from already chunked passages (what the evaluation harness uses)."""
         if not passages:
@@ -272,14 +267,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
-        """Index documents (one chunk each) into the existing graph; returns the ids added.
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Cut documents into chunks and index them into the existing graph; returns the ids
+        added.
 
-        Documents already indexed are skipped with a warning; ``load_options`` (``errors=``,
-        ``report=``...) go to ``load_documents``.
+        Documents already indexed are skipped with a warning; ``options`` (load and chunking
+        options) go to :meth:`~BaseIndex.document_passages`.
         """
         indexed = {p.doc_id for p in self.graph.passages.values()}
-        passages = drop_indexed(passages_from_documents(documents, **load_options), indexed)
+        passages = drop_indexed(self.document_passages(documents, options), indexed)
         self.add_passages(passages)
         return document_ids(passages)
 
@@ -518,6 +514,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         unique = list(dict.fromkeys(texts))
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(document_ids(self.graph.passages.values()))
 
     def delete(self, doc_id: str) -> bool:
         removed = self.store.remove_document(doc_id).get(CHUNK)

@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import passages_from_documents, split_title
-from graphrag_integrations.core.documents import pop_load_options
+from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
@@ -169,6 +168,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     """
 
     method = "kgt"
+    #: Default chunking (tokens): passages the size all-MiniLM-L6-v2 embeds whole.
+    chunk_size = 256
+    chunk_overlap = 32
 
     def __init__(
         self,
@@ -232,13 +234,6 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> ParseKGTranslatorRetriever:
-        """Build from documents (one passage each); load options (``errors=``, ``report=``)
-        go to ``load_documents``, the rest to the constructor."""
-        passages = passages_from_documents(documents, **pop_load_options(kwargs))
-        return cls.from_passages(passages, **kwargs)
-
-    @classmethod
     def from_passages(
         cls, passages: Sequence[Passage], **kwargs: Any
     ) -> ParseKGTranslatorRetriever:
@@ -249,10 +244,11 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Index documents into the existing ParseKG; returns the ids added (already indexed
-        ones are skipped with a warning). ``load_options`` go to ``load_documents``."""
-        passages = passages_from_documents(documents, **load_options)
+        ones are skipped with a warning). ``options`` (load and chunking options) go to
+        :meth:`~BaseIndex.document_passages`."""
+        passages = self.document_passages(documents, options)
         passages = drop_indexed(passages, self.store.document_ids())
         self.add_passages(passages)
         return document_ids(passages)
@@ -315,6 +311,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     def _refresh(self) -> None:
         """Drop the constraint indexes (graph changed; the view is rebuilt on next use)."""
         self._indexes = None
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(self.store.document_ids())
 
     def delete(self, doc_id: str) -> bool:
         """Remove a document: passages, hyperedges, orphaned entities, vectors.

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import load_documents, pop_load_options
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
@@ -85,8 +83,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         Generation limit per Doc2Query reply.
     template : str
         Doc2Query prompt (default: the paper's).
-    chunker : TokenChunker, optional
-        Used by :meth:`from_documents` / :meth:`insert` (``None``: one passage per document).
+    chunker : optional
+        How :meth:`insert` cuts documents (a splitter, see :attr:`~BaseIndex.splitter`);
+        default: 1200-token chunks with 100 tokens of overlap, as in the paper.
     show_progress : bool
         Progress bars (generation with chunks/s and tokens/s, embedding).
     vector_index : callable, optional
@@ -118,6 +117,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     """
 
     method = "qcg"
+    #: Default chunking (tokens): the paper's 1200 / 100 (it also reports 512 / 64).
+    chunk_size = 1200
+    chunk_overlap = 100
 
     def __init__(
         self,
@@ -130,7 +132,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         max_concurrency: int = 4,
         max_tokens: int | str | None = None,
         template: str = "paper",
-        chunker: TokenChunker | None = None,
+        chunker: Any = None,
         show_progress: bool = False,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
@@ -156,7 +158,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self.template = resolve_template(template)
         self.batch_size = batch_size
         self.graph_backend = graph_backend
-        self.chunker = chunker
+        if chunker is not None:
+            self.splitter = chunker
         self.show_progress = show_progress
         self.vector_index = vector_index
         self.store = QCGStore(self.embedder.model_name, vector_index, graph_backend)
@@ -221,21 +224,6 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> QueryCentricGraphIndex:
-        """Build from strings, LangChain / LlamaIndex documents, files or folders.
-
-        Raises
-        ------
-        EmptyCorpusError
-            If no document has any text.
-        """
-        load_options = pop_load_options(kwargs)
-        chunker = kwargs.get("chunker")
-        return cls.from_passages(
-            documents_to_passages(load_documents(documents, **load_options), chunker), **kwargs
-        )
-
-    @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:
         """Build from already chunked passages (the evaluation harness's entry)."""
         passages = [p for p in passages if p.text.strip()]
@@ -245,11 +233,11 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         index.add_passages(passages)
         return index
 
-    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Add documents (those already indexed are skipped with a warning); returns the ids
-        of the documents added. ``load_options`` (``errors=``, ``report=``...) go to
-        ``load_documents``."""
-        passages = documents_to_passages(load_documents(documents, **load_options), self.chunker)
+        of the documents added. ``options`` (load and chunking options) go to
+        :meth:`~BaseIndex.document_passages`."""
+        passages = self.document_passages(documents, options)
         indexed = {p.doc_id for p in self.passages}
         passages = [p for p in drop_indexed(passages, indexed) if p.text.strip()]
         self.add_passages(passages)
@@ -364,6 +352,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         unique = list(dict.fromkeys(texts))
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(document_ids(self.passages))
 
     def delete(self, doc_id: str) -> bool:  # type: ignore[override]
         """Remove a document's chunks and queries, repairing the kNN lists that pointed at them.

@@ -28,7 +28,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import content_id, load_documents, pop_load_options
+from graphrag_integrations.core.chunking import source_metadata
+from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
@@ -182,6 +183,10 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
     """
 
     method = "reg"
+    #: Default chunking (tokens): triples come from sentences, so chunks only bound the size
+    #: of one parse; the chunker cuts at sentence ends.
+    chunk_size = 512
+    chunk_overlap = 32
     #: Also under the index lock (see ``core.index_base``): queries and training-label reads
     #: as readers, triple insertion and training (which replaces the scorer) as writers.
     read_methods: ClassVar[tuple[str, ...]] = (
@@ -285,34 +290,28 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         return cls.from_triples(triples, doc_id=doc_id, **kwargs)
 
     @classmethod
-    def from_documents(cls, documents: Iterable[Any], **kwargs: Any) -> RefinedSubgraphRetriever:
-        """Build a KG from text documents with the core NLP (:func:`.kg.triples_from_parses`);
-        load options (``errors="skip"``, ``report=``...) go to ``load_documents``."""
-        load_options = pop_load_options(kwargs)
-        index = cls(**kwargs)
-        if not index.insert(documents, **load_options):
-            raise EmptyCorpusError("no triples could be extracted from the documents")
-        return index
-
-    @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> RefinedSubgraphRetriever:
-        """Build from already chunked passages (provenance: each passage's ``doc_id``)."""
+        """Build a KG from passages with the core NLP (:func:`.kg.triples_from_parses`;
+        provenance: each passage's ``doc_id``). ``from_documents`` cuts documents into
+        passages first (chunk metadata is not kept in :attr:`document_metadata`)."""
         index = cls(**kwargs)
         if not index._add_texts([(p.doc_id, p.text) for p in passages]):
-            raise EmptyCorpusError("no triples could be extracted from the passages")
+            raise EmptyCorpusError("no triples could be extracted from the documents")
         for p in passages:
-            index.document_metadata.setdefault(p.doc_id, dict(p.metadata))
+            index.document_metadata.setdefault(p.doc_id, source_metadata(p))
         return index
 
-    def insert(self, documents: Iterable[Any], **load_options: Any) -> list[str]:
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Add text documents (triples extracted by the core NLP); returns the ids of the
         documents that contributed triples. Documents already indexed are skipped with a
-        warning; ``load_options`` go to ``load_documents``."""
-        docs = [d for d in load_documents(documents, **load_options) if d.text.strip()]
-        passages = [Passage(d.id, d.text, d.id) for d in docs]
+        warning; ``options`` (load and chunking options) go to
+        :meth:`~BaseIndex.document_passages`."""
+        passages = self.document_passages(documents, options)
         fresh = drop_indexed(passages, self.store.document_ids())
         added = self._add_texts([(p.doc_id, p.text) for p in fresh])
-        meta = {d.id: dict(d.metadata) for d in docs}
+        meta: dict[str, dict[str, Any]] = {}
+        for p in fresh:
+            meta.setdefault(p.doc_id, source_metadata(p))
         for doc_id in added:
             self.document_metadata[doc_id] = meta[doc_id]
         return added
@@ -336,6 +335,10 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         added = self.store.add_triples(check_triples(triples), doc_id, self.embedder)
         self._linker = None
         return added
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents that back a triple, sorted."""
+        return sorted(self.store.document_ids())
 
     def delete(self, doc_id: str) -> bool:  # type: ignore[override]
         """Remove every triple (and entity) only ``doc_id`` backs; ``False`` (and a warning)
