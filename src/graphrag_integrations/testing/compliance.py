@@ -307,7 +307,8 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       keeps running while they wait for the lock;
     * checkpointed builds (:mod:`~graphrag_integrations.core.checkpoint`): a
       ``from_documents(..., checkpoint_dir=, checkpoint_every=)`` killed in its second batch
-      resumes from the first and ends answering as an uninterrupted checkpointed build;
+      (before it is saved) resumes from the first and ends answering as an uninterrupted
+      checkpointed build;
     * langchain-tests' ``RetrieversIntegrationTests`` through ``as_langchain_retriever``, and
       the LangChain and LlamaIndex retrievers return the core results in the same order.
 
@@ -535,10 +536,16 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         class Killed(Exception):
             pass
 
-        def killed(index: BaseIndex, *args: Any, **kwargs: Any) -> list[str]:
-            raise Killed("killed during the second batch")
+        persist = self.index_class.persist
+        calls: list[Path] = []
 
-        monkeypatch.setattr(self.index_class, "insert", killed)
+        def killed(index: BaseIndex, path: Path, **kwargs: Any) -> None:
+            calls.append(path)
+            if len(calls) > 1:  # the second batch is built, the process dies before saving it
+                raise Killed("killed during the second batch")
+            persist(index, path, **kwargs)
+
+        monkeypatch.setattr(self.index_class, "persist", killed)
         with pytest.raises(Killed):
             self._build(
                 documents,
