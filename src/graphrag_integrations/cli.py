@@ -450,7 +450,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     from graphrag_integrations.core.index_base import check_query
     from graphrag_integrations.core.validation import check_k
-    from graphrag_integrations.evaluation.show import render_html
+    from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
 
     k = check_k(args.k)
     question = check_query(args.question)
@@ -459,8 +459,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
     index, manifest = _load_index(args.index, args.embedding)
     results = index.retrieve(question, k=k)
+    explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
+    graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
     info = {"index": args.index, "method": manifest.method, "k": k}
-    page = render_html(question, results, index_info=info)
+    page = render_html(question, results, graph=graph, index_info=info)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     print(f"wrote {out} ({len(results)} passages)")

@@ -80,7 +80,9 @@ def test_show_writes_a_self_contained_page_of_the_clue_subgraph(
     printed = capsys.readouterr().out
     assert f"wrote {out} (3 passages)" in printed and "no browser opened" in printed
 
-    expected = ClueIndex.load(clue_dir, embedding=FakeEmbedder()).retrieve(QUESTION, k=3)
+    loaded = ClueIndex.load(clue_dir, embedding=FakeEmbedder())
+    expected = loaded.retrieve(QUESTION, k=3)
+    similarity = loaded.explanation_scores(QUESTION, expected)
     text = out.read_text(encoding="utf-8")
     page = Page()
     page.feed(text)
@@ -103,6 +105,12 @@ def test_show_writes_a_self_contained_page_of_the_clue_subgraph(
         for path in hit.explanation["paths"]:
             for name in path["entities"]:
                 assert name in entities
+    # every entity and unit node carries its cosine to the question
+    assert similarity["entity"] and similarity["unit"]
+    for name, score in similarity["entity"].items():
+        assert f"{score:.4f}" in entities, name
+    for score in similarity["unit"].values():
+        assert f"{score:.4f}" in page.joined("unit")
     path_scores = {f"{p['score']:.4f}" for h in expected for p in h.explanation["paths"]}
     assert path_scores and path_scores == {s.strip() for s in page.text["path-score"]}
     assert sum(h.explanation["paths"] != [] for h in expected) >= 1

@@ -186,7 +186,11 @@ def _add_generic(graph: Subgraph, passage_id: str, explanation: Mapping[str, Any
     return linked
 
 
-def retrieval_subgraph(question: str, results: Sequence[RetrievedPassage]) -> Subgraph:
+def retrieval_subgraph(
+    question: str,
+    results: Sequence[RetrievedPassage],
+    scores: Mapping[str, Mapping[str, float]] | None = None,
+) -> Subgraph:
     """The layered subgraph that led to ``results`` (see the module notes).
 
     Parameters
@@ -195,6 +199,11 @@ def retrieval_subgraph(question: str, results: Sequence[RetrievedPassage]) -> Su
         The query.
     results : sequence of RetrievedPassage
         What the index returned, best first.
+    scores : mapping, optional
+        Node scores by layer and label, e.g. ``{"entity": {name: cosine}, "unit": {text:
+        cosine}}`` (what an index's ``explanation_scores(question, results)`` returns, e.g.
+        :meth:`~graphrag_integrations.methods.clue.index.ClueIndex.explanation_scores`); they
+        replace the path score shown on units.
 
     Returns
     -------
@@ -219,6 +228,10 @@ def retrieval_subgraph(question: str, results: Sequence[RetrievedPassage]) -> Su
                 graph.edge("q", pid, "filled by score")
         elif not _add_generic(graph, pid, hit.explanation):
             graph.edge("q", pid, f"{hit.score:.3f}")
+    for n in graph.nodes:
+        value = (scores or {}).get(n.layer, {}).get(n.label)
+        if value is not None:
+            n.score = float(value)
     return graph
 
 

@@ -529,6 +529,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return True
 
     # -- retrieval ------------------------------------------------------------------------
+    def explanation_scores(
+        self, question: str, results: Sequence[RetrievedPassage]
+    ) -> dict[str, dict[str, float]]:
+        """Cosine to ``question`` of the entities and units ``results`` name (what
+        ``graphrag-integrations show`` draws; see :mod:`.explain`)."""
+        from graphrag_integrations.methods.clue.explain import explanation_scores
+
+        return explanation_scores(self, question, results)
+
     def as_retriever(self, **qiter_params: Any) -> Any:
         """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index."""
         from graphrag_integrations.methods.clue.qiter import QIter
