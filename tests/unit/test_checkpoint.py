@@ -107,6 +107,8 @@ def test_clue_resumes_and_equals_an_uninterrupted_checkpointed_build(tmp_path: P
         DOCS, embedding=FailingEmbedder(), checkpoint_dir=tmp_path / "ckpt", **opts
     )
     assert answers(resumed) == answers(whole)
+    # batched inserts link entities across batches: the same as one build
+    assert answers(whole) == answers(ClueIndex.from_documents(DOCS, embedding=FailingEmbedder()))
     g, w = resumed.graph, whole.graph
     assert (g.n_units, g.n_entities) == (w.n_units, w.n_entities)
 

@@ -55,7 +55,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from graphrag_integrations.core.documents import (
     SourceDocument,
@@ -273,4 +273,4 @@ def checkpointable(from_documents: Any) -> Any:
         return build_with_checkpoint(cls, functools.partial(func, cls), documents, **kwargs)
 
     wrapped.__checkpointable__ = True  # type: ignore[attr-defined]
-    return classmethod(wrapped)
+    return classmethod(cast(Any, wrapped))
