@@ -136,7 +136,8 @@ def run_stage(stage: str, args: argparse.Namespace) -> dict[str, Any]:
         "--queries",
         str(args.queries),
     ]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # stderr (progress bars, logs) passes through: a captured pipe could fill and block
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
 
