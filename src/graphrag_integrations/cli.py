@@ -1,4 +1,5 @@
-"""The ``graphrag-integrations`` command: ``eval``, ``methods``, ``index``, ``query``, ``train``.
+"""The ``graphrag-integrations`` command: ``eval``, ``methods``, ``index``, ``query``, ``show``,
+``train``.
 
 Examples
 --------
@@ -19,6 +20,14 @@ Build a BM25 index over a folder, then query it::
 
 ``--out`` must be a new or empty folder or an index of the same method; ``--overwrite``
 writes into another folder (its files are kept) or over another method's index.
+``--checkpoint DIR`` builds in batches (``--checkpoint-every N`` documents) saved to ``DIR``: run
+the same command again after a kill and it resumes where it stopped
+(:mod:`~graphrag_integrations.core.checkpoint`).
+
+Draw the subgraph that led to the top passages as a self-contained HTML page (opened in a
+browser unless ``--no-open``; see :mod:`~graphrag_integrations.evaluation.show`)::
+
+    graphrag-integrations show --index ./clue-index "Who founded the company?" --out q.html
 
 Train a method's learned component (methods that register a trainer) and save it::
 
@@ -160,6 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="write into a non-empty folder that holds no index, or over another method's "
         "index (files the index did not write are kept)",
     )
+    ix.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="DIR",
+        help="build in batches saved to DIR; re-run the same command to resume after a kill",
+    )
+    ix.add_argument(
+        "--checkpoint-every",
+        type=int,
+        metavar="N",
+        help="documents per checkpointed batch (default 500; needs --checkpoint)",
+    )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     tr = sub.add_parser("train", help="train a method's learned component and save it")
@@ -181,6 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
     qu.add_argument("-k", type=int, default=5, help="number of passages, >= 1 (default 5)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     qu.add_argument("--json", action="store_true", help="print results as JSON")
+
+    sh = sub.add_parser(
+        "show", help="write an HTML picture of the subgraph behind a query's top passages"
+    )
+    sh.add_argument("--index", required=True, type=Path, help="index directory")
+    sh.add_argument("question", help="the query text")
+    sh.add_argument("--out", type=Path, help="HTML file to write (default: ./show-<hash>.html)")
+    sh.add_argument("-k", "--k", type=int, default=5, help="number of passages, >= 1 (default 5)")
+    sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    sh.add_argument("--no-open", action="store_true", help="do not open a browser")
     return parser
 
 
@@ -338,6 +369,8 @@ def _check_target(out: Path, method: str, overwrite: bool) -> None:
     from graphrag_integrations.core.persistence import atomic_directory
     from graphrag_integrations.errors import IndexExistsError
 
+    if out.exists() and not out.is_dir():
+        raise IndexExistsError(f"--out {out} is a file, not a folder: pass a folder for the index")
     try:
         with atomic_directory(out, overwrite=overwrite, method=method):
             raise _Refusal  # an empty block that fails: the target keeps its contents
@@ -384,8 +417,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     docs = _input_documents(args.input)
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = args.embedding
-    if _accepts(cls, "show_progress"):
-        kwargs["show_progress"] = not args.no_progress
+    if _accepts(cls, "show_progress"):  # None: bars for big builds (core.progress)
+        kwargs["show_progress"] = False if args.no_progress else None
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise GraphRAGError("--checkpoint-every needs --checkpoint DIR")
+    if args.checkpoint is not None:
+        kwargs["checkpoint_dir"] = args.checkpoint
+        kwargs["checkpoint_every"] = args.checkpoint_every
     index = cls.from_documents(docs, **kwargs)
     try:
         index.persist(args.out, overwrite=args.overwrite)
@@ -430,18 +468,24 @@ def _read_manifest(path: Path) -> Manifest:
     return read_manifest(path, verify=False)
 
 
-def cmd_query(args: argparse.Namespace) -> int:
-    """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
-    from graphrag_integrations.core.validation import check_k
+def _load_index(path: Path, embedding: str | None) -> tuple[Any, Manifest]:
+    """Load the index in ``path`` with its registered class (and the manifest's embedder)."""
     from graphrag_integrations.evaluation.registry import get_registration
 
-    k = check_k(args.k)  # before loading anything
-    manifest = _read_manifest(args.index)
+    manifest = _read_manifest(path)
     cls = get_registration(manifest.method).resolve_index_class()
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
-        kwargs["embedding"] = args.embedding or manifest.embedding_model
-    index = cls.load(args.index, **kwargs)
+        kwargs["embedding"] = embedding or manifest.embedding_model
+    return cls.load(path, **kwargs), manifest
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    from graphrag_integrations.core.validation import check_k
+
+    k = check_k(args.k)  # before loading anything
+    index, _ = _load_index(args.index, args.embedding)
     results = index.retrieve(args.question, k=k)
     if args.json:
         rows = [
@@ -458,6 +502,40 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_show(args: argparse.Namespace) -> int:
+    """Write the HTML picture of ``question`` on ``--index`` and open it unless ``--no-open``."""
+    import hashlib
+    import webbrowser
+
+    from graphrag_integrations.core.index_base import check_query
+    from graphrag_integrations.core.validation import check_k
+    from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
+
+    k = check_k(args.k)
+    question = check_query(args.question)
+    out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
+    if out.is_dir():
+        raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
+    index, manifest = _load_index(args.index, args.embedding)
+    results = index.retrieve(question, k=k)
+    explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
+    graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
+    info = {"index": args.index, "method": manifest.method, "k": k}
+    page = render_html(question, results, graph=graph, index_info=info)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    print(f"wrote {out} ({len(results)} passages)")
+    if not args.no_open:
+        try:
+            opened = webbrowser.open(out.resolve().as_uri())
+        except Exception as exc:  # a broken browser setup must not fail the command
+            logger.warning("could not open a browser: %s", exc)
+            opened = False
+        if not opened:
+            print(f"no browser opened; open {out} yourself")
+    return 0
+
+
 def _quiet_third_party(record: logging.LogRecord) -> bool:
     """Drop sub-WARNING records of ``bm25s``, which forces its logger to DEBUG on import."""
     return record.levelno >= logging.WARNING or not record.name.startswith("bm25s")
@@ -468,6 +546,7 @@ _COMMANDS = {
     "methods": cmd_methods,
     "index": cmd_index,
     "query": cmd_query,
+    "show": cmd_show,
     "train": cmd_train,
 }
 

@@ -54,8 +54,9 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         the offline all-MiniLM-L6-v2.
     k : int
         Default number of results.
-    show_progress : bool
-        Progress bar while embedding.
+    show_progress : bool or None
+        Progress bars; ``None`` (default): on for batches of at least
+        :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
 
     Examples
     --------
@@ -78,7 +79,7 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
         embedding: Any = None,
         *,
         k: int = 5,
-        show_progress: bool = False,
+        show_progress: bool | None = None,
     ) -> None:
         self.embedder: Embedder = as_embedder(embedding)
         self.default_k = k

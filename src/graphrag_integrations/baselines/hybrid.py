@@ -167,7 +167,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         passages: Sequence[Passage],
         embedding: Any = None,
         *,
-        show_progress: bool = False,
+        show_progress: bool | None = None,
         **kwargs: Any,
     ) -> HybridRetriever:
         """Build both sides over ``passages`` (``embedding`` as in :class:`DenseRetriever`)."""

@@ -103,6 +103,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.checkpoint import checkpointable
 from graphrag_integrations.core.chunking import check_splitter, default_chunker, split_documents
 from graphrag_integrations.core.documents import (
     load_documents,
@@ -116,7 +117,14 @@ from graphrag_integrations.core.filters import (
     retrieve_filtered,
 )
 from graphrag_integrations.core.index_store import index_stores_of
-from graphrag_integrations.core.locking import ReadWriteLock, guard_methods, lock_of, writer
+from graphrag_integrations.core.locking import (
+    ReadWriteLock,
+    guard_methods,
+    is_guarded,
+    lock_of,
+    writer,
+)
+from graphrag_integrations.core.progress import ProgressSetting, track_batch
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyQueryError, InvalidArgumentError
@@ -268,10 +276,21 @@ class BaseIndex(ABC):
         "add_passages",
         "drop_vector_store",
     )
+    #: Methods adding a batch of passages, whose size decides ``show_progress=None``.
+    batch_methods: ClassVar[tuple[str, ...]] = ("add_passages",)
+    #: Progress bars: ``True`` / ``False`` / ``None`` (default: by batch size, see
+    #: :mod:`~graphrag_integrations.core.progress`); reads as a ``bool``.
+    show_progress = ProgressSetting()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap the subclass's :attr:`read_methods` / :attr:`write_methods` with its lock."""
+        """Wrap the subclass's :attr:`read_methods` / :attr:`write_methods` with its lock, and
+        its :attr:`batch_methods` with :func:`~graphrag_integrations.core.progress.track_batch`."""
         super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("from_documents"), classmethod):  # checkpoint_dir=
+            cls.from_documents = checkpointable(cls.__dict__["from_documents"])  # type: ignore[method-assign]
+        for name in cls.batch_methods:
+            if name in cls.__dict__ and not is_guarded(cls.__dict__[name]):
+                setattr(cls, name, track_batch(cls.__dict__[name]))
         guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
 
     @property
@@ -540,3 +559,10 @@ class BaseIndex(ABC):
             doc_id,
         )
         return False
+
+
+# ``checkpoint_dir=`` for every index: the subclasses inherit this ``from_documents`` (those
+# defining their own are wrapped again in ``__init_subclass__``).
+BaseIndex.from_documents = checkpointable(  # type: ignore[method-assign]
+    BaseIndex.__dict__["from_documents"]
+)

@@ -38,6 +38,7 @@ import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
 from graphrag_integrations.core.documents import LoadReport, SourceDocument, content_id
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.index_store import ChromaVectors
@@ -423,6 +424,10 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       LlamaIndex ``MetadataFilters`` (``OR``, ``NOT``, nested; retriever and query engine)
       restrict results, inserted documents are filtered by their metadata, and a malformed
       filter raises ``ValueError`` before the index runs;
+    * checkpointed builds (:mod:`~graphrag_integrations.core.checkpoint`): a
+      ``from_documents(..., checkpoint_dir=, checkpoint_every=)`` killed in its second batch
+      (before it is saved) resumes from the first and ends answering as an uninterrupted
+      checkpointed build;
     * langchain-tests' ``RetrieversIntegrationTests`` through ``as_langchain_retriever``, and
       the LangChain and LlamaIndex retrievers return the core results in the same order.
 
@@ -634,6 +639,53 @@ class IndexComplianceTests(RetrieversIntegrationTests):
     def test_second_delete_of_the_same_id_returns_false(self, index: BaseIndex) -> None:
         assert index.delete(CORPUS[0].id) is True
         assert index.delete(CORPUS[0].id) is False
+
+    # -- checkpointed builds (core.checkpoint) ---------------------------------------------
+    def test_an_interrupted_checkpointed_build_resumes(
+        self, documents: list[SourceDocument], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        every = 4
+        whole = self._build(
+            documents,
+            self.make_embedder(),
+            checkpoint_dir=tmp_path / "whole",
+            checkpoint_every=every,
+        )
+
+        class Killed(Exception):
+            pass
+
+        persist = self.index_class.persist
+        calls: list[Path] = []
+
+        def killed(index: BaseIndex, path: Path, **kwargs: Any) -> None:
+            calls.append(path)
+            if len(calls) > 1:  # the second batch is built, the process dies before saving it
+                raise Killed("killed during the second batch")
+            persist(index, path, **kwargs)
+
+        monkeypatch.setattr(self.index_class, "persist", killed)
+        with pytest.raises(Killed):
+            self._build(
+                documents,
+                self.make_embedder(),
+                checkpoint_dir=tmp_path / "ckpt",
+                checkpoint_every=every,
+            )
+        monkeypatch.undo()
+        assert read_checkpoint(tmp_path / "ckpt")["done"] == [d.id for d in documents[:every]]
+        resumed = self._build(
+            documents,
+            self.make_embedder(),
+            checkpoint_dir=tmp_path / "ckpt",
+            checkpoint_every=every,
+        )
+        assert read_checkpoint(tmp_path / "ckpt")["done"] == [d.id for d in documents]
+        self._assert_same_answers(
+            self._answers(resumed, k=len(CORPUS)), self._answers(whole, k=len(CORPUS))
+        )
+        loaded = self.load_index(tmp_path / "ckpt" / INDEX_FOLDER, self.make_embedder())
+        self._assert_same_answers(self._answers(loaded), self._answers(whole))
 
     # -- persistence ------------------------------------------------------------------------
     def test_persist_load_round_trip(self, index: BaseIndex, tmp_path: Path) -> None:

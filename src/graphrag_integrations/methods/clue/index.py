@@ -122,8 +122,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         on all four dev settings (MuSiQue-100, HotpotQA-100, each with and without the 2Wiki
         distractors; within noise), indexing 29 instead of 22-24 passages/s. A user
         ``reranker`` scores chunk texts directly and does not use these vectors.
-    show_progress : bool
-        Progress bars while embedding.
+    show_progress : bool or None
+        Progress bars; ``None`` (default): on for batches of at least
+        :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
     k : int
         Default number of chunks of :meth:`retrieve`.
     vector_index : callable, optional
@@ -180,7 +181,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         llm: Any = None,
         selection_value: str = "bleu",
         chunk_vectors: str = "units",
-        show_progress: bool = False,
+        show_progress: bool | None = None,
         k: int = 5,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
@@ -447,6 +448,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self._selection["llm_chunks"] += len(selection.selected)
         self._selection["tokens"] += selection.total_tokens
         self._selection["llm_tokens"] += selection.selected_tokens
+        self._extractor.show_progress = self.show_progress  # this batch's decision
         outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
         flat = [u for o in outcomes for u in o.units]
         parses = iter(self.parser.parse_many(flat))
@@ -527,6 +529,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return True
 
     # -- retrieval ------------------------------------------------------------------------
+    def explanation_scores(
+        self, question: str, results: Sequence[RetrievedPassage]
+    ) -> dict[str, dict[str, float]]:
+        """Cosine to ``question`` of the entities and units ``results`` name (what
+        ``graphrag-integrations show`` draws; see :mod:`.explain`)."""
+        from graphrag_integrations.methods.clue.explain import explanation_scores
+
+        return explanation_scores(self, question, results)
+
     def as_retriever(self, **qiter_params: Any) -> Any:
         """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index."""
         from graphrag_integrations.methods.clue.qiter import QIter

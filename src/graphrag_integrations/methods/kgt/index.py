@@ -155,8 +155,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         Query settings (``alpha``, ``beta``, ``k``, ``reverse``, ``top_up``, ``max_steps``...).
     decomposer : LLM or LLMClient, optional
         Multi-step mode (``max_steps > 1``): answers prompt 3 of appendix M.
-    show_progress : bool
-        Progress bars during builds.
+    show_progress : bool or None
+        Progress bars; ``None`` (default): on for batches of at least
+        :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
     **options
         Any :class:`IndexParams` / :class:`QueryParams` field, overriding the objects above.
 
@@ -182,7 +183,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         decomposer: Any = None,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
-        show_progress: bool = False,
+        show_progress: bool | None = None,
         **options: Any,
     ) -> None:
         index_opts, query_opts, other = split_options(options)

@@ -86,8 +86,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     chunker : optional
         How :meth:`insert` cuts documents (a splitter, see :attr:`~BaseIndex.splitter`);
         default: 1200-token chunks with 100 tokens of overlap, as in the paper.
-    show_progress : bool
-        Progress bars (generation with chunks/s and tokens/s, embedding).
+    show_progress : bool or None
+        Progress bars (generation with chunks/s and tokens/s, embedding); ``None``
+        (default): on for batches of at least
+        :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` for the ``queries`` / ``chunks`` vectors.
     **params
@@ -133,7 +135,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         max_tokens: int | str | None = None,
         template: str = "paper",
         chunker: Any = None,
-        show_progress: bool = False,
+        show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
         batch_size: int = 8,
@@ -261,6 +263,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             return [pairs or [] for pairs in out]
         self.counts["generated_chunks"] += len(missing)
         if missing:
+            self.generator.show_progress = self.show_progress  # this batch's decision
             generated = self.generator.generate([passages[i].text for i in missing])
             for i, pairs in zip(missing, generated, strict=True):
                 out[i] = pairs

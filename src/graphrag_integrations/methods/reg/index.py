@@ -157,8 +157,10 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         See :mod:`.params`.
     k : int
         Default number of evidence chains :meth:`retrieve` returns.
-    show_progress : bool
-        Progress bars while embedding and training.
+    show_progress : bool or None
+        Progress bars while embedding and training; ``None`` (default): on for text batches
+        of at least :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES`
+        documents (off for training).
 
     Examples
     --------
@@ -187,6 +189,7 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
     #: of one parse; the chunker cuts at sentence ends.
     chunk_size = 512
     chunk_overlap = 32
+    batch_methods = ("_add_texts",)  # the text-batch funnel (progress bars by size)
     #: Also under the index lock (see ``core.index_base``): queries and training-label reads
     #: as readers, triple insertion and training (which replaces the scorer) as writers.
     read_methods: ClassVar[tuple[str, ...]] = (
@@ -208,7 +211,7 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         reorganisation: ReorganisationParams | None = None,
         candidates: CandidateParams | None = None,
         k: int = 5,
-        show_progress: bool = False,
+        show_progress: bool | None = None,
     ) -> None:
         self.embedder: Embedder = as_embedder(embedding)
         self.spacy_model = spacy_model

@@ -1,0 +1,276 @@
+"""Checkpointed builds: a killed ``from_documents`` restarts where it stopped.
+
+``X.from_documents(docs, checkpoint_dir=DIR, checkpoint_every=N)`` works for every index
+(``BaseIndex.from_documents`` and each subclass's own ``from_documents`` are wrapped with
+:func:`checkpointable`). The build then goes through the incremental ``insert`` path:
+
+1. the documents are loaded once (:func:`~graphrag_integrations.core.documents.load_documents`,
+   with the load options given) and cut into batches of ``N`` documents, in input order;
+2. the first batch is built with ``from_documents``, each next one added with ``insert``;
+3. after each batch the index is persisted to ``DIR/index`` (atomically, see
+   :func:`~graphrag_integrations.core.persistence.atomic_directory`) and then
+   ``DIR/checkpoint.json`` is replaced (atomically) with the ids of the documents done;
+4. run again with the same ``DIR``, the build loads the index from ``DIR/index``, skips the
+   documents already done (by document id) and goes on with the rest.
+
+Killed between steps 3 and 4, the last batch is in the index but not yet listed: it is inserted
+again, which ``insert`` skips (the documents are indexed). The finished index stays in
+``DIR/index`` (``X.load(DIR / "index")`` reads it; ``checkpoint.json`` is kept so a re-run is a
+no-op). The index has its own folder so that its persist stays atomic (a folder holding files
+the index did not write is updated entry by entry).
+
+``checkpoint.json`` records the method and the build settings (the constructor keyword
+arguments: values, or the type and ``model_name`` of objects such as the embedder); resuming with
+another method or other settings raises :class:`~graphrag_integrations.errors.IndexMismatchError`
+naming what differs, and ``X.load`` itself checks the embedding model and dimension. A
+non-empty ``DIR`` without ``checkpoint.json`` is refused
+(:class:`~graphrag_integrations.errors.IndexExistsError`): it is not a checkpoint.
+
+Examples
+--------
+>>> import tempfile
+>>> from graphrag_integrations.baselines.dense import DenseRetriever
+>>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+>>> tmp = tempfile.TemporaryDirectory()
+>>> docs = [f"Town {i} lies on river {i}." for i in range(5)]
+>>> index = DenseRetriever.from_documents(
+...     docs, embedding=FakeEmbedder(), checkpoint_dir=tmp.name, checkpoint_every=2
+... )
+>>> read_checkpoint(tmp.name)["batches"], len(read_checkpoint(tmp.name)["done"])
+(3, 5)
+>>> again = DenseRetriever.from_documents(  # a re-run finds everything done
+...     docs, embedding=FakeEmbedder(), checkpoint_dir=tmp.name, checkpoint_every=2
+... )
+>>> len(again.passages)
+5
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from graphrag_integrations.core.documents import (
+    SourceDocument,
+    load_documents,
+    pop_load_options,
+)
+from graphrag_integrations.core.persistence import MANIFEST_NAME
+from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CHECKPOINT_FILE = "checkpoint.json"
+#: The sub-folder of the checkpoint directory holding the partial (finally the whole) index.
+INDEX_FOLDER = "index"
+CHECKPOINT_FORMAT = 1
+#: Documents per batch when ``checkpoint_every`` is not given.
+DEFAULT_CHECKPOINT_EVERY = 500
+#: Constructor arguments that do not change what is built (not compared on resume).
+IGNORED_SETTINGS = frozenset({"show_progress"})
+
+
+def describe_setting(value: Any) -> Any:
+    """A JSON-able description of one build setting, compared on resume.
+
+    Values JSON can hold are kept (tuples and sets as lists); other objects are described by
+    their type and, when they have one, their ``model_name`` (embedders, LLMs), so the same
+    model in a new process compares equal.
+
+    Examples
+    --------
+    >>> describe_setting({"alpha": 0.0, "labels": ("DATE", "CARDINAL")})
+    {'alpha': 0.0, 'labels': ['DATE', 'CARDINAL']}
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> describe_setting(FakeEmbedder(8))
+    {'type': 'FakeEmbedder', 'model_name': 'fake-hashing-bow-8'}
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): describe_setting(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [describe_setting(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((describe_setting(v) for v in value), key=repr)
+    out: dict[str, Any] = {"type": type(value).__name__}
+    model = getattr(value, "model_name", None)
+    if isinstance(model, str):
+        out["model_name"] = model
+    return out
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The content of ``path/checkpoint.json`` (``method``, ``settings``, ``done``, ``batches``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` holds no checkpoint.
+    IndexMismatchError
+        If the file is not a checkpoint this version reads.
+    """
+    file = Path(path) / CHECKPOINT_FILE
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise IndexMismatchError(f"{file}: not a readable checkpoint ({exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise IndexMismatchError(f"{file}: not a checkpoint of format {CHECKPOINT_FORMAT}")
+    return data
+
+
+def _write_checkpoint(path: Path, data: Mapping[str, Any]) -> None:
+    """Replace ``path/checkpoint.json`` atomically (temporary file + ``os.replace``)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{CHECKPOINT_FILE}.tmp-", dir=path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path / CHECKPOINT_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _state(method: str, settings: Any, done: list[str], batches: int) -> dict[str, Any]:
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "method": method,
+        "settings": settings,
+        "done": done,
+        "batches": batches,
+    }
+
+
+def _batches(items: list[T], size: int) -> Iterable[list[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def build_with_checkpoint(
+    cls: Any,
+    build: Callable[..., Any],
+    documents: Iterable[Any],
+    *,
+    checkpoint_dir: str | Path,
+    checkpoint_every: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Build ``cls`` from ``documents`` in batches, persisting to ``checkpoint_dir`` after each.
+
+    Parameters
+    ----------
+    cls : type of BaseIndex
+        The index class (its ``load``, ``insert`` and ``persist`` are used).
+    build : callable
+        ``build(documents, **kwargs)``: the class's own ``from_documents`` (first batch).
+    documents : iterable
+        Anything ``load_documents`` accepts; loaded once, with the load options in ``kwargs``.
+    checkpoint_dir : str or Path
+        Where the partial index and ``checkpoint.json`` live (see the module notes).
+    checkpoint_every : int, optional
+        Documents per batch (default :data:`DEFAULT_CHECKPOINT_EVERY`).
+    **kwargs
+        Load options and constructor arguments, as for ``from_documents``.
+
+    Returns
+    -------
+    BaseIndex
+        The index of all the documents (also persisted in ``checkpoint_dir``).
+
+    Raises
+    ------
+    IndexExistsError
+        If ``checkpoint_dir`` is a non-empty folder without a checkpoint.
+    IndexMismatchError
+        If the checkpoint was written by another method or with other settings.
+    """
+    every = DEFAULT_CHECKPOINT_EVERY if checkpoint_every is None else checkpoint_every
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}")
+    target = Path(checkpoint_dir)
+    load_options = pop_load_options(kwargs)
+    settings = {
+        k: describe_setting(v) for k, v in sorted(kwargs.items()) if k not in IGNORED_SETTINGS
+    }
+    docs: list[SourceDocument] = list(
+        {d.id: d for d in load_documents(documents, **load_options)}.values()
+    )
+    index: Any = None
+    done: list[str] = []
+    batches = 0
+    state_of = functools.partial(_state, cls.method, settings)
+    if target.is_dir() and (target / CHECKPOINT_FILE).is_file():
+        state = read_checkpoint(target)
+        if state.get("method") != cls.method:
+            raise IndexMismatchError(
+                f"{target} holds a checkpoint of method {state.get('method')!r}, not "
+                f"{cls.method!r}; use another checkpoint_dir or delete it"
+            )
+        if state.get("settings") != settings:
+            old = state.get("settings") or {}
+            diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
+            raise IndexMismatchError(
+                f"{target} holds a checkpoint built with other settings ({', '.join(diff)} "
+                "differ); resume with the same arguments, or use another checkpoint_dir"
+            )
+        done, batches = list(state["done"]), int(state.get("batches", 0))
+        if (target / INDEX_FOLDER / MANIFEST_NAME).is_file():
+            index = cls.load(target / INDEX_FOLDER, **kwargs)
+            logger.info("checkpoint %s: resuming after %d document(s)", target, len(done))
+    elif target.is_dir() and any(target.iterdir()):
+        raise IndexExistsError(
+            f"{target} is a non-empty folder without a {CHECKPOINT_FILE}: not a checkpoint; "
+            "use an empty or new folder as checkpoint_dir"
+        )
+    else:
+        target.mkdir(parents=True, exist_ok=True)
+        _write_checkpoint(target, state_of(done, batches))
+    finished = set(done)
+    todo = [d for d in docs if d.id not in finished]
+    for batch in _batches(todo, every):
+        if index is None:
+            index = build(batch, **kwargs)
+        else:
+            index.insert(batch)
+        index.persist(target / INDEX_FOLDER)
+        done.extend(d.id for d in batch)
+        batches += 1
+        _write_checkpoint(target, state_of(done, batches))
+        logger.info("checkpoint %s: %d of %d document(s) done", target, len(done), len(docs))
+    if index is None:  # nothing to do and nothing done: let the method raise its own error
+        index = build(docs, **kwargs)
+    return index
+
+
+def checkpointable(from_documents: Any) -> Any:
+    """Wrap a ``from_documents`` classmethod so ``checkpoint_dir=`` routes through
+    :func:`build_with_checkpoint` (without it, the call is unchanged).
+
+    Returns the ``classmethod`` to set on the class; wrapping twice is a no-op.
+    """
+    func = from_documents.__func__
+    if getattr(func, "__checkpointable__", False):
+        return from_documents
+
+    @functools.wraps(func)
+    def wrapped(cls: Any, documents: Iterable[Any], **kwargs: Any) -> Any:
+        if "checkpoint_dir" not in kwargs:
+            if "checkpoint_every" in kwargs:
+                raise TypeError("checkpoint_every needs checkpoint_dir")
+            return func(cls, documents, **kwargs)
+        return build_with_checkpoint(cls, functools.partial(func, cls), documents, **kwargs)
+
+    wrapped.__checkpointable__ = True  # type: ignore[attr-defined]
+    return classmethod(cast(Any, wrapped))
