@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--queries", type=Path, help="questions file replacing the dataset's")
     ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
     ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    ev.add_argument(
+        "--hops",
+        type=int,
+        help="MetaQA: hop set, or hop count of --queries (default: its N-hop folder)",
+    )
     ev.add_argument("--json", type=Path, help="write the JSON summary here")
     ev.add_argument("--k", type=_int_list, default=[2, 5], help="recall depths (default 2,5)")
     ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
@@ -196,7 +201,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         reg.parse_options(options.get(name, {}), cli=True)
         reg.resolve_builder()
     dataset = load_dataset(
-        args.dataset, queries=args.queries, distractors=args.distractors, limit=args.limit
+        args.dataset,
+        queries=args.queries,
+        distractors=args.distractors,
+        limit=args.limit,
+        hops=args.hops,
     )
     report = run_eval(
         dataset,

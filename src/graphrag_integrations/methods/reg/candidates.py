@@ -177,6 +177,18 @@ def render_chain(
     return " ".join(parts)
 
 
+def render_triple(triple: Sequence[str]) -> str:
+    """One triple as ``h -> [r] -> t`` (the unchained form of :func:`render_chain`).
+
+    Examples
+    --------
+    >>> render_triple(("Kismet", "directed_by", "William Dieterle"))
+    'Kismet -> [directed_by] -> William Dieterle'
+    """
+    head, relation, tail = triple
+    return f"{head} -> [{relation}] -> {tail}"
+
+
 def _join(names: Sequence[str], shown: int | None) -> str:
     if shown is None or len(names) <= shown:
         return "; ".join(names)
