@@ -164,10 +164,6 @@ def main(argv: list[str] | None = None) -> None:
         "pool": sup.pool_summary(),
     }
     print("setup", json.dumps(results), flush=True)
-    if not args.no_untrained:
-        index.scorer = None
-        results["untrained"] = kgqa_metrics(index, test, ks=KS)
-        print("untrained", json.dumps(results["untrained"]), flush=True)
     runs: dict[str, tuple[list[TrainingQuestion], dict[str, list[Triple]]]] = {
         "weak": (refined_t, {q.id: weak_all.labels[q.id] for q in refined_t}),
         "refined": (refined_t, sup.labels),
@@ -217,6 +213,10 @@ def main(argv: list[str] | None = None) -> None:
                 "command": results["command"],
             }
             save_scorer(index.scorer, args.save_scorers / f"{name}-{args.hops}hop", meta)
+    if not args.no_untrained:
+        index.scorer = None
+        results["untrained"] = kgqa_metrics(index, test, ks=KS)
+        print("untrained", json.dumps(results["untrained"]), flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
 
