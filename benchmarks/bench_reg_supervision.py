@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     val_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in val]
     refined_t = [q for q in as_t if q.id in cached]
     view = index.view
-    weak_all = index.supervision(as_t + val_t, mode="weak")
+    weak_all = index.supervision((as_t if args.weak_all else refined_t) + val_t, mode="weak")
     sup = index.supervision(refined_t, mode="refined", llm=LLMClient(_no_llm), cache_path=cache)
     oracle: dict[str, list[Triple]] = {}
     qtypes = {q.id: q.qtype for q in train}
