@@ -1,33 +1,43 @@
 """ReG supervision comparison on MetaQA: weak vs LLM-refined vs oracle labels, same questions.
 
-Usage (from the repository root; the refinement caches come from
-``graphrag-integrations train --method reg --option supervision=refined`` or an earlier run)::
+Usage (from the repository root; the refinement cache comes from
+``graphrag-integrations train --method reg --option supervision=refined`` or an earlier run;
+``.jsonl.gz`` as committed in ``methods/reg/artefacts/`` is read too)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_supervision.py \\
-        --hops 2 --refined-cache refined_2hop.jsonl --index-cache /tmp/reg-metaqa-index \\
-        [--epochs 20] [--out figures.json] [--save-scorers DIR]
+        --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
+        [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR]
 
 Samples (seed 0, MetaQA answerable dev of the hop): ``disjoint_samples(qs, [300, 50, 200])``
-= training pool / validation / test. The refined labels are read from the JSONL cache only
-(no LLM call: a question without a cached selection is an error), so the training set of every
-supervision is the N training questions that have one; ``weak-all`` trains on all 300 with weak
-labels. Checkpoints are selected with the weak (q->a shortest-path) labels of the same 50
-validation questions for every supervision. Oracle = the shortest paths whose relation chain is
-the question type's (``qa_dev_qtype.txt``). Every scorer is measured on the same 200 test
-questions, anchored at the gold topic entity.
+= training pool / validation / test (``--test N`` measures the first N of the test sample).
+The refined labels are read from the cache only (no LLM call: a question without a cached
+selection is an error), so the training set of every supervision is the N training questions
+that have one; ``--weak-all`` also trains on all 300 with weak labels. Checkpoints are
+selected with the weak (q->a shortest-path) labels of the same 50 validation questions for
+every supervision. Oracle = the shortest paths whose relation chain is the question type's
+(``qa_dev_qtype.txt``). Every scorer is measured on the same test questions, anchored at the
+gold topic entity, with ``kgqa_metrics`` (AnsR@K over the entities of the top-K triples,
+Hit@1 of the top chain, chains, chain length, tokens of the chains vs the flat top-100 triple
+list, latency of ``evidence_chains``). ``--save-scorers DIR`` writes ``{weak,refined,oracle}-
+<h>hop.pt.gz`` + ``.json`` (provenance) as ``methods.reg.artefacts`` reads them.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
+import hashlib
 import json
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.core.llm.protocol import estimate_tokens
 from graphrag_integrations.evaluation.metaqa import (
     answerable,
     disjoint_samples,
@@ -35,13 +45,51 @@ from graphrag_integrations.evaluation.metaqa import (
     load_questions,
     qtype_relation_chain,
 )
+from graphrag_integrations.methods.reg.artefacts import save_scorer
 from graphrag_integrations.methods.reg.candidates import relation_chain
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
-from graphrag_integrations.methods.reg.params import TrainParams
+from graphrag_integrations.methods.reg.kg import Triple
+from graphrag_integrations.methods.reg.params import RefinementParams, TrainParams
+from graphrag_integrations.methods.reg.refinement import option_text, refinement_prompt
+
+KS = [10, 20, 50, 100]
+SIZES = [300, 50, 200]
+SEED = 0
 
 
 def _no_llm(prompt: str) -> str:
     raise RuntimeError("a question without a cached refinement reached the LLM")
+
+
+def _plain_cache(path: Path) -> Path:
+    """The cache as a plain JSONL file (a ``.gz`` one is decompressed to a temp file)."""
+    if path.suffix != ".gz":
+        return path
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as fh:
+        fh.write(gzip.decompress(path.read_bytes()))
+    return Path(fh.name)
+
+
+def _refinement_tokens(index: RegIndex, questions: list[TrainingQuestion]) -> dict[str, float]:
+    """Estimated tokens (chars / 4) the refinement of ``questions`` sends: each prompt once
+    plus every ``ans: Path i`` option."""
+    per_q = []
+    for q in questions:
+        pool = index.candidate_pool(q)
+        answer = (
+            [index.view.entities[pool.representative]] if pool.representative is not None else []
+        )
+        paths = [c.render(index.view) for c in pool.candidates]
+        prompt = refinement_prompt(q.text, answer, paths)
+        per_q.append(
+            estimate_tokens(prompt)
+            + sum(estimate_tokens(option_text(i)) for i in range(len(paths)))
+        )
+    return {
+        "questions": len(per_q),
+        "mean_tokens": sum(per_q) / max(len(per_q), 1),
+        "total_tokens": float(sum(per_q)),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,12 +99,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--refined-cache", type=Path, required=True)
     ap.add_argument("--index-cache", type=Path, required=True)
     ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--test", type=int, default=SIZES[2])
+    ap.add_argument("--weak-all", action="store_true", help="also train weak on all 300")
+    ap.add_argument("--no-untrained", action="store_true", help="skip the zero-shot row")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--save-scorers", type=Path, default=None)
     args = ap.parse_args(argv)
     data = args.data / "metaqa"
     t0 = time.perf_counter()
-    index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
+    embedder = SentenceTransformerEmbedder()
+    index = RegIndex.load(args.index_cache, embedding=embedder)
     index.retriever_params = dataclasses.replace(
         index.retriever_params, subgraph_hops=max(2, args.hops)
     )
@@ -65,21 +117,21 @@ def main(argv: list[str] | None = None) -> None:
         load_questions(data / f"{args.hops}-hop" / "dev.txt"),
         data / "answerable_with_reconstructed_kb.json",
     )
-    train, val, test = disjoint_samples(qs, [300, 50, 200], seed=0)
+    train, val, test = disjoint_samples(qs, SIZES, seed=SEED)
+    test = test[: args.test]
+    cache = _plain_cache(args.refined_cache)
     cached = {
         json.loads(line)["qid"]
-        for line in args.refined_cache.read_text(encoding="utf-8").splitlines()
+        for line in cache.read_text(encoding="utf-8").splitlines()
         if line.strip()
     }
     as_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in train]
     val_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in val]
     refined_t = [q for q in as_t if q.id in cached]
     view = index.view
-    weak_all = index.supervision(as_t + val_t, mode="weak")
-    sup = index.supervision(
-        refined_t, mode="refined", llm=LLMClient(_no_llm), cache_path=args.refined_cache
-    )
-    oracle: dict[str, Any] = {}
+    weak_all = index.supervision((as_t if args.weak_all else refined_t) + val_t, mode="weak")
+    sup = index.supervision(refined_t, mode="refined", llm=LLMClient(_no_llm), cache_path=cache)
+    oracle: dict[str, list[Triple]] = {}
     qtypes = {q.id: q.qtype for q in train}
     for q in refined_t:
         chain = tuple(qtype_relation_chain(qtypes[q.id]))
@@ -94,27 +146,31 @@ def main(argv: list[str] | None = None) -> None:
         oracle[q.id] = [view.triple(r) for r in dict.fromkeys(rows)]
     val_labels = {q.id: weak_all.labels[q.id] for q in val_t}
     stats = sup.refine_stats
+    n_ref = max(len(refined_t), 1)
+    prompt_hash = hashlib.sha256(refinement_prompt("", [], []).encode()).hexdigest()[:16]
     results: dict[str, Any] = {
         "set": f"MetaQA {args.hops}-hop dev (answerable)",
+        "command": " ".join(["python", "benchmarks/bench_reg_supervision.py", *sys.argv[1:]]),
         "train_refined": len(refined_t),
         "validation": len(val_t),
         "test": len(test),
         "refine_stats": dataclasses.asdict(stats) if stats else None,
+        "refinement_tokens_estimated": _refinement_tokens(index, refined_t),
         "label_triples_mean": {
-            "weak": sum(len(weak_all.labels[q.id]) for q in refined_t) / max(len(refined_t), 1),
-            "refined": sum(len(sup.labels[q.id]) for q in refined_t) / max(len(refined_t), 1),
-            "oracle": sum(len(oracle[q.id]) for q in refined_t) / max(len(refined_t), 1),
+            "weak": sum(len(weak_all.labels[q.id]) for q in refined_t) / n_ref,
+            "refined": sum(len(sup.labels[q.id]) for q in refined_t) / n_ref,
+            "oracle": sum(len(oracle[q.id]) for q in refined_t) / n_ref,
         },
+        "pool": sup.pool_summary(),
     }
-    index.scorer = None
-    results["untrained"] = kgqa_metrics(index, test, ks=[10, 20, 50, 100])
-    print("untrained", json.dumps(results["untrained"]), flush=True)
-    runs = {
+    print("setup", json.dumps(results), flush=True)
+    runs: dict[str, tuple[list[TrainingQuestion], dict[str, list[Triple]]]] = {
         "weak": (refined_t, {q.id: weak_all.labels[q.id] for q in refined_t}),
         "refined": (refined_t, sup.labels),
         "oracle": (refined_t, oracle),
-        "weak-all": (as_t, {q.id: weak_all.labels[q.id] for q in as_t}),
     }
+    if args.weak_all:
+        runs["weak-all"] = (as_t, {q.id: weak_all.labels[q.id] for q in as_t})
     for name, (questions, labels) in runs.items():
         report = index.train(
             questions,
@@ -123,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
             validation_labels=val_labels,
             params=TrainParams(epochs=args.epochs),
         )
-        metrics = kgqa_metrics(index, test, ks=[10, 20, 50, 100])
+        metrics = kgqa_metrics(index, test, ks=KS)
         results[name] = {
             "train_questions": len(questions),
             "train_s": report.seconds,
@@ -133,20 +189,34 @@ def main(argv: list[str] | None = None) -> None:
         }
         print(name, json.dumps(results[name]), flush=True)
         if args.save_scorers is not None and index.scorer is not None:
-            args.save_scorers.mkdir(parents=True, exist_ok=True)
-            stem = args.save_scorers / f"{name}-{args.hops}hop"
-            stem.with_suffix(".pt").write_bytes(index.scorer.to_bytes())
-            config = {
-                "config": index.scorer.config(),
+            refined = name == "refined"
+            meta = {
                 "supervision": name,
                 "hops": args.hops,
+                "dataset": "MetaQA (../shared/data/metaqa): kb.txt, "
+                f"{args.hops}-hop/dev.txt answerable subset",
+                "kg_triples": view.n_triples,
+                "samples": f"disjoint_samples(answerable {args.hops}-hop dev, {SIZES}, "
+                f"seed={SEED}): train / validation / test",
                 "train_ids": [q.id for q in questions],
                 "validation_ids": [q.id for q in val_t],
-                "epochs": args.epochs,
+                "validation_labels": "weak (q->a shortest paths) for every supervision",
+                "embedding": embedder.model_name,
+                "llm": "SmolLM2-135M-Instruct (offline), choice mode" if refined else None,
+                "prompt_hash": prompt_hash if refined else None,
+                "choice_ratio": RefinementParams().choice_ratio if refined else None,
+                "params": {"epochs": args.epochs, **index.scorer.config()},
                 "best_epoch": report.best_epoch,
-                "train_s": report.seconds,
+                "val_recall": report.best_recall,
+                "train_s": round(report.seconds, 1),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "command": results["command"],
             }
-            stem.with_suffix(".json").write_text(json.dumps(config))
+            save_scorer(index.scorer, args.save_scorers / f"{name}-{args.hops}hop", meta)
+    if not args.no_untrained:
+        index.scorer = None
+        results["untrained"] = kgqa_metrics(index, test, ks=KS)
+        print("untrained", json.dumps(results["untrained"]), flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
 

@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--queries", type=Path, help="questions file replacing the dataset's")
     ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
     ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    ev.add_argument(
+        "--hops",
+        type=int,
+        help="MetaQA: hop set, or hop count of --queries (default: its N-hop folder)",
+    )
     ev.add_argument("--json", type=Path, help="write the JSON summary here")
     ev.add_argument("--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)")
     ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
@@ -237,7 +242,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.chunking or args.answer_llm or args.judge:
         raise GraphRAGError("--chunking, --answer-llm and --judge apply to LiHuaWorld only")
     dataset = load_dataset(
-        args.dataset, queries=args.queries, distractors=args.distractors, limit=args.limit
+        args.dataset,
+        queries=args.queries,
+        distractors=args.distractors,
+        limit=args.limit,
+        hops=args.hops,
     )
     report = run_eval(
         dataset,

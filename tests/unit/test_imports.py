@@ -102,6 +102,7 @@ SUBPACKAGE_ALL: dict[str, list[str] | None] = {
         "AnswerRanker",
         "Dataset",
         "EvalReport",
+        "EvidenceRanker",
         "KGDataset",
         "KGQuestion",
         "Question",

@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     "evaluate_retriever": "graphrag_integrations.evaluation.harness",
     "EvalReport": "graphrag_integrations.evaluation.harness",
     "AnswerRanker": "graphrag_integrations.evaluation.harness",
+    "EvidenceRanker": "graphrag_integrations.evaluation.harness",
     "format_report": "graphrag_integrations.evaluation.report",
 }
 

@@ -286,6 +286,7 @@ def load_dataset(
     queries: str | Path | None = None,
     distractors: str | Path | None = None,
     limit: int | None = None,
+    hops: int | None = None,
 ) -> Dataset:
     """Load a passage-retrieval dataset from a folder or a questions file.
 
@@ -301,6 +302,9 @@ def load_dataset(
         A corpus (file or folder with ``corpus.json``) appended to the passages, deduplicated.
     limit : int, optional
         Keep only the first ``limit`` questions (the corpus is unchanged).
+    hops : int, optional
+        MetaQA only: the hop count of ``queries`` (default: from its ``N-hop`` folder), or
+        without ``queries`` the one hop set to load (default: all three).
 
     Returns
     -------
@@ -321,20 +325,7 @@ def load_dataset(
     if src.is_dir() and (src / _LIHUA_ZIP).is_file():
         ds = load_lihuaworld(src, queries=queries)
     elif src.is_dir() and (src / _METAQA_KB).is_file():
-        kg = load_metaqa(src)
-        if queries is not None:  # a MetaQA question file in an N-hop folder
-            qpath = Path(queries)
-            hop = re.fullmatch(r"(\d+)-hop", qpath.parent.name)
-            if hop is None:
-                raise DocumentLoadError(f"{qpath}: put MetaQA questions in an 'N-hop' folder")
-            lines = qpath.read_text(encoding="utf-8").splitlines()
-            prefix = f"{hop.group(1)}-hop/{qpath.stem}"
-            kg.questions = [
-                parse_metaqa_line(line, f"{prefix}/{i}", int(hop.group(1)))
-                for i, line in enumerate(lines)
-                if line.strip()
-            ]
-        ds = kg.to_dataset()
+        ds = _metaqa_dataset(src, queries, hops)
     else:
         qfile = src / _QUESTIONS_FILE if src.is_dir() else src
         if src.is_dir() and (src / _CORPUS_FILE).is_file():
@@ -349,6 +340,8 @@ def load_dataset(
                 raise DocumentLoadError(f"{qfile}: no corpus.json and no inline paragraphs")
         questions = load_questions(queries if queries is not None else qfile, passages)
         ds = Dataset(src.stem if src.is_file() else src.name, passages, questions)
+    if hops is not None and not (src.is_dir() and (src / _METAQA_KB).is_file()):
+        raise DocumentLoadError(f"{src}: a hop count applies to MetaQA datasets only")
     if distractors is not None:
         extra = load_corpus(distractors)
         before = len(ds.passages)
@@ -363,6 +356,28 @@ def load_dataset(
             raise ValueError(f"limit must be >= 1, got {limit}")
         ds.questions = ds.questions[:limit]
     return ds
+
+
+def _metaqa_dataset(src: Path, queries: str | Path | None, hops: int | None) -> Dataset:
+    """A MetaQA folder as a dataset: all (or ``hops``) answerable dev questions, or the
+    questions of ``queries`` (hop count from its ``N-hop`` folder or ``hops``), kept to the
+    answerable subset when the file is one the folder's answerable list covers."""
+    from graphrag_integrations.evaluation.metaqa import answerable, load_questions
+
+    if queries is None:
+        return load_metaqa(src, hops=(hops,) if hops else (1, 2, 3)).to_dataset()
+    kg = load_metaqa(src, hops=())
+    kg.questions = load_questions(queries, hops=hops)
+    qpath, listed = Path(queries), src / "answerable_with_reconstructed_kb.json"
+    own = qpath.resolve().parent.parent == src.resolve() and listed.is_file()
+    key = f"{kg.questions[0].hops}-hop/{qpath.stem}" if kg.questions else ""
+    if own and key in _read_json(listed):
+        before = len(kg.questions)
+        kg.questions = answerable(kg.questions, listed)
+        logger.info("%s: %d of %d questions answerable", qpath, len(kg.questions), before)
+    else:
+        logger.warning("%s: not covered by %s; all questions kept", qpath, listed.name)
+    return kg.to_dataset()
 
 
 # -- LiHuaWorld --------------------------------------------------------------------------

@@ -10,8 +10,13 @@ timing, so ``index_s`` measures indexing, not model loading. Per method:
 * ``R@k`` — :func:`~graphrag_integrations.evaluation.metrics.mean_recall_at_k` (percent) for
   every requested ``k`` (each question is retrieved once, at the largest ``k``);
 * ``latency_p50_ms`` / ``latency_p95_ms`` — wall time of each ``retrieve`` call;
-* KGQA hook: a retriever that also implements :class:`AnswerRanker` gets ``AnsR@50``,
-  ``AnsR@100`` and ``Hit@1`` from its ranked answers.
+* KGQA hooks (questions with gold answers; see ``docs/metrics.md``): a triple retriever
+  implementing :class:`EvidenceRanker` gets ``AnsR@50`` and ``AnsR@100`` (share of gold
+  answers among the entities of its top-50 / top-100 triples), ``Hit@1`` (its best evidence
+  chain ends at a gold answer), ``chains``, ``tokens`` and ``flat_tokens`` (mean evidence
+  chains and estimated tokens per question, chains vs the flat top-100 triple list); a
+  retriever implementing only :class:`AnswerRanker` gets ``AnsR@50``, ``AnsR@100`` (share of
+  gold answers among its first 50 / 100 ranked answers) and ``Hit@1``.
 
 A builder receives exactly the dataset inputs its registration declares
 (:attr:`~graphrag_integrations.core.registry.MethodRegistration.inputs`: ``passages``,
@@ -33,9 +38,11 @@ from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, Question
 from graphrag_integrations.evaluation.metrics import (
+    KGQAEvidence,
     RecallSummary,
     answer_recall_at_k,
     hit_at_1,
+    kgqa_evidence_metrics,
     latency_percentiles,
     mean_percent,
     mean_recall_at_k,
@@ -54,6 +61,16 @@ class AnswerRanker(Protocol):
 
     def rank_answers(self, question: Question, k: int) -> list[str]:
         """Up to ``k`` answer strings, best first."""
+        ...
+
+
+@runtime_checkable
+class EvidenceRanker(Protocol):
+    """KGQA triple retrievers implement this: the top-``k`` triples and evidence chains of a
+    question (:class:`~graphrag_integrations.evaluation.metrics.KGQAEvidence`)."""
+
+    def kgqa_evidence(self, question: Question, k: int) -> KGQAEvidence:
+        """Evidence for ``question`` holding its top ``k`` triples."""
         ...
 
 
@@ -169,7 +186,9 @@ def evaluate_retriever(
         runs.append(([h.passage.id for h in hits], list(q.gold_passage_ids)))
     recall = {k: mean_recall_at_k(runs, k) for k in ks}
     answers: dict[str, float] = {}
-    if isinstance(retriever, AnswerRanker):
+    if isinstance(retriever, EvidenceRanker):
+        answers = _evidence_metrics(retriever, dataset.questions)
+    elif isinstance(retriever, AnswerRanker):
         answers = _answer_metrics(retriever, dataset.questions)
     return MethodResult(name, recall, latencies, index_s, len(dataset.passages), answers)
 
@@ -183,6 +202,12 @@ def _answer_metrics(ranker: AnswerRanker, questions: Sequence[Question]) -> dict
     }
     out["Hit@1"] = mean_percent([hit_at_1(p, g) for p, g in ranked])
     return out
+
+
+def _evidence_metrics(ranker: EvidenceRanker, questions: Sequence[Question]) -> dict[str, float]:
+    depth = max(ANSWER_KS)
+    runs = [(ranker.kgqa_evidence(q, depth), q.answers) for q in questions if q.answers]
+    return kgqa_evidence_metrics(runs, ANSWER_KS)
 
 
 def run_eval(

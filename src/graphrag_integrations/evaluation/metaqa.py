@@ -5,13 +5,11 @@ Question files hold ``question with [topic]<TAB>ans1|ans2`` lines; the hop count
 the folder name (``2-hop/dev.txt``) or the ``hops`` option. Parsing reuses
 :func:`~graphrag_integrations.evaluation.datasets.parse_metaqa_line`.
 
-Metrics (:func:`kgqa_metrics`), all per question and then averaged (in percent):
-
-* ``AnsR@K``: share of the gold answers (SQuAD-normalised, as
-  :func:`~graphrag_integrations.evaluation.metrics.answer_recall_at_k`) among the entities
-  (heads and tails) of the top-``K`` retrieved triples;
-* ``Hit@1``: the best path's end entity of the top evidence chain is a gold answer;
-* ``chains`` and ``tokens`` (``ceil(chars / 4)`` of the rendered chains) per question.
+Metrics (:func:`kgqa_metrics`; definitions in ``docs/metrics.md``, shared with the
+harness): ``AnsR@K`` = share of the gold answers (SQuAD-normalised) among the entities (heads
+and tails) of the top-``K`` retrieved triples; ``Hit@1`` = the best path's end entity of the
+top evidence chain is a gold answer; ``chains``, ``tokens`` (estimated, of the formatted
+chains) and ``flat_tokens`` (the same top-K triples as a flat list) per question.
 
 Figures are meant for the answerable subset (questions whose answers are all reachable in
 the reconstructed KB, ``answerable_with_reconstructed_kb.json``); say so when reporting.
@@ -31,12 +29,7 @@ from typing import Any
 
 from graphrag_integrations.errors import DocumentLoadError
 from graphrag_integrations.evaluation.datasets import KGQuestion, parse_metaqa_line
-from graphrag_integrations.evaluation.metrics import (
-    answer_recall_at_k,
-    hit_at_1,
-    latency_percentiles,
-    mean_percent,
-)
+from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics, latency_percentiles
 from graphrag_integrations.methods.reg.params import RegTrainParams
 
 _HOP_DIR = re.compile(r"^(\d+)-hop$")
@@ -153,35 +146,25 @@ def kgqa_metrics(
     *,
     ks: Sequence[int] = (50, 100),
 ) -> dict[str, float]:
-    """AnsR@K, Hit@1, chains, tokens and scoring latency (see the module docstring) of a
-    :class:`~graphrag_integrations.methods.reg.index.RegIndex` over ``questions`` (each
-    anchored at its topic entity). ``latency_p50_ms`` times triple scoring only."""
-    top = max(ks)
-    recalls: dict[int, list[float]] = {k: [] for k in ks}
-    hits: list[float] = []
-    chains_n: list[int] = []
-    tokens: list[int] = []
-    seconds: list[float] = []
-    for q in questions:
-        start = time.perf_counter()
-        chains, triples, _ = index.evidence_chains(
-            q.text, topic_entities=[q.topic_entity], top_k=top
-        )
-        seconds.append(time.perf_counter() - start)
-        for k in ks:
-            ents = [e for t in triples[:k] for e in (t.head, t.tail)]
-            recalls[k].append(answer_recall_at_k(ents, q.answers, len(ents)) if ents else 0.0)
-        view = index.view
-        first = [view.entities[chains[0].targets[0]]] if chains and chains[0].targets else []
-        hits.append(hit_at_1(first, q.answers))
-        chains_n.append(len(chains))
-        tokens.append(sum(-(-len(c.render(view)) // 4) for c in chains))
-    out = {f"AnsR@{k}": mean_percent(recalls[k]) for k in ks}
-    out["Hit@1"] = mean_percent(hits)
-    out["chains"] = float(sum(chains_n) / max(len(chains_n), 1))
-    out["tokens"] = float(sum(tokens) / max(len(tokens), 1))
+    """KGQA metrics of a :class:`~graphrag_integrations.methods.reg.index.RegIndex` over
+    ``questions``, each anchored at its topic entity and retrieved once with the top
+    ``max(ks)`` triples: :func:`~graphrag_integrations.evaluation.metrics.kgqa_evidence_metrics`
+    (``AnsR@k``, ``Hit@1``, ``chains``, ``tokens``, ``flat_tokens``, the harness's definitions),
+    plus ``chain_hops`` and ``chain_triples`` (mean relation-chain length and triples per
+    evidence chain), ``questions`` and the latency percentiles of ``evidence_chains``."""
+    from graphrag_integrations.methods.reg.kgqa import question_evidence
+
+    runs = [
+        (question_evidence(index, q.text, topic_entities=[q.topic_entity], top_k=max(ks)), q)
+        for q in questions
+    ]
+    out = kgqa_evidence_metrics([(e, q.answers) for e, q in runs], ks)
+    hops = [h for e, _ in runs for h in e.chain_hops]
+    sizes = [n for e, _ in runs for n in e.chain_triples]
+    out["chain_hops"] = float(sum(hops) / max(len(hops), 1))
+    out["chain_triples"] = float(sum(sizes) / max(len(sizes), 1))
     out["questions"] = float(len(questions))
-    out.update(latency_percentiles(seconds))
+    out.update(latency_percentiles([e.seconds for e, _ in runs]))
     return out
 
 

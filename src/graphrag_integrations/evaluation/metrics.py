@@ -11,6 +11,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -172,6 +173,24 @@ def hit_at_1(predicted: Sequence[str], gold: Iterable[str]) -> float:
     return hit(predicted[:1], gold)
 
 
+def triple_answer_recall_at_k(
+    triples: Sequence[tuple[str, str, str]], gold: Iterable[str], k: int
+) -> float:
+    """Share of gold answers among the entities (heads and tails) of the top-``k`` triples.
+
+    Examples
+    --------
+    >>> top = [("Kismet", "directed_by", "W. Dieterle"), ("Kismet", "release_year", "1944"),
+    ...        ("Hunchback", "directed_by", "W. Dieterle")]
+    >>> triple_answer_recall_at_k(top, ["1944", "Hunchback"], 2)
+    0.5
+    >>> triple_answer_recall_at_k(top, ["1944", "Hunchback"], 3)
+    1.0
+    """
+    entities = [e for h, _, t in triples[:k] for e in (h, t)]
+    return answer_recall_at_k(entities, gold, len(entities))
+
+
 def answer_set_f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     """F1 between the predicted answer set and the gold answer set (both normalised).
 
@@ -212,6 +231,72 @@ def mean_percent(values: Sequence[float]) -> float:
     50.0
     """
     return 100.0 * float(np.mean(values)) if len(values) else float("nan")
+
+
+# -- KGQA evidence of triple retrievers -------------------------------------------------------
+class KGQAEvidence(Protocol):
+    """What a triple retriever gives the harness for one KGQA question (see docs/metrics.md)."""
+
+    @property
+    def triples(self) -> Sequence[tuple[str, str, str]]:
+        """The top-K retrieved triples, best first."""
+        ...
+
+    @property
+    def top_answer(self) -> str | None:
+        """End entity of the best evidence chain (``None``: no chain)."""
+        ...
+
+    @property
+    def chains(self) -> int:
+        """Number of evidence chains returned."""
+        ...
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the formatted evidence chains."""
+        ...
+
+    @property
+    def flat_tokens(self) -> int:
+        """Estimated tokens of the same top-K triples as a flat list, one triple a line."""
+        ...
+
+
+def kgqa_evidence_metrics(
+    runs: Sequence[tuple[KGQAEvidence, Sequence[str]]], ks: Sequence[int]
+) -> dict[str, float]:
+    """``AnsR@k`` per ``k`` (:func:`triple_answer_recall_at_k`, percent), ``Hit@1`` (the top
+    chain's end entity is gold, percent) and the mean ``chains``, ``tokens`` and
+    ``flat_tokens`` over ``(evidence, gold answers)`` pairs. The evidence must hold the top
+    ``max(ks)`` triples (a shorter list counts as fewer triples retrieved).
+
+    Raises
+    ------
+    ValueError
+        A pair without gold answers.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as E
+    >>> a = E(triples=[("K", "r", "D"), ("K", "y", "1944")], top_answer="D", chains=2,
+    ...       tokens=10, flat_tokens=12)
+    >>> b = E(triples=[("H", "r", "D")], top_answer=None, chains=0, tokens=0, flat_tokens=4)
+    >>> m = kgqa_evidence_metrics([(a, ["D", "1944"]), (b, ["1944"])], [1, 2])
+    >>> m["AnsR@1"], m["AnsR@2"], m["Hit@1"], m["chains"], m["tokens"], m["flat_tokens"]
+    (25.0, 50.0, 50.0, 1.0, 5.0, 8.0)
+    """
+    out = {
+        f"AnsR@{k}": mean_percent([triple_answer_recall_at_k(e.triples, g, k) for e, g in runs])
+        for k in ks
+    }
+    out["Hit@1"] = mean_percent(
+        [hit_at_1([e.top_answer] if e.top_answer is not None else [], g) for e, g in runs]
+    )
+    for name in ("chains", "tokens", "flat_tokens"):
+        values = [float(getattr(e, name)) for e, _ in runs]
+        out[name] = float(np.mean(values)) if values else float("nan")
+    return out
 
 
 # -- latency --------------------------------------------------------------------------------

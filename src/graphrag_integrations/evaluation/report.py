@@ -44,9 +44,7 @@ def format_report(report: EvalReport) -> str:
     """
     rows_json = {name: r.to_json() for name, r in report.results.items()}
     rkeys = [f"R@{k}" for k in report.ks]
-    extra = sorted(
-        {key for row in rows_json.values() for key in row if key.startswith(("Ans", "Hit"))}
-    )
+    extra = list(dict.fromkeys(k for r in report.results.values() for k in r.answer_metrics))
     header = ["method", *rkeys, "p50 ms", "p95 ms", "index s", "passages/s", *extra]
     rows = [
         [

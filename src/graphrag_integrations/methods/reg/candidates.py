@@ -94,13 +94,20 @@ def distances(view: KGView, source: int, max_depth: int, targets: set[int]) -> d
 
 
 def shortest_paths(
-    view: KGView, source: int, target: int, max_length: int, max_paths: int
+    view: KGView,
+    source: int,
+    target: int,
+    max_length: int,
+    max_paths: int,
+    dist: dict[int, int] | None = None,
 ) -> tuple[list[Path], bool]:
     """All shortest paths ``source -> target`` (steps in either direction), and whether
-    ``max_paths`` cut the enumeration."""
+    ``max_paths`` cut the enumeration. ``dist``: :func:`distances` from ``source`` computed
+    once for several targets (it must have reached ``target`` if ``target`` is reachable)."""
     if source == target:
         return [], False
-    dist = distances(view, source, max_length, {target})
+    if dist is None:
+        dist = distances(view, source, max_length, {target})
     if target not in dist:
         return [], False
     out: list[Path] = []
@@ -175,6 +182,18 @@ def render_chain(
         parts.append(f"-> [{rel}] ->" if fwd else f"<- [{rel}] <-")
         parts.append(_join(col, shown))
     return " ".join(parts)
+
+
+def render_triple(triple: Sequence[str]) -> str:
+    """One triple as ``h -> [r] -> t`` (the unchained form of :func:`render_chain`).
+
+    Examples
+    --------
+    >>> render_triple(("Kismet", "directed_by", "William Dieterle"))
+    'Kismet -> [directed_by] -> William Dieterle'
+    """
+    head, relation, tail = triple
+    return f"{head} -> [{relation}] -> {tail}"
 
 
 def _join(names: Sequence[str], shown: int | None) -> str:
@@ -265,8 +284,9 @@ def build_pool(
     sp: dict[tuple[int, int], list[Path]] = {}
     capped = False
     for t in t_rows:
+        dist = distances(view, t, params.max_path_length, set(a_rows))  # once for all answers
         for a in a_rows:
-            paths, cut = shortest_paths(view, t, a, params.max_path_length, params.max_paths)
+            paths, cut = shortest_paths(view, t, a, params.max_path_length, params.max_paths, dist)
             capped |= cut
             if paths:
                 sp[(t, a)] = paths

@@ -47,7 +47,12 @@ from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
-from graphrag_integrations.methods.reg.candidates import CandidatePool, PoolStats, build_pool
+from graphrag_integrations.methods.reg.candidates import (
+    CandidatePool,
+    PoolStats,
+    build_pool,
+    render_triple,
+)
 from graphrag_integrations.methods.reg.kg import (
     Triple,
     check_triples,
@@ -593,7 +598,7 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
             if len(units) + len(singles) < k:
                 singles += self._outside_subgraph(query, {t.triple for t in top})
             for t in singles[: k - len(units)]:
-                text = f"{t.head} -> [{t.relation}] -> {t.tail}"
+                text = render_triple(t.triple)
                 units.append((text, [t.triple], [], t.score, False))
                 score_of.setdefault(t.triple, t.score)
         out: list[RetrievedPassage] = []

@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 #: Hop counts with a committed MetaQA scorer per supervision.
 COMMITTED_HOPS = (1, 2, 3)
+#: Supervisions with committed MetaQA scorers (``scorer=`` accepts these names).
+SUPERVISIONS = ("weak", "refined", "oracle")
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,9 @@ class RegBuildParams(RetrieverParams):
 
     scorer: str = param(
         "",
-        doc="'' = the committed MetaQA scorers of this registration (one per hop count); a "
-        "folder written by `train --method reg` (its scorer for every hop); 'none' = untrained",
+        doc="'' = the committed MetaQA scorers of this registration (one per hop count); "
+        "'weak', 'refined' or 'oracle' = the committed scorers of that supervision; a folder "
+        "written by `train --method reg` (its scorer for every hop); 'none' = untrained",
         kwarg=False,
     )
     index_cache: str = param(
@@ -67,6 +70,8 @@ def _scorers(spec: str, supervision: str) -> dict[int, Any]:
 
     if spec == "none":
         return {}
+    if spec in SUPERVISIONS:
+        supervision, spec = spec, ""
     if spec:
         stems = sorted(Path(spec).glob("*.pt.gz"))
         if not stems:
@@ -130,6 +135,8 @@ def _check_disjoint(spec: str, supervision: str, questions: Sequence[Any]) -> No
 
     if spec == "none":
         return
+    if spec in SUPERVISIONS:
+        supervision, spec = spec, ""
     folder = Path(spec) if spec else ARTEFACTS
     pattern = "*.json" if spec else f"{supervision}-*hop.json"
     used: set[str] = set()

@@ -1,0 +1,61 @@
+"""The committed MetaQA scorers: provenance, equal training questions across supervisions, and
+refined supervision that matches today's prompt."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_integrations.methods.reg.artefacts import ARTEFACTS, load_scorer
+from graphrag_integrations.methods.reg.refinement import refinement_prompt
+from graphrag_integrations.methods.reg.registration import SUPERVISIONS
+
+METAS = sorted(ARTEFACTS.glob("*hop.json"))
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def test_every_supervision_and_hop_is_committed() -> None:
+    names = {p.name for p in METAS}
+    assert {f"{s}-{h}hop.json" for s in SUPERVISIONS for h in (1, 2, 3)} <= names
+
+
+@pytest.mark.parametrize("path", METAS, ids=lambda p: p.stem)
+def test_provenance(path: Path) -> None:
+    meta = _meta(path)
+    match = re.fullmatch(r"(\w+)-(\d)hop", path.stem)
+    assert match is not None and (meta["supervision"], meta["hops"]) == (
+        match.group(1),
+        int(match.group(2)),
+    )
+    train, val = meta["train_ids"], meta["validation_ids"]
+    assert train and val and not set(train) & set(val)
+    assert all(q.startswith(f"{meta['hops']}-hop/dev/") for q in train + val)
+    assert meta["train_s"] > 0 and meta["embedding"] and meta["samples"]
+    assert Path(f"{ARTEFACTS / path.stem}.pt.gz").is_file()
+    if meta["supervision"] == "refined":
+        prompt_hash = hashlib.sha256(refinement_prompt("", [], []).encode()).hexdigest()[:16]
+        assert meta["prompt_hash"] == prompt_hash and "SmolLM2" in meta["llm"]
+        cache = ARTEFACTS / f"refined-{meta['hops']}hop-supervision.jsonl.gz"
+        records = [json.loads(line) for line in gzip.decompress(cache.read_bytes()).splitlines()]
+        assert set(train) <= {r["qid"] for r in records}
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_supervisions_share_training_questions(hops: int) -> None:
+    ids = {s: _meta(ARTEFACTS / f"{s}-{hops}hop.json")["train_ids"] for s in SUPERVISIONS}
+    assert ids["weak"] == ids["refined"] == ids["oracle"]
+
+
+def test_committed_scorers_load() -> None:
+    scorer, meta = load_scorer(ARTEFACTS / "refined-2hop")
+    assert scorer.config() == meta["config"] and meta["config"]["dim"] == 384
