@@ -362,18 +362,16 @@ def _metaqa_dataset(src: Path, queries: str | Path | None, hops: int | None) -> 
     """A MetaQA folder as a dataset: all (or ``hops``) answerable dev questions, or the
     questions of ``queries`` (hop count from its ``N-hop`` folder or ``hops``), kept to the
     answerable subset when the file is one the folder's answerable list covers."""
-    from graphrag_integrations.evaluation.metaqa import answerable, load_questions
-
     if queries is None:
         return load_metaqa(src, hops=(hops,) if hops else (1, 2, 3)).to_dataset()
     kg = load_metaqa(src, hops=())
-    kg.questions = load_questions(queries, hops=hops)
+    kg.questions = load_metaqa_questions(queries, hops=hops)
     qpath, listed = Path(queries), src / "answerable_with_reconstructed_kb.json"
     own = qpath.resolve().parent.parent == src.resolve() and listed.is_file()
     key = f"{kg.questions[0].hops}-hop/{qpath.stem}" if kg.questions else ""
     if own and key in _read_json(listed):
         before = len(kg.questions)
-        kg.questions = answerable(kg.questions, listed)
+        kg.questions = answerable_metaqa(kg.questions, listed)
         logger.info("%s: %d of %d questions answerable", qpath, len(kg.questions), before)
     else:
         logger.warning("%s: not covered by %s; all questions kept", qpath, listed.name)
@@ -446,6 +444,58 @@ class KGDataset:
             for q in self.questions
         ]
         return Dataset(self.name, [], qs, self.triples)
+
+
+_HOP_DIR = re.compile(r"^(\d+)-hop$")
+
+
+def load_metaqa_questions(
+    path: str | Path, *, hops: int | None = None, qtypes: str | Path | None = None
+) -> list[KGQuestion]:
+    """Questions of a MetaQA question file; ids ``<hops>-hop/<file stem>/<line index>``.
+
+    ``qtypes`` (default: ``qa_<stem>_qtype.txt`` next to the file, when present) gives each
+    question its type.
+
+    Raises
+    ------
+    DocumentLoadError
+        Unknown hop count (no ``N-hop`` folder and no ``hops``) or a bad line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "2-hop"; d.mkdir()
+    >>> _ = (d / "dev.txt").write_text("who directed films starring [X]\\tA|B\\n")
+    >>> q = load_metaqa_questions(d / "dev.txt")[0]
+    >>> q.id, q.hops, q.topic_entity, q.answers
+    ('2-hop/dev/0', 2, 'X', ['A', 'B'])
+    """
+    src = Path(path)
+    if not src.is_file():
+        raise DocumentLoadError(f"{src} is not a file")
+    if hops is None:
+        match = _HOP_DIR.match(src.parent.name)
+        if match is None:
+            raise DocumentLoadError(f"{src}: hop count not in the folder name; pass hops=")
+        hops = int(match.group(1))
+    tfile = Path(qtypes) if qtypes else src.parent / f"qa_{src.stem}_qtype.txt"
+    types = tfile.read_text(encoding="utf-8").splitlines() if tfile.is_file() else []
+    lines = src.read_text(encoding="utf-8").splitlines()
+    return [
+        parse_metaqa_line(
+            line, f"{hops}-hop/{src.stem}/{i}", hops, types[i] if i < len(types) else ""
+        )
+        for i, line in enumerate(lines)
+        if line.strip()
+    ]
+
+
+def answerable_metaqa(questions: Sequence[KGQuestion], path: str | Path) -> list[KGQuestion]:
+    """The questions listed in ``answerable_with_reconstructed_kb.json`` (by id)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    keep = {f"{key}/{i}" for key, rows in data.items() for i in rows}
+    return [q for q in questions if q.id in keep]
 
 
 def parse_metaqa_line(line: str, qid: str, hops: int, qtype: str = "") -> KGQuestion:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import random
 import re
 import time
@@ -27,8 +26,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.errors import DocumentLoadError
-from graphrag_integrations.evaluation.datasets import KGQuestion, parse_metaqa_line
+from graphrag_integrations.evaluation.datasets import (
+    KGQuestion,
+)
+from graphrag_integrations.evaluation.datasets import (
+    answerable_metaqa as answerable,
+)
+from graphrag_integrations.evaluation.datasets import (
+    load_metaqa_questions as load_questions,
+)
 from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics, latency_percentiles
 from graphrag_integrations.methods.reg.params import RegTrainParams
 
@@ -46,55 +52,6 @@ QTYPE_RELATIONS = {
     "imdbrating": "has_imdb_rating",
     "imdbvotes": "has_imdb_votes",
 }
-
-
-def load_questions(
-    path: str | Path, *, hops: int | None = None, qtypes: str | Path | None = None
-) -> list[KGQuestion]:
-    """Questions of a MetaQA question file; ids ``<hops>-hop/<file stem>/<line index>``.
-
-    ``qtypes`` (default: ``qa_<stem>_qtype.txt`` next to the file, when present) gives each
-    question its type.
-
-    Raises
-    ------
-    DocumentLoadError
-        Unknown hop count (no ``N-hop`` folder and no ``hops``) or a bad line.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()) / "2-hop"; d.mkdir()
-    >>> _ = (d / "dev.txt").write_text("who directed films starring [X]\\tA|B\\n")
-    >>> q = load_questions(d / "dev.txt")[0]
-    >>> q.id, q.hops, q.topic_entity, q.answers
-    ('2-hop/dev/0', 2, 'X', ['A', 'B'])
-    """
-    src = Path(path)
-    if not src.is_file():
-        raise DocumentLoadError(f"{src} is not a file")
-    if hops is None:
-        match = _HOP_DIR.match(src.parent.name)
-        if match is None:
-            raise DocumentLoadError(f"{src}: hop count not in the folder name; pass hops=")
-        hops = int(match.group(1))
-    tfile = Path(qtypes) if qtypes else src.parent / f"qa_{src.stem}_qtype.txt"
-    types = tfile.read_text(encoding="utf-8").splitlines() if tfile.is_file() else []
-    lines = src.read_text(encoding="utf-8").splitlines()
-    return [
-        parse_metaqa_line(
-            line, f"{hops}-hop/{src.stem}/{i}", hops, types[i] if i < len(types) else ""
-        )
-        for i, line in enumerate(lines)
-        if line.strip()
-    ]
-
-
-def answerable(questions: Sequence[KGQuestion], path: str | Path) -> list[KGQuestion]:
-    """The questions listed in ``answerable_with_reconstructed_kb.json`` (by id)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    keep = {f"{key}/{i}" for key, rows in data.items() for i in rows}
-    return [q for q in questions if q.id in keep]
 
 
 def disjoint_samples(
