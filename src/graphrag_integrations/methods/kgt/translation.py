@@ -8,7 +8,8 @@ exist in the ParseKG:
    graph are always added (§3.3.2);
 2. **relation translation** - per translated entity, a second constrained beam search
    (``beta`` beams) continuing ``prompt ++ entity ++ "@@"`` under the entity's
-   :class:`~graphrag_integrations.methods.kgt.constraints.SpanConstraint`;
+   :class:`~graphrag_integrations.methods.kgt.constraints.SpanConstraint`; the searches of
+   all entities of a direction run as the rows of ONE batched call;
 3. **bidirectional translation** (Algorithm 2) - forward over heads and out-hyperrelations;
    reverse over tails and in-hyperrelations when forward traces nothing or misses a query
    entity (``reverse="fallback"``), always, or never.
@@ -17,12 +18,12 @@ Every returned hypothesis is replayed with ``processor.verdict``: only ``"comple
 become clues. Dead, invalid (beam filler) and truncated hypotheses are dropped and counted in
 :attr:`TranslationResult.dropped`; nothing is ever decoded unconstrained.
 
-The only call into the LM is :func:`constrained_generate`, i.e. ``LLMClient.generate(prompt,
-constraint=..., constraint_key=..., num_beams, num_return_sequences)`` (response cache keyed
-by graph, tokenizer, entity and direction; token accounting in ``client.usage``). Relation
-decoding forces ``entity ++ "@@"`` (:class:`PrefixedConstraint`) after the plain-text
-prompt, so its beam scores include the forced tokens' log-probabilities (the same constant
-for every relation of one entity).
+The only call into the LM is :func:`constrained_generate_many`, i.e.
+``LLMClient.generate_many(prompt, prefixes=..., constraints=..., constraint_keys=...,
+num_beams)`` (one ``generate`` over all rows, the shared prompt encoded once per query;
+response cache per row keyed by graph, tokenizer, entity and direction; token accounting in
+``client.usage``). Relation rows put ``entity ++ "@@"`` after the prompt as a prefix (the
+paper's "continue prompt ++ entity ++ @@"), so beam scores cover the relation tokens only.
 """
 
 from __future__ import annotations
@@ -96,35 +97,58 @@ class EntityConstraint:
         return self.trie(ids)
 
 
-class PrefixedConstraint:
-    """Force ``prefix`` (the translated entity and "@@"), then apply ``inner`` to the rest.
+def constrained_generate_many(
+    client: Any,
+    prompt: str,
+    rows: Sequence[tuple[Sequence[int], Callable[[tuple[int, ...]], Any], str | None]],
+    *,
+    num_beams: int,
+    max_tokens: int,
+) -> list[list[Hypothesis]]:
+    """The one LM call of KG-Translator: ``LLMClient.generate_many`` under per-row constraints.
 
-    Relation decoding continues ``prompt ++ entity ++ "@@"``; forcing the entity tokens keeps
-    the prompt a plain string, so the call goes through ``LLMClient.generate`` (cache, usage).
+    Parameters
+    ----------
+    client : LLMClient
+        Wraps the translator LM (cache, token accounting, verdicts).
+    prompt : str
+        The translation prompt (chat template applied by the model).
+    rows : sequence of (prefix, constraint, constraint_key)
+        Per row: token ids put after the prompt (e.g. ``entity ++ "@@"``), the constraint
+        ``allowed(generated) -> ids`` on what follows (closed by the LM's ``eos``), and its
+        content key for the cache (graph, tokenizer, entity, direction; ``None``: uncached).
+    num_beams : int
+        Beams per row; as many hypotheses are returned.
+    max_tokens : int
+        New-token limit (the same for every row; a constraint closes a row earlier).
 
-    Examples
-    --------
-    >>> c = PrefixedConstraint((4, 8), lambda rest: np.asarray([len(rest) + 100]))
-    >>> [int(t) for t in c(())], [int(t) for t in c((4,))], [int(t) for t in c((4, 8, 1))]
-    ([4], [8], [101])
-    >>> c((3,)).size  # off the forced prefix: dead
-    0
+    Returns
+    -------
+    list of list of Hypothesis
+        Per row, best first, ids without the closing ``eos``, with the verdict.
     """
-
-    def __init__(self, prefix: Sequence[int], inner: Callable[[tuple[int, ...]], Any]) -> None:
-        self.prefix = tuple(int(t) for t in prefix)
-        self.inner = inner
-
-    def __call__(self, generated: Sequence[int]) -> Any:
-        ids = tuple(int(t) for t in generated)
-        n = len(self.prefix)
-        if len(ids) < n:
-            if ids != self.prefix[: len(ids)]:
-                return np.zeros(0, dtype=np.int64)
-            return np.asarray([self.prefix[len(ids)]], dtype=np.int64)
-        if ids[:n] != self.prefix:
-            return np.zeros(0, dtype=np.int64)
-        return self.inner(ids[n:])
+    if not rows:
+        return []
+    results = client.generate_many(
+        prompt,
+        prefixes=[r[0] for r in rows],
+        constraints=[r[1] for r in rows],
+        constraint_keys=[r[2] for r in rows],
+        num_beams=num_beams,
+        num_return_sequences=num_beams,
+        max_tokens=max_tokens,
+    )
+    eos = client.llm.eos_token_id
+    out: list[list[Hypothesis]] = []
+    for row in results:
+        hyps = []
+        for r in row:
+            ids = [int(t) for t in (r.token_ids or ())]
+            if eos in ids:
+                ids = ids[: ids.index(eos)]
+            hyps.append(Hypothesis(tuple(ids), float(r.score or 0.0), str(r.verdict)))
+        out.append(hyps)
+    return out
 
 
 def constrained_generate(
@@ -135,48 +159,22 @@ def constrained_generate(
     constraint_key: str | None,
     num_beams: int,
     max_tokens: int,
-    strip: int = 0,
+    prefix: Sequence[int] = (),
 ) -> list[Hypothesis]:
-    """The one LM call of KG-Translator: ``LLMClient.generate`` under ``constraint``.
-
-    Parameters
-    ----------
-    client : LLMClient
-        Wraps the translator LM (cache, token accounting, verdicts).
-    prompt : str
-        The translation prompt (chat template applied by the model).
-    constraint : callable
-        ``allowed(generated) -> ids``, closed by the LM's ``eos``.
-    constraint_key : str, optional
-        Content key of the constraint (graph, tokenizer, entity, direction) for the cache.
-    num_beams : int
-        Beams; as many hypotheses are returned.
-    max_tokens : int
-        New-token limit.
-    strip : int
-        Leading (forced) tokens removed from each hypothesis.
+    """One row of :func:`constrained_generate_many`: ``prompt ++ prefix`` under ``constraint``.
 
     Returns
     -------
     list of Hypothesis
-        Best first, ids without the forced prefix and the closing tokens, with the verdict.
+        Best first, ids without the prefix and the closing ``eos``, with the verdict.
     """
-    results = client.generate(
+    return constrained_generate_many(
+        client,
         prompt,
-        constraint=constraint,
-        constraint_key=constraint_key,
+        [(prefix, constraint, constraint_key)],
         num_beams=num_beams,
-        num_return_sequences=num_beams,
         max_tokens=max_tokens,
-    )
-    eos = client.llm.eos_token_id
-    out = []
-    for r in results:
-        ids = [int(t) for t in (r.token_ids or ())]
-        if eos in ids:
-            ids = ids[: ids.index(eos)]
-        out.append(Hypothesis(tuple(ids[strip:]), float(r.score or 0.0), str(r.verdict)))
-    return out
+    )[0]
 
 
 @dataclass(frozen=True)
@@ -312,10 +310,7 @@ class Translator:
             for key in result.query_entities:
                 if view.rels_of(key, direction):
                     entities.setdefault(key, "query_entity")
-        clues: list[Clue] = []
-        for key, source in entities.items():
-            clues.extend(self.translate_relations(prompt, key, direction, source, result))
-        return clues
+        return self.translate_relations_many(prompt, list(entities.items()), direction, result)
 
     def translate_entities(
         self, prompt: str, direction: str, result: TranslationResult | None = None
@@ -356,43 +351,65 @@ class Translator:
         result: TranslationResult | None = None,
     ) -> list[Clue]:
         """Up to ``beta`` clues of ``entity``: relation spans decoded under its index."""
-        relation = self.indexes.relations(entity, direction)
-        if relation is None:
+        return self.translate_relations_many(prompt, [(entity, source)], direction, result)
+
+    def translate_relations_many(
+        self,
+        prompt: str,
+        entities: Sequence[tuple[str, str]],
+        direction: str,
+        result: TranslationResult | None = None,
+    ) -> list[Clue]:
+        """Up to ``beta`` clues per ``(entity, source)``, all relation searches in ONE LM call.
+
+        Row ``i`` continues ``prompt ++ entity_i ++ "@@"`` under entity ``i``'s relation
+        index; clues come out in the order of ``entities``, each entity's best first.
+        """
+        ix = self.indexes
+        jobs = []
+        for entity, source in entities:
+            relation = ix.relations(entity, direction)
+            if relation is not None:
+                jobs.append((entity, source, relation))
+        if not jobs:
             return []
-        prefix = (*self.indexes.entity_ids(entity), self.indexes.sep_id)
-        hyps = constrained_generate(
-            self.client,
-            prompt,
-            PrefixedConstraint(prefix, relation.constraint),
-            constraint_key=self._key("relations", direction, entity),
-            num_beams=self.params.beta,
-            # forced prefix + the longest span this entity admits + eos
-            max_tokens=len(prefix) + relation.longest_span(self.indexes.max_relation_tokens) + 1,
-            strip=len(prefix),
-        )
-        tokenizer = self.indexes.tokenizer
-        name = self.indexes.view.entities[entity].name
-        clues: list[Clue] = []
-        seen: set[tuple[int, ...]] = set()
-        for h in hyps:
-            if h.verdict != "complete" or not h.ids:
-                self._drop(result, h.verdict, "relation", direction, h.ids)
-                continue
-            if h.ids in seen:
-                continue
-            seen.add(h.ids)
-            clues.append(
-                Clue(
-                    entity=entity,
-                    name=name,
-                    relation=tokenizer.decode(list(h.ids)).strip(),
-                    direction=direction,
-                    source=source,
-                    score=h.score,
-                    relation_ids=h.ids,
-                    hyperedges=relation.trace(h.ids),
-                )
+        rows = [
+            (
+                (*ix.entity_ids(entity), ix.sep_id),
+                relation.constraint,
+                self._key("relations", direction, entity),
             )
+            for entity, _, relation in jobs
+        ]
+        # the longest span any of these entities admits, + eos
+        limit = max(r.longest_span(ix.max_relation_tokens) for _, _, r in jobs) + 1
+        per_row = constrained_generate_many(
+            self.client, prompt, rows, num_beams=self.params.beta, max_tokens=limit
+        )
+        tokenizer = ix.tokenizer
+        clues: list[Clue] = []
+        for (entity, source, relation), hyps in zip(jobs, per_row, strict=True):
+            name = ix.view.entities[entity].name
+            seen: set[tuple[int, ...]] = set()
+            for h in hyps:
+                if h.verdict != "complete" or not h.ids:
+                    self._drop(result, h.verdict, "relation", direction, h.ids)
+                    continue
+                if h.ids in seen:
+                    continue
+                seen.add(h.ids)
+                clues.append(
+                    Clue(
+                        entity=entity,
+                        name=name,
+                        relation=tokenizer.decode(list(h.ids)).strip(),
+                        direction=direction,
+                        source=source,
+                        score=h.score,
+                        relation_ids=h.ids,
+                        hyperedges=relation.trace(h.ids),
+                    )
+                )
         return clues
 
     @staticmethod
