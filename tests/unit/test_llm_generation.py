@@ -366,9 +366,7 @@ def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> N
     assert plain[0] == (4, n_prompt - 1 + tail)  # without reuse every beam reads the prompt
 
 
-def test_client_generate_many_caches_rows_and_checks_input(
-    random_lm: Path, tmp_path: Path
-) -> None:
+def test_client_generate_many_caches_rows_and_checks_input(random_lm: Path, tmp_path: Path) -> None:
     class CountingRows(TransformersLLM):
         rows: int = 0
 
@@ -383,7 +381,11 @@ def test_client_generate_many_caches_rows_and_checks_input(
     kwargs: dict[str, Any] = {"num_beams": 3, "num_return_sequences": 2}
     keys = [f"trie-{i}" for i in range(4)]
     first = client.generate_many(
-        "the capital of france", prefixes=prefixes, constraints=tries, constraint_keys=keys, **kwargs
+        "the capital of france",
+        prefixes=prefixes,
+        constraints=tries,
+        constraint_keys=keys,
+        **kwargs,
     )
     assert llm.rows == 4 and [len(r) for r in first] == [2, 2, 2, 2]
     for i, row in enumerate(first):

@@ -540,7 +540,9 @@ class LLMClient:
                     return None
                 assert eos is not None
                 end: int = eos
-                return lambda width: [ConstrainedLogitsProcessor(constraint, width, eos_token_id=end)]
+                return lambda width: [
+                    ConstrainedLogitsProcessor(constraint, width, eos_token_id=end)
+                ]
 
             factories = [factory_for(cons[i]) for i in misses]
             batch: list[list[LLMResult]] = self._retrying(
@@ -563,7 +565,9 @@ class LLMClient:
                 if constraint is not None:
                     assert eos is not None
                     judge = ConstrainedLogitsProcessor(constraint, 0, eos_token_id=eos)
-                    results = [replace(r, verdict=judge.verdict(r.token_ids or ())) for r in results]
+                    results = [
+                        replace(r, verdict=judge.verdict(r.token_ids or ())) for r in results
+                    ]
                 self.usage.record_call(
                     prompt_tokens=results[0].prompt_tokens,
                     completion_tokens=sum(r.completion_tokens for r in results),

@@ -520,9 +520,7 @@ class TransformersLLM:
         if not rows:
             return []
         if logits_processors is not None and len(logits_processors) != len(rows):
-            raise ValueError(
-                f"{len(logits_processors)} logits_processors for {len(rows)} prefixes"
-            )
+            raise ValueError(f"{len(logits_processors)} logits_processors for {len(rows)} prefixes")
         prompt_ids = [int(t) for t in self.encode_prompt(prompt)["input_ids"][0].tolist()]
         head, last = prompt_ids[:-1], prompt_ids[-1]
         tails = [[last, *r] for r in rows]

@@ -287,48 +287,92 @@ class Translator:
         return list(dict.fromkeys(e.norm for e in self.nlp.entities(query)))
 
     def translate(self, query: str) -> TranslationResult:
-        """Algorithm 2: forward translation, then reverse translation when it is needed."""
+        """Algorithm 2: forward translation, then reverse translation when it is needed.
+
+        LM calls: entity decoding of both directions in one batched call (the reverse rows
+        only when ``reverse`` is not ``"never"``; their hypotheses are used, and counted, only
+        when reverse translation runs), then the relation searches of all entities in one
+        call - both directions together when reverse translation is already certain (``"always"``,
+        or a query entity that is no forward entity: forward clues cannot cover it), else
+        forward first and reverse afterwards if Algorithm 2 asks for it.
+        """
         result = TranslationResult(query_entities=self.query_entities(query))
         prompt = translation_prompt(query)
-        forward = self._direction(prompt, "forward", result)
-        result.clues.extend(forward)
-        traced = any(c.hyperedges for c in forward)
-        covered = {c.entity for c in forward}
         mode = self.params.reverse
-        missing = not set(result.query_entities) <= covered
-        if mode == "always" or (mode == "fallback" and (not traced or missing)):
+        directions = ["forward"] if mode == "never" else ["forward", "reverse"]
+        decoded = self.translate_entities_many(prompt, directions)
+        forward = self._entity_jobs("forward", decoded["forward"], result)
+        qents = set(result.query_entities)
+        certain = mode == "always" or (mode == "fallback" and not qents <= {e for e, _ in forward})
+        if certain:
+            reverse = self._entity_jobs("reverse", decoded["reverse"], result)
             result.reverse_ran = True
-            result.clues.extend(self._direction(prompt, "reverse", result))
+            jobs = [(e, s, "forward") for e, s in forward] + [(e, s, "reverse") for e, s in reverse]
+            result.clues.extend(self._relation_rows(prompt, jobs, result))
+            return result
+        clues = self._relation_rows(prompt, [(e, s, "forward") for e, s in forward], result)
+        result.clues.extend(clues)
+        traced = any(c.hyperedges for c in clues)
+        missing = not qents <= {c.entity for c in clues}
+        if mode == "fallback" and (not traced or missing):
+            reverse = self._entity_jobs("reverse", decoded["reverse"], result)
+            result.reverse_ran = True
+            jobs = [(e, s, "reverse") for e, s in reverse]
+            result.clues.extend(self._relation_rows(prompt, jobs, result))
         return result
 
-    def _direction(self, prompt: str, direction: str, result: TranslationResult) -> list[Clue]:
+    def _entity_jobs(
+        self, direction: str, decoded: list[Hypothesis], result: TranslationResult
+    ) -> list[tuple[str, str]]:
+        """``(entity key, source)`` of a direction: decoded entities, then query entities."""
         entities: dict[str, str] = {}  # key -> source
-        for key in self.translate_entities(prompt, direction, result):
+        for key in self._entity_keys(direction, decoded, result):
             entities.setdefault(key, "translated")
         if self.params.add_query_entities:
             view = self.indexes.view
             for key in result.query_entities:
                 if view.rels_of(key, direction):
                     entities.setdefault(key, "query_entity")
-        return self.translate_relations_many(prompt, list(entities.items()), direction, result)
+        return list(entities.items())
 
     def translate_entities(
         self, prompt: str, direction: str, result: TranslationResult | None = None
     ) -> list[str]:
         """Up to ``alpha`` entity keys decoded under the ``direction`` entity trie."""
-        trie = self.indexes.tries[direction]
-        if not len(trie):
-            return []
-        sep = self.indexes.sep_id
-        limit = min(self.params.max_entity_tokens, trie.stats.max_length + 1)
-        hyps = constrained_generate(
-            self.client,
-            prompt,
-            EntityConstraint(trie, sep=sep, eos=self.indexes.eos_id),
-            constraint_key=self._key("entities", direction),
-            num_beams=self.params.alpha,
-            max_tokens=limit + 1,
+        decoded = self.translate_entities_many(prompt, [direction])[direction]
+        return self._entity_keys(direction, decoded, result)
+
+    def translate_entities_many(
+        self, prompt: str, directions: Sequence[str]
+    ) -> dict[str, list[Hypothesis]]:
+        """Entity hypotheses (``alpha`` beams) of each direction, all in ONE LM call."""
+        out: dict[str, list[Hypothesis]] = {d: [] for d in directions}
+        rows, names, limit = [], [], 0
+        ix = self.indexes
+        for direction in directions:
+            trie = ix.tries[direction]
+            if not len(trie):
+                continue
+            limit = max(limit, min(self.params.max_entity_tokens, trie.stats.max_length + 1))
+            rows.append(
+                (
+                    (),
+                    EntityConstraint(trie, sep=ix.sep_id, eos=ix.eos_id),
+                    self._key("entities", direction),
+                )
+            )
+            names.append(direction)
+        per_row = constrained_generate_many(
+            self.client, prompt, rows, num_beams=self.params.alpha, max_tokens=limit + 1
         )
+        for direction, hyps in zip(names, per_row, strict=True):
+            out[direction] = hyps
+        return out
+
+    def _entity_keys(
+        self, direction: str, hyps: list[Hypothesis], result: TranslationResult | None
+    ) -> list[str]:
+        sep = self.indexes.sep_id
         keys: list[str] = []
         for h in hyps:
             if h.verdict != "complete" or not h.ids or h.ids[-1] != sep:
@@ -365,12 +409,21 @@ class Translator:
         Row ``i`` continues ``prompt ++ entity_i ++ "@@"`` under entity ``i``'s relation
         index; clues come out in the order of ``entities``, each entity's best first.
         """
+        return self._relation_rows(prompt, [(e, s, direction) for e, s in entities], result)
+
+    def _relation_rows(
+        self,
+        prompt: str,
+        entities: Sequence[tuple[str, str, str]],
+        result: TranslationResult | None,
+    ) -> list[Clue]:
+        """:meth:`translate_relations_many` for ``(entity, source, direction)`` rows."""
         ix = self.indexes
         jobs = []
-        for entity, source in entities:
+        for entity, source, direction in entities:
             relation = ix.relations(entity, direction)
             if relation is not None:
-                jobs.append((entity, source, relation))
+                jobs.append((entity, source, direction, relation))
         if not jobs:
             return []
         rows = [
@@ -379,16 +432,17 @@ class Translator:
                 relation.constraint,
                 self._key("relations", direction, entity),
             )
-            for entity, _, relation in jobs
+            for entity, _, direction, relation in jobs
         ]
-        # the longest span any of these entities admits, + eos
-        limit = max(r.longest_span(ix.max_relation_tokens) for _, _, r in jobs) + 1
+        # the longest span any of these entities admits, + eos (a row's own constraint
+        # allows only eos past its longest span, so a longer limit changes nothing)
+        limit = max(r.longest_span(ix.max_relation_tokens) for *_, r in jobs) + 1
         per_row = constrained_generate_many(
             self.client, prompt, rows, num_beams=self.params.beta, max_tokens=limit
         )
         tokenizer = ix.tokenizer
         clues: list[Clue] = []
-        for (entity, source, relation), hyps in zip(jobs, per_row, strict=True):
+        for (entity, source, direction, relation), hyps in zip(jobs, per_row, strict=True):
             name = ix.view.entities[entity].name
             seen: set[tuple[int, ...]] = set()
             for h in hyps:
