@@ -360,10 +360,11 @@ def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> N
     finally:
         handle.remove()
     tail = 1 + max(len(p) for p in prefixes)  # the prompt's last token + the longest prefix
-    # the prompt (but its last token) once, then only the tails of the 2 x 2 beam rows
-    assert first[:2] == [(1, n_prompt - 1), (4, tail)]
-    assert second[0] == (4, tail)  # the kept prompt cache: no prompt pass at all
-    assert plain[0] == (4, n_prompt - 1 + tail)  # without reuse every beam reads the prompt
+    # the prompt (but its last token) once, the tails (but their last token) once per row,
+    # then the last column of the 2 x 2 beam rows
+    assert first[:3] == [(1, n_prompt - 1), (2, tail - 1), (4, 1)]
+    assert second[:2] == [(2, tail - 1), (4, 1)]  # the kept prompt cache: no prompt pass
+    assert plain[0] == (4, n_prompt - 1 + tail)  # without reuse every beam reads everything
 
 
 def test_client_generate_many_caches_rows_and_checks_input(random_lm: Path, tmp_path: Path) -> None:

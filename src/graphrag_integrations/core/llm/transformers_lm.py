@@ -536,7 +536,21 @@ class TransformersLLM:
         inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
         past = None
         if reuse_prompt_cache and head:
-            past = self._prompt_cache(prompt, head, len(rows) * num_beams)
+            if width > 1 and num_beams > 1:  # encode the tails once per row, not per beam
+                past = self._prompt_cache(prompt, head, len(rows))
+                mask_d = inputs["attention_mask"]
+                positions = (mask_d.cumsum(-1) - 1).clamp(min=0)
+                with self._generate_lock, torch.inference_mode():
+                    self.model(
+                        input_ids=inputs["input_ids"][:, len(head) : -1],
+                        attention_mask=mask_d[:, :-1],
+                        position_ids=positions[:, len(head) : -1],
+                        past_key_values=past,
+                        use_cache=True,
+                    )
+                past.batch_repeat_interleave(num_beams)
+            else:
+                past = self._prompt_cache(prompt, head, len(rows) * num_beams)
         return self._beam_generate(
             inputs,
             [len(prompt_ids) + len(r) for r in rows],
