@@ -125,6 +125,8 @@ def run(args: argparse.Namespace) -> None:
         for j, (_, qs) in enumerate(plan):
             if i < len(qs):
                 order.append((j, qs[i]))
+    if args.cross_fit:  # --skip / --questions count interleaved items (resume a stopped run)
+        order = order[args.skip : args.skip + args.questions]
     header = {
         "header": True,
         "dataset": args.dataset,
@@ -179,11 +181,13 @@ def top_up(traced: list[str], dense: list[str], k: int) -> list[str]:
     return head + [p for p in dense if p not in head][: k - len(head)]
 
 
-def rrf(first: list[str], second: list[str], fusion_k: float) -> list[str]:
+def rrf(traced: list[str], dense: list[str], fusion_k: float, weight: float = 1.0) -> list[str]:
+    """What ``fusion="rrf"`` returns (``fusion_depth`` = the records' dense depth, 50)."""
     score: dict[str, float] = {}
-    for ranking in (first, second):
-        for rank, pid in enumerate(ranking, 1):
-            score[pid] = score.get(pid, 0.0) + 1.0 / (fusion_k + rank)
+    for rank, pid in enumerate(traced, 1):
+        score[pid] = weight / (fusion_k + rank)
+    for rank, pid in enumerate(dense, 1):
+        score[pid] = score.get(pid, 0.0) + 1.0 / (fusion_k + rank)
     return sorted(score, key=lambda p: (-score[p], p))
 
 
@@ -212,7 +216,9 @@ def summarise(args: argparse.Namespace) -> dict[str, Any]:
             "kgt top-up": top_up(traced, r["dense"], 5),
             "forward-only paper": forward,
             "forward-only top-up": top_up(forward, r["dense"], 5),
-            f"kgt+dense RRF (k={args.fusion_k:g})": rrf(traced, r["dense"], args.fusion_k),
+            f"kgt+dense RRF (k={args.fusion_k:g}, w={args.fusion_weight:g})": rrf(
+                traced, r["dense"], args.fusion_k, args.fusion_weight
+            ),
         }
         for name, ids in variants.items():
             rows.setdefault(name, []).append(ids)
@@ -251,6 +257,14 @@ def summarise(args: argparse.Namespace) -> dict[str, Any]:
     for name, m in table.items():
         print(f"{name:32s} {m['R@2']:6.1f} {m['R@5']:6.1f} {m.get('Ctx', ''):>6}")
     print(json.dumps({k: v for k, v in summary.items() if k != "table"}, indent=1))
+    if args.grid:
+        for fk in (5.0, 20.0, 60.0):
+            for w in (0.25, 0.5, 1.0, 2.0):
+                r5 = statistics.mean(
+                    recall(rrf([p for p, _, _ in r["kgt"]], r["dense"], fk, w), r["gold"], 5)
+                    for r in records
+                )
+                print(f"RRF k={fk:g} w={w:g}: R@5 {100 * r5:.1f}")
     return summary
 
 
@@ -277,6 +291,8 @@ def main(argv: list[str] | None = None) -> None:
     s = sub.add_parser("summarise")
     s.add_argument("records", nargs="+")
     s.add_argument("--fusion-k", type=float, default=60.0)
+    s.add_argument("--fusion-weight", type=float, default=1.0)
+    s.add_argument("--grid", action="store_true", help="R@5 of RRF over a (k, w) grid (dev)")
     args = parser.parse_args(argv)
     if args.command == "run":
         run(args)
