@@ -524,8 +524,8 @@ class LLMClient:
             }
             if prefix:
                 params["prefix"] = list(prefix)
-            cache_keys[i] = cache_key(self.llm.model_name, prompt, params)
-            hit = self.cache.get_record(cache_keys[i])
+            key = cache_keys[i] = cache_key(self.llm.model_name, prompt, params)
+            hit = self.cache.get_record(key)
             if hit is not None:
                 self.usage.record_cache_hit()
                 out[i] = [LLMResult.from_dict(d) for d in hit]
@@ -573,9 +573,11 @@ class LLMClient:
                     completion_tokens=sum(r.completion_tokens for r in results),
                     estimated=any(r.estimated for r in results),
                 )
-                key = cache_keys[i]
-                if self.cache is not None and key is not None:
-                    self.cache.put_record(key, self.llm.model_name, [r.to_dict() for r in results])
+                row_key = cache_keys[i]
+                if self.cache is not None and row_key is not None:
+                    self.cache.put_record(
+                        row_key, self.llm.model_name, [r.to_dict() for r in results]
+                    )
                 out[i] = results
         return [r for r in out if r is not None]
 
