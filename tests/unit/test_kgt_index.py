@@ -84,6 +84,38 @@ def test_top_up_is_flagged_and_switchable(lm: Any, index: ParseKGTranslatorRetri
     assert len(only) == ctx and all(r.explanation["source"] == "traced" for r in only)
 
 
+def test_rrf_fusion_of_traced_and_dense_rankings(lm: Any) -> None:
+    q = "Where was Marie Curie born?"
+    paper = make(lm, top_up=False)
+    traced = [r.id for r in paper.retrieve(q, k=50)]
+    fused_index = make(lm, fusion="rrf", fusion_k=10.0, fusion_weight=2.0, fusion_depth=4)
+    fused = fused_index.retrieve(q, k=6)
+    dense = [pid for pid, _ in fused_index._dense_ranking(q, 4)]
+    assert traced and len(dense) == 4
+    expected: dict[str, float] = {}
+    for rank, pid in enumerate(traced, 1):
+        expected[pid] = 2.0 / (10.0 + rank)
+    for rank, pid in enumerate(dense, 1):
+        expected[pid] = expected.get(pid, 0.0) + 1.0 / (10.0 + rank)
+    order = sorted(expected, key=lambda p: (-expected[p], p))[:6]
+    assert [r.id for r in fused] == order
+    assert [r.score for r in fused] == pytest.approx([expected[p] for p in order])
+    for r in fused:
+        where = (r.id in traced, r.id in dense)
+        assert (
+            r.explanation["source"]
+            == {
+                (True, False): "traced",
+                (False, True): "dense",
+                (True, True): "traced+dense",
+            }[where]
+        )
+        assert bool(r.explanation["clues"]) == (r.id in traced)
+    assert fused_index.counters["fused_queries"] == 1
+    with pytest.raises(InvalidParameterError):
+        make(lm, fusion="max")
+
+
 def test_empty_query_and_empty_corpus(index: ParseKGTranslatorRetriever) -> None:
     with pytest.raises(EmptyQueryError):
         index.retrieve("   ")

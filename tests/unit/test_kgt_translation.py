@@ -146,17 +146,58 @@ def test_algorithm_2_reverse_policy(
 ) -> None:
     clue = Clue("marie curie", "Marie Curie", "born", "forward", "translated", 0.0, (1,), ("r",))
     translator = index.translator(QueryParams(reverse=mode))  # type: ignore[arg-type]
-    calls: list[str] = []
+    calls: list[list[str]] = []
 
-    def fake_direction(prompt: Any, direction: str, result: Any) -> list[Clue]:
-        calls.append(direction)
-        return [clue] if (direction == "forward" and forward) else []
+    def fake_rows(prompt: Any, jobs: Any, result: Any) -> list[Clue]:
+        calls.append(sorted({d for _, _, d in jobs}))
+        return [clue] if any(d == "forward" for _, _, d in jobs) and forward else []
 
-    monkeypatch.setattr(translator, "_direction", fake_direction)
+    monkeypatch.setattr(translator, "_relation_rows", fake_rows)
     monkeypatch.setattr(translator, "query_entities", lambda q: query_entities)
     result = translator.translate("question")
     assert result.reverse_ran is expect_reverse
-    assert calls == (["forward", "reverse"] if expect_reverse else ["forward"])
+    seen = sorted({d for call in calls for d in call})
+    assert seen == (["forward", "reverse"] if expect_reverse else ["forward"])
+    # forward relations come before (or with) reverse ones, each direction searched once
+    assert sum(len(c) for c in calls) == len(seen) and calls[0][0] == "forward"
+    if mode == "always":  # reverse is certain: one relation call for both directions
+        assert calls == [["forward", "reverse"]]
+
+
+def test_reverse_certain_from_entities_is_one_call_and_equals_two(
+    index: ParseKGTranslatorRetriever, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "1903" is a query entity but no forward (head) entity: forward clues cannot cover it
+    query = "Who won the Nobel Prize in Physics in 1903?"
+    translator = index.translator(QueryParams(reverse="fallback", alpha=2, beta=2))
+    monkeypatch.setattr(translator, "query_entities", lambda q: ["marie curie", "1903"])
+    assert not index.view.rels_of("1903", "forward") and index.view.rels_of("1903", "reverse")
+    rows: list[int] = []
+    original = index.client.generate_many
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        rows.append(len(kwargs["prefixes"]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(index.client, "generate_many", counting)
+    batched = translator.translate(query)
+    assert batched.reverse_ran and len(rows) == 2  # entities (2 directions), relations (all)
+    assert rows[0] == 2
+    # the same clues as forward then reverse translated one direction at a time
+    prompt = translation_prompt(query)
+    sequential: list[Clue] = []
+    for direction in ("forward", "reverse"):
+        keys = translator.translate_entities(prompt, direction)
+        jobs = dict.fromkeys(keys, "translated")
+        for e in ["marie curie", "1903"]:
+            if index.view.rels_of(e, direction):
+                jobs.setdefault(e, "query_entity")
+        for e, src in jobs.items():
+            sequential.extend(translator.translate_relations(prompt, e, direction, src))
+    assert [(c.entity, c.direction, c.relation_ids) for c in batched.clues] == [
+        (c.entity, c.direction, c.relation_ids) for c in sequential
+    ]
+    assert [c.score for c in batched.clues] == pytest.approx([c.score for c in sequential])
 
 
 def test_translation_prompt_ends_with_the_query(index: ParseKGTranslatorRetriever) -> None:

@@ -268,3 +268,165 @@ def test_client_names_what_an_unsupported_model_lacks() -> None:
     with pytest.raises(ModelUnavailableError, match="score_continuations"):
         client.score_continuations("q", ["a", "b"])
     assert client.usage.calls == 0
+
+
+# -- generate_many ----------------------------------------------------------------------------
+PREFIXES = ["", "paris", "the big old city of", "north south"]
+
+
+def row_trie(llm: TransformersLLM, names: list[str]) -> TokenTrie:
+    return TokenTrie([tuple(ids_of(llm, n)) for n in names], eos_token_id=llm.eos_token_id)
+
+
+ROW_NAMES = [
+    ["paris", "paris france", "big city"],
+    ["seine river", "old paris city"],
+    ["the capital", "the north of france", "a river"],
+    ["west", "east and west", "small city"],
+]
+
+
+@pytest.mark.parametrize("num_beams", [1, 3])
+@pytest.mark.parametrize("reuse", [True, False])
+@pytest.mark.parametrize("constrained", [True, False])
+def test_generate_many_equals_per_row_generate(
+    llm: TransformersLLM, num_beams: int, reuse: bool, constrained: bool
+) -> None:
+    prompt = "the capital of france"
+    prefixes = [ids_of(llm, p) if p else [] for p in PREFIXES]
+    eos = llm.eos_token_id
+    tries = [row_trie(llm, names) for names in ROW_NAMES]
+
+    def factory(i: int) -> Any:
+        if not constrained:
+            return None
+        return lambda n: [ConstrainedLogitsProcessor(tries[i], n, eos_token_id=eos)]
+
+    kwargs: dict[str, Any] = {"num_beams": num_beams, "num_return_sequences": num_beams}
+    single = [
+        llm.generate(prompt, prefix=p, logits_processors=factory(i), **kwargs)
+        for i, p in enumerate(prefixes)
+    ]
+    many = llm.generate_many(
+        prompt,
+        prefixes,
+        logits_processors=[factory(i) for i in range(len(prefixes))],
+        reuse_prompt_cache=reuse,
+        **kwargs,
+    )
+    assert len(many) == len(prefixes)
+    for s, m in zip(single, many, strict=True):
+        assert [r.token_ids for r in m] == [r.token_ids for r in s]
+        assert [r.text for r in m] == [r.text for r in s]
+        assert [r.prompt_tokens for r in m] == [r.prompt_tokens for r in s]
+        assert [r.score for r in m] == pytest.approx([r.score for r in s], abs=1e-4)
+    # the rows really differ (prefixes of different lengths, their own continuations)
+    assert len({r.prompt_tokens for row in many for r in row}) == len(prefixes)
+    assert len({row[0].token_ids for row in many}) >= 3
+    if constrained:  # each row stays inside its own trie, not its neighbours'
+        for i, row in enumerate(many):
+            ids = tuple(t for t in row[0].token_ids or () if t != eos)
+            assert ids in {tuple(ids_of(llm, n)) for n in ROW_NAMES[i]}
+
+
+def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> None:
+    prompt = "a big old city on the river seine"
+    n_prompt = int(llm.encode_prompt(prompt)["input_ids"].shape[1])
+    prefixes = [ids_of(llm, "paris"), ids_of(llm, "the big old city of")]
+    seen: list[tuple[int, int]] = []
+
+    def hook(_module: Any, args: Any, kwargs: Any) -> None:
+        ids = kwargs.get("input_ids")
+        if ids is not None:
+            seen.append(tuple(ids.shape))
+
+    handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        llm.generate_many(prompt, prefixes, num_beams=2, num_return_sequences=2, max_tokens=3)
+        first = list(seen)
+        seen.clear()
+        llm.generate_many(prompt, prefixes, num_beams=2, num_return_sequences=2, max_tokens=3)
+        second = list(seen)
+        seen.clear()
+        llm.generate_many(
+            prompt,
+            prefixes,
+            num_beams=2,
+            num_return_sequences=2,
+            max_tokens=3,
+            reuse_prompt_cache=False,
+        )
+        plain = list(seen)
+    finally:
+        handle.remove()
+    tail = 1 + max(len(p) for p in prefixes)  # the prompt's last token + the longest prefix
+    # the prompt (but its last token) once, the tails (but their last token) once per row,
+    # then the last column of the 2 x 2 beam rows
+    assert first[:3] == [(1, n_prompt - 1), (2, tail - 1), (4, 1)]
+    assert second[:2] == [(2, tail - 1), (4, 1)]  # the kept prompt cache: no prompt pass
+    assert plain[0] == (4, n_prompt - 1 + tail)  # without reuse every beam reads everything
+
+
+def test_client_generate_many_caches_rows_and_checks_input(random_lm: Path, tmp_path: Path) -> None:
+    class CountingRows(TransformersLLM):
+        rows: int = 0
+
+        def generate_many(self, prompt: str, prefixes: Any, **kwargs: Any) -> Any:
+            self.rows += len(prefixes)
+            return super().generate_many(prompt, prefixes, **kwargs)
+
+    llm = CountingRows(str(random_lm), max_new_tokens=5)
+    tries = [row_trie(llm, names) for names in ROW_NAMES]
+    prefixes = [ids_of(llm, p) if p else [] for p in PREFIXES]
+    client = LLMClient(llm, cache_dir=tmp_path)
+    kwargs: dict[str, Any] = {"num_beams": 3, "num_return_sequences": 2}
+    keys = [f"trie-{i}" for i in range(4)]
+    first = client.generate_many(
+        "the capital of france",
+        prefixes=prefixes,
+        constraints=tries,
+        constraint_keys=keys,
+        **kwargs,
+    )
+    assert llm.rows == 4 and [len(r) for r in first] == [2, 2, 2, 2]
+    for i, row in enumerate(first):
+        judge = ConstrainedLogitsProcessor(tries[i], 0, eos_token_id=llm.eos_token_id)
+        assert [r.verdict for r in row] == [judge.verdict(r.token_ids or ()) for r in row]
+        assert any(r.verdict == "complete" for r in row)
+    # usage as if each row were one generate call
+    assert client.usage.calls == 4
+    assert client.usage.prompt_tokens == sum(row[0].prompt_tokens for row in first)
+    assert client.usage.completion_tokens == sum(r.completion_tokens for row in first for r in row)
+    # rows 0 and 2 cached; a new key for row 1 and an unkeyed row 3 reach the model
+    again = client.generate_many(
+        "the capital of france",
+        prefixes=prefixes,
+        constraints=tries,
+        constraint_keys=[keys[0], "other", keys[2], None],
+        **kwargs,
+    )
+    assert llm.rows == 6 and client.usage.cache_hits == 2
+    assert again[0] == first[0] and again[2] == first[2]
+    assert [r.token_ids for r in again[1]] == [r.token_ids for r in first[1]]
+    # a row with an empty prefix shares the equivalent generate call's cache entry
+    single = client.generate(
+        "the capital of france", constraint=tries[0], constraint_key=keys[0], **kwargs
+    )
+    assert single == first[0] and llm.rows == 6 and client.usage.cache_hits == 3
+    with pytest.raises(ValueError, match="as many constraints"):
+        client.generate_many("q", prefixes=[[], []], constraints=[tries[0]])
+    assert client.generate_many("q", prefixes=[]) == []
+
+
+def test_generate_many_rejects_bad_input(llm: TransformersLLM) -> None:
+    from graphrag_integrations.core.llm.transformers_lm import RowDispatchProcessor
+
+    with pytest.raises(ValueError, match="logits_processors"):
+        llm.generate_many("paris", [[], []], logits_processors=[None])
+    with pytest.raises(ValueError, match="num_return_sequences"):
+        llm.generate_many("paris", [[]], num_beams=2, num_return_sequences=3)
+    assert llm.generate_many("paris", []) == []
+    with pytest.raises(ValueError, match="score rows"):
+        RowDispatchProcessor([[], []], num_beams=2)(torch.zeros(3, 1), torch.zeros(3, 4))
+    with pytest.raises(ModelUnavailableError, match="generate_many"):
+        LLMClient(lambda p: "x").generate_many("q", prefixes=[[]])

@@ -436,6 +436,151 @@ class LLMClient:
             self.cache.put_record(key, self.llm.model_name, [r.to_dict() for r in results])
         return results
 
+    def generate_many(
+        self,
+        prompt: str,
+        *,
+        prefixes: Sequence[Sequence[int]],
+        constraints: Sequence[Callable[[tuple[int, ...]], Any] | None] | None = None,
+        constraint_keys: Sequence[str | None] | None = None,
+        num_beams: int = 1,
+        num_return_sequences: int = 1,
+        max_tokens: int | None = None,
+    ) -> list[list[LLMResult]]:
+        """:meth:`generate` for several continuations ``prompt ++ prefixes[i]`` in ONE model call.
+
+        Row ``i`` continues the prompt after the token ids ``prefixes[i]`` (e.g. a forced
+        entity and a separator) under ``constraints[i]``, which sees only the tokens generated
+        after the prefix. The rows that miss the cache go to the model's ``generate_many``
+        together (one ``generate`` with ``num_beams`` beams per row, the shared prompt encoded
+        once, see
+        :meth:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM.generate_many`).
+
+        Parameters
+        ----------
+        prompt : str
+            The shared prompt.
+        prefixes : sequence of sequence of int
+            One prefix per row (may be empty).
+        constraints : sequence of callable or None, optional
+            One per row (``None``: unconstrained row), as ``constraint`` of :meth:`generate`.
+        constraint_keys : sequence of str or None, optional
+            One per row, as ``constraint_key`` of :meth:`generate`; a constrained row without
+            a key is never cached.
+        num_beams, num_return_sequences, max_tokens
+            As in :meth:`generate`, for every row.
+
+        Returns
+        -------
+        list of list of LLMResult
+            Per row, what :meth:`generate` returns for it: hypotheses best first, with
+            ``verdict`` for constrained rows. Cache and usage are per row, as if each row were
+            a :meth:`generate` call (one call, the row's prompt + prefix tokens once plus every
+            hypothesis' tokens; a hit counts in ``usage.cache_hits`` only), so the totals do
+            not depend on how rows are batched. A row with an empty prefix shares its cache
+            entry with the equivalent :meth:`generate` call.
+
+        Raises
+        ------
+        ValueError
+            If ``constraints`` or ``constraint_keys`` do not have one entry per prefix.
+        ModelUnavailableError
+            If the model has no ``generate_many``, or, with a constraint, no ``eos_token_id``.
+        """
+        rows = [tuple(int(t) for t in p) for p in prefixes]
+        n = len(rows)
+        cons = list(constraints) if constraints is not None else [None] * n
+        keys_in = list(constraint_keys) if constraint_keys is not None else [None] * n
+        if len(cons) != n or len(keys_in) != n:
+            raise ValueError(
+                f"{n} prefixes need as many constraints and constraint_keys, "
+                f"got {len(cons)} and {len(keys_in)}"
+            )
+        if not rows:
+            return []
+        generate_many = self._capability(
+            "generate_many", "batched token-level generation (beams, constraints)"
+        )
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        eos: int | None = None
+        if any(c is not None for c in cons):
+            eos = getattr(self.llm, "eos_token_id", None)
+            if not isinstance(eos, int):
+                raise ModelUnavailableError(
+                    f"constrained generation needs the model's `eos_token_id` (int); "
+                    f"{self.llm.model_name!r} ({type(self.llm).__name__}) has {eos!r}"
+                )
+        out: list[list[LLMResult] | None] = [None] * n
+        cache_keys: list[str | None] = [None] * n
+        for i, (prefix, constraint, ckey) in enumerate(zip(rows, cons, keys_in, strict=True)):
+            if self.cache is None or (constraint is not None and ckey is None):
+                continue
+            params: dict[str, Any] = {
+                "call": "generate",
+                "constraint": ckey,
+                "num_beams": num_beams,
+                "num_return_sequences": num_return_sequences,
+                "max_tokens": max_tokens,
+            }
+            if prefix:
+                params["prefix"] = list(prefix)
+            key = cache_keys[i] = cache_key(self.llm.model_name, prompt, params)
+            hit = self.cache.get_record(key)
+            if hit is not None:
+                self.usage.record_cache_hit()
+                out[i] = [LLMResult.from_dict(d) for d in hit]
+        misses = [i for i in range(n) if out[i] is None]
+        if misses:
+            from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor
+
+            def factory_for(
+                constraint: Callable[[tuple[int, ...]], Any] | None,
+            ) -> Callable[[int], list[Any]] | None:
+                if constraint is None:
+                    return None
+                assert eos is not None
+                end: int = eos
+                return lambda width: [
+                    ConstrainedLogitsProcessor(constraint, width, eos_token_id=end)
+                ]
+
+            factories = [factory_for(cons[i]) for i in misses]
+            batch: list[list[LLMResult]] = self._retrying(
+                lambda: generate_many(
+                    prompt,
+                    [rows[i] for i in misses],
+                    max_tokens=max_tokens,
+                    num_beams=num_beams,
+                    num_return_sequences=num_return_sequences,
+                    logits_processors=factories,
+                )
+            )
+            if len(batch) != len(misses) or not all(batch):
+                raise LLMOutputError(
+                    f"{self.llm.model_name}: generate_many returned {len(batch)} rows "
+                    f"(some empty?) for {len(misses)} prefixes"
+                )
+            for i, results in zip(misses, batch, strict=True):
+                constraint = cons[i]
+                if constraint is not None:
+                    assert eos is not None
+                    judge = ConstrainedLogitsProcessor(constraint, 0, eos_token_id=eos)
+                    results = [
+                        replace(r, verdict=judge.verdict(r.token_ids or ())) for r in results
+                    ]
+                self.usage.record_call(
+                    prompt_tokens=results[0].prompt_tokens,
+                    completion_tokens=sum(r.completion_tokens for r in results),
+                    estimated=any(r.estimated for r in results),
+                )
+                row_key = cache_keys[i]
+                if self.cache is not None and row_key is not None:
+                    self.cache.put_record(
+                        row_key, self.llm.model_name, [r.to_dict() for r in results]
+                    )
+                out[i] = results
+        return [r for r in out if r is not None]
+
     def score_continuations(
         self, prompt: str, continuations: Sequence[str | Sequence[int]]
     ) -> list[float]:

@@ -196,6 +196,7 @@ class TransformersLLM:
                 self.model_name = f"{self._source}/{gguf_file}"
         self._loaded: LazyModel[tuple[Any, Any]] = LazyModel(self._load_on_device)
         self._generate_lock = threading.Lock()
+        self._kept_prompt: tuple[str, Any] | None = None
 
     # -- loading -----------------------------------------------------------------------------
     @property
@@ -422,6 +423,7 @@ class TransformersLLM:
         num_beams: int = 1,
         num_return_sequences: int = 1,
         logits_processors: Callable[[int], Sequence[Any]] | None = None,
+        prefix: Sequence[int] = (),
     ) -> list[LLMResult]:
         """Greedy or beam-search generation with optional logits processors; best first.
 
@@ -437,29 +439,166 @@ class TransformersLLM:
             Hypotheses returned, at most ``num_beams``.
         logits_processors : callable, optional
             Factory ``prompt_length -> [LogitsProcessor, ...]`` called once per call with the
-            number of prompt tokens (e.g.
+            number of input tokens (prompt and ``prefix``; e.g.
             ``lambda n: [ConstrainedLogitsProcessor(trie, n, eos_token_id=llm.eos_token_id)]``).
+        prefix : sequence of int
+            Token ids appended to the encoded prompt (the start of the reply, e.g. a forced
+            entity); generation continues after them and they are not part of the result.
 
         Returns
         -------
         list of LLMResult
             ``num_return_sequences`` hypotheses, highest :attr:`LLMResult.score` first, each
-            with ``token_ids`` (prompt sliced off, cut after the first eos, which is kept) and
-            ``score`` = mean log-probability of those tokens under the model (beam search:
-            transformers' ``sequences_scores``, the same quantity with the processors' masks
-            applied, so a forced dead-beam eos scores about ``-3.4e38 / length``).
+            with ``token_ids`` (prompt and prefix sliced off, cut after the first eos, which is
+            kept), ``prompt_tokens`` = prompt + prefix, and ``score`` = mean log-probability of
+            those tokens under the model (beam search: transformers' ``sequences_scores``, the
+            same quantity with the processors' masks applied, so a forced dead-beam eos scores
+            about ``-3.4e38 / length``).
         """
         import torch
 
-        if num_beams < 1:
-            raise ValueError(f"num_beams must be >= 1, got {num_beams}")
-        if not 1 <= num_return_sequences <= num_beams:
-            raise ValueError(
-                f"num_return_sequences must be in [1, num_beams={num_beams}], "
-                f"got {num_return_sequences}"
-            )
+        _check_beams(num_beams, num_return_sequences)
         inputs = self.encode_prompt(prompt)
+        if len(prefix):
+            extra = torch.tensor([[int(t) for t in prefix]], dtype=torch.long, device=self.device)
+            inputs = {
+                "input_ids": torch.cat([inputs["input_ids"], extra], dim=1),
+                "attention_mask": torch.cat([inputs["attention_mask"], torch.ones_like(extra)], 1),
+            }
         n_prompt = int(inputs["input_ids"].shape[1])
+        factories = None if logits_processors is None else [logits_processors]
+        return self._beam_generate(
+            inputs, [n_prompt], factories, None, max_tokens, num_beams, num_return_sequences
+        )[0]
+
+    def generate_many(
+        self,
+        prompt: str,
+        prefixes: Sequence[Sequence[int]],
+        *,
+        max_tokens: int | None = None,
+        num_beams: int = 1,
+        num_return_sequences: int = 1,
+        logits_processors: Sequence[Callable[[int], Sequence[Any]] | None] | None = None,
+        reuse_prompt_cache: bool = True,
+    ) -> list[list[LLMResult]]:
+        """:meth:`generate` for several continuations of ONE prompt in one ``generate`` call.
+
+        Row ``i`` is ``prompt ++ prefixes[i]``: the shared prompt (all but its last token)
+        sits in the same columns of every row, then left padding, then the prompt's last
+        token and the prefix, so every row ends with a real token and the attention mask
+        (``0`` on the padding) gives each row the positions it has alone. With
+        ``reuse_prompt_cache`` the shared part is encoded ONCE (its key/value cache is kept for
+        the next call with the same prompt) and copied to the ``len(prefixes) * num_beams``
+        rows, instead of being encoded once per row and beam; only the tails are encoded.
+        Each row's processors see only its own ``num_beams`` beams.
+
+        Parameters
+        ----------
+        prompt : str
+            Shared prompt, encoded as in :meth:`complete`.
+        prefixes : sequence of sequence of int
+            One prefix (possibly empty) per row.
+        max_tokens, num_beams, num_return_sequences
+            As in :meth:`generate` (the same for every row).
+        logits_processors : sequence of callable or None, optional
+            Per row, a factory ``input_length -> [LogitsProcessor, ...]`` (``input_length`` =
+            the batch's input width, so processors see only generated tokens) or ``None``.
+        reuse_prompt_cache : bool
+            Encode the shared prompt once (default) or let ``generate`` encode every row.
+
+        Returns
+        -------
+        list of list of LLMResult
+            Per row, what :meth:`generate` ``(prompt, prefix=prefixes[i], ...)`` returns (up
+            to floating-point differences of the batched computation).
+        """
+        import torch
+
+        _check_beams(num_beams, num_return_sequences)
+        rows = [[int(t) for t in p] for p in prefixes]
+        if not rows:
+            return []
+        if logits_processors is not None and len(logits_processors) != len(rows):
+            raise ValueError(f"{len(logits_processors)} logits_processors for {len(rows)} prefixes")
+        prompt_ids = [int(t) for t in self.encode_prompt(prompt)["input_ids"][0].tolist()]
+        head, last = prompt_ids[:-1], prompt_ids[-1]
+        tails = [[last, *r] for r in rows]
+        width = max(len(t) for t in tails)
+        pad = self.pad_token_id
+        ids = torch.full((len(rows), len(head) + width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        ids[:, : len(head)] = torch.tensor(head, dtype=torch.long)
+        mask[:, : len(head)] = 1
+        for i, tail in enumerate(tails):
+            ids[i, ids.shape[1] - len(tail) :] = torch.tensor(tail, dtype=torch.long)
+            mask[i, ids.shape[1] - len(tail) :] = 1
+        inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
+        past = None
+        if reuse_prompt_cache and head:
+            if width > 1 and num_beams > 1:  # encode the tails once per row, not per beam
+                past = self._prompt_cache(prompt, head, len(rows))
+                mask_d = inputs["attention_mask"]
+                positions = (mask_d.cumsum(-1) - 1).clamp(min=0)
+                with self._generate_lock, torch.inference_mode():
+                    self.model(
+                        input_ids=inputs["input_ids"][:, len(head) : -1],
+                        attention_mask=mask_d[:, :-1],
+                        position_ids=positions[:, len(head) : -1],
+                        past_key_values=past,
+                        use_cache=True,
+                    )
+                past.batch_repeat_interleave(num_beams)
+            else:
+                past = self._prompt_cache(prompt, head, len(rows) * num_beams)
+        return self._beam_generate(
+            inputs,
+            [len(prompt_ids) + len(r) for r in rows],
+            logits_processors,
+            past,
+            max_tokens,
+            num_beams,
+            num_return_sequences,
+        )
+
+    def _prompt_cache(self, prompt: str, head: list[int], copies: int) -> Any:
+        """A fresh key/value cache of ``head`` (the prompt but its last token), ``copies`` rows.
+
+        The one-row cache of the last prompt is kept, so the calls of one query (entities,
+        then relations, both directions) encode the prompt once.
+        """
+        import copy
+
+        import torch
+
+        kept = self._kept_prompt
+        if kept is None or kept[0] != prompt:
+            with self._generate_lock, torch.inference_mode():
+                out = self.model(
+                    input_ids=torch.tensor([head], dtype=torch.long, device=self.device),
+                    use_cache=True,
+                )
+            kept = (prompt, out.past_key_values)
+            self._kept_prompt = kept
+        cache = copy.deepcopy(kept[1])
+        if copies > 1:
+            cache.batch_repeat_interleave(copies)
+        return cache
+
+    def _beam_generate(
+        self,
+        inputs: dict[str, Any],
+        prompt_tokens: list[int],
+        factories: Sequence[Callable[[int], Sequence[Any]] | None] | None,
+        past: Any,
+        max_tokens: int | None,
+        num_beams: int,
+        num_return_sequences: int,
+    ) -> list[list[LLMResult]]:
+        """One ``model.generate`` over the rows of ``inputs``; per row, hypotheses best first."""
+        import torch
+
+        width = int(inputs["input_ids"].shape[1])
         config = self.generation_config(max_tokens)
         config.num_beams = num_beams
         config.num_return_sequences = num_return_sequences
@@ -469,27 +608,35 @@ class TransformersLLM:
         if num_beams > 1:
             config.length_penalty = 1.0
         processors = None
-        if logits_processors is not None:
+        if factories is not None and any(f is not None for f in factories):
             from transformers import LogitsProcessorList
 
-            processors = LogitsProcessorList(logits_processors(n_prompt))
+            per_row = [list(f(width)) if f is not None else [] for f in factories]
+            processors = LogitsProcessorList([RowDispatchProcessor(per_row, num_beams)])
+        extra: dict[str, Any] = {}
+        if past is not None:
+            extra["past_key_values"] = past
         with self._generate_lock, torch.inference_mode():
             out = self.model.generate(
-                **inputs, generation_config=config, logits_processor=processors
+                **inputs, generation_config=config, logits_processor=processors, **extra
             )
-            rows = out.sequences[:, n_prompt:].tolist()
+            rows = out.sequences[:, width:].tolist()
             if num_beams > 1:
                 scores = [float(s) for s in out.sequences_scores.tolist()]
             else:
                 logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), dim=-1)
-                chosen = logprobs.gather(-1, out.sequences[:, n_prompt:, None])[..., 0]
+                chosen = logprobs.gather(-1, out.sequences[:, width:, None])[..., 0]
         eos_ids = _id_set(config.eos_token_id)
-        results = []
+        results: list[list[LLMResult]] = [[] for _ in prompt_tokens]
         for i, row in enumerate(rows):
             text, ids = self._finish(row, eos_ids)
             score = scores[i] if num_beams > 1 else float(chosen[i, : len(ids)].mean())
-            results.append(LLMResult(text, n_prompt, len(ids), score=score, token_ids=tuple(ids)))
-        results.sort(key=lambda r: -(r.score or 0.0))
+            n_prompt = prompt_tokens[i // num_return_sequences]
+            results[i // num_return_sequences].append(
+                LLMResult(text, n_prompt, len(ids), score=score, token_ids=tuple(ids))
+            )
+        for hypotheses in results:
+            hypotheses.sort(key=lambda r: -(r.score or 0.0))
         return results
 
     # -- scoring -----------------------------------------------------------------------------
@@ -556,6 +703,56 @@ class TransformersLLM:
 
     def __repr__(self) -> str:
         return f"TransformersLLM({self.model_name!r}, device={self.device!r})"
+
+
+class RowDispatchProcessor:
+    """A logits processor applying row ``i``'s processors to beams ``i * num_beams ...``.
+
+    ``generate`` lays the beams of batch row ``i`` out as the consecutive score rows
+    ``i * num_beams`` to ``(i + 1) * num_beams - 1``; each slice goes through its own
+    processors (e.g. one constraint per row).
+
+    Examples
+    --------
+    >>> import torch
+    >>> def ban(token):
+    ...     def apply(input_ids, scores):
+    ...         scores[:, token] = -float("inf")
+    ...         return scores
+    ...     return apply
+    >>> proc = RowDispatchProcessor([[ban(0)], [], [ban(2)]], num_beams=2)
+    >>> out = proc(torch.zeros(6, 1, dtype=torch.long), torch.zeros(6, 3))
+    >>> torch.isinf(out).nonzero().tolist()
+    [[0, 0], [1, 0], [4, 2], [5, 2]]
+    """
+
+    def __init__(self, processors: Sequence[Sequence[Any]], num_beams: int) -> None:
+        self.processors = [list(p) for p in processors]
+        self.num_beams = num_beams
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        expected = len(self.processors) * self.num_beams
+        if scores.shape[0] != expected:
+            raise ValueError(f"{scores.shape[0]} score rows, expected {expected}")
+        for i, procs in enumerate(self.processors):
+            if not procs:
+                continue
+            rows = slice(i * self.num_beams, (i + 1) * self.num_beams)
+            part = scores[rows]
+            for proc in procs:
+                part = proc(input_ids[rows], part)
+            scores[rows] = part
+        return scores
+
+
+def _check_beams(num_beams: int, num_return_sequences: int) -> None:
+    if num_beams < 1:
+        raise ValueError(f"num_beams must be >= 1, got {num_beams}")
+    if not 1 <= num_return_sequences <= num_beams:
+        raise ValueError(
+            f"num_return_sequences must be in [1, num_beams={num_beams}], "
+            f"got {num_return_sequences}"
+        )
 
 
 def _id_set(ids: int | list[int] | None) -> set[int]:

@@ -433,8 +433,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 break
             used.append(following)
             current = following
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
         ctx = len(best)
+        if self.query_params.fusion == "rrf":
+            return self._fused(question, best, evidence, rounds, k)
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
         out = [
             RetrievedPassage(
                 self.view.passages[pid],
@@ -453,6 +455,53 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         if self.query_params.top_up and len(out) < k:
             out.extend(self._top_up(question, k - len(out), set(best), ctx, rounds))
         return out
+
+    def _dense_ranking(self, question: str, n: int) -> list[tuple[str, float]]:
+        """The ``n`` passages of the corpus nearest ``question`` (embeds the missing ones once)."""
+        missing = self.store.missing_vectors(self.view.passages)
+        if missing:
+            logger.info("embedding the %d passages not embedded yet", len(missing))
+            self._passage_vectors(missing)
+        return self.store.nearest_passages(self.embedder.embed_query(question), n)
+
+    def _fused(
+        self,
+        question: str,
+        best: dict[str, tuple[float, int]],
+        evidence: dict[str, list[dict[str, Any]]],
+        rounds: list[dict[str, Any]],
+        k: int,
+    ) -> list[RetrievedPassage]:
+        """``fusion="rrf"``: reciprocal-rank fusion of the traced and the dense ranking."""
+        params = self.query_params
+        self.counters["fused_queries"] += 1
+        traced = sorted(best, key=lambda p: (-best[p][0], p))
+        dense = [pid for pid, _ in self._dense_ranking(question, params.fusion_depth)]
+        score: dict[str, float] = {}
+        for rank, pid in enumerate(traced, 1):
+            score[pid] = params.fusion_weight / (params.fusion_k + rank)
+        for rank, pid in enumerate(dense, 1):
+            score[pid] = score.get(pid, 0.0) + 1.0 / (params.fusion_k + rank)
+        traced_rank = {pid: r for r, pid in enumerate(traced, 1)}
+        dense_rank = {pid: r for r, pid in enumerate(dense, 1)}
+        ranked = sorted(score, key=lambda p: (-score[p], p))[:k]
+        sources = {(True, False): "traced", (False, True): "dense", (True, True): "traced+dense"}
+        return [
+            RetrievedPassage(
+                self.view.passages[pid],
+                score[pid],
+                {
+                    "method": self.method,
+                    "source": sources[(pid in traced_rank, pid in dense_rank)],
+                    "traced_rank": traced_rank.get(pid),
+                    "dense_rank": dense_rank.get(pid),
+                    "clues": evidence.get(pid, []),
+                    "traced_passages": len(best),
+                    "rounds": rounds,
+                },
+            )
+            for pid in ranked
+        ]
 
     def _passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
         """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode).
@@ -475,12 +524,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     ) -> list[RetrievedPassage]:
         """Product mode: the nearest untraced passages of the corpus, flagged."""
         self.counters["top_up_queries"] += 1
-        missing = self.store.missing_vectors(self.view.passages)
-        if missing:
-            logger.info("top-up: embedding the %d passages not embedded yet", len(missing))
-            self._passage_vectors(missing)
-        qvec: FloatMatrix = self.embedder.embed_query(question)
-        hits = self.store.nearest_passages(qvec, n + len(exclude))
+        hits = self._dense_ranking(question, n + len(exclude))
         extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
         logger.info("top-up: %d traced passages, %d added by dense retrieval", ctx, len(extra))
         return [

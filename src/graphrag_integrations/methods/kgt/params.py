@@ -122,6 +122,9 @@ class QueryParams(Params):
 
     Presets: ``default`` and ``paper-hotpotqa`` / ``paper-2wiki`` / ``paper-musique`` /
     ``paper-popqa`` ((alpha, beta) = (3, 3), (3, 1), (3, 5), (3, 5); no top-up).
+    ``fusion="rrf"`` is a product quality knob, not in the paper: the traced ranking (weight
+    ``fusion_weight``) and the dense ranking of the corpus (top ``fusion_depth``) are fused by
+    reciprocal rank, ``sum w / (fusion_k + rank)``; ``top_up`` is then moot (fusion fills k).
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, **PAPER_PRESETS}
@@ -136,6 +139,15 @@ class QueryParams(Params):
         True, symbol="E_q", doc="query NER entities are translated entities"
     )
     top_up: bool = param(True, doc="dense top-up when fewer than k passages are traced")
+    fusion: Literal["none", "rrf"] = param(
+        "none",
+        doc="none: traced ranking (paper); rrf: reciprocal-rank fusion with the dense ranking",
+    )
+    fusion_k: float = param(60.0, symbol="k_rrf", doc="RRF constant: 1 / (k_rrf + rank)", gt=0)
+    fusion_weight: float = param(
+        1.0, doc="weight of the traced ranking in RRF (the dense ranking has 1)", ge=0
+    )
+    fusion_depth: int = param(50, doc="dense ranks fused (RRF)", ge=1)
     max_steps: int = param(1, symbol="steps", doc="translation rounds (multi-step)", ge=1)
     max_entity_tokens: int = param(32, doc="entity decoding limit in tokens", ge=1)
 

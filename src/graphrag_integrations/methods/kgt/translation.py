@@ -8,7 +8,8 @@ exist in the ParseKG:
    graph are always added (§3.3.2);
 2. **relation translation** - per translated entity, a second constrained beam search
    (``beta`` beams) continuing ``prompt ++ entity ++ "@@"`` under the entity's
-   :class:`~graphrag_integrations.methods.kgt.constraints.SpanConstraint`;
+   :class:`~graphrag_integrations.methods.kgt.constraints.SpanConstraint`; the searches of
+   all entities of a direction run as the rows of ONE batched call;
 3. **bidirectional translation** (Algorithm 2) - forward over heads and out-hyperrelations;
    reverse over tails and in-hyperrelations when forward traces nothing or misses a query
    entity (``reverse="fallback"``), always, or never.
@@ -17,12 +18,12 @@ Every returned hypothesis is replayed with ``processor.verdict``: only ``"comple
 become clues. Dead, invalid (beam filler) and truncated hypotheses are dropped and counted in
 :attr:`TranslationResult.dropped`; nothing is ever decoded unconstrained.
 
-The only call into the LM is :func:`constrained_generate`, i.e. ``LLMClient.generate(prompt,
-constraint=..., constraint_key=..., num_beams, num_return_sequences)`` (response cache keyed
-by graph, tokenizer, entity and direction; token accounting in ``client.usage``). Relation
-decoding forces ``entity ++ "@@"`` (:class:`PrefixedConstraint`) after the plain-text
-prompt, so its beam scores include the forced tokens' log-probabilities (the same constant
-for every relation of one entity).
+The only call into the LM is :func:`constrained_generate_many`, i.e.
+``LLMClient.generate_many(prompt, prefixes=..., constraints=..., constraint_keys=...,
+num_beams)`` (one ``generate`` over all rows, the shared prompt encoded once per query;
+response cache per row keyed by graph, tokenizer, entity and direction; token accounting in
+``client.usage``). Relation rows put ``entity ++ "@@"`` after the prompt as a prefix (the
+paper's "continue prompt ++ entity ++ @@"), so beam scores cover the relation tokens only.
 """
 
 from __future__ import annotations
@@ -96,35 +97,58 @@ class EntityConstraint:
         return self.trie(ids)
 
 
-class PrefixedConstraint:
-    """Force ``prefix`` (the translated entity and "@@"), then apply ``inner`` to the rest.
+def constrained_generate_many(
+    client: Any,
+    prompt: str,
+    rows: Sequence[tuple[Sequence[int], Callable[[tuple[int, ...]], Any], str | None]],
+    *,
+    num_beams: int,
+    max_tokens: int,
+) -> list[list[Hypothesis]]:
+    """The one LM call of KG-Translator: ``LLMClient.generate_many`` under per-row constraints.
 
-    Relation decoding continues ``prompt ++ entity ++ "@@"``; forcing the entity tokens keeps
-    the prompt a plain string, so the call goes through ``LLMClient.generate`` (cache, usage).
+    Parameters
+    ----------
+    client : LLMClient
+        Wraps the translator LM (cache, token accounting, verdicts).
+    prompt : str
+        The translation prompt (chat template applied by the model).
+    rows : sequence of (prefix, constraint, constraint_key)
+        Per row: token ids put after the prompt (e.g. ``entity ++ "@@"``), the constraint
+        ``allowed(generated) -> ids`` on what follows (closed by the LM's ``eos``), and its
+        content key for the cache (graph, tokenizer, entity, direction; ``None``: uncached).
+    num_beams : int
+        Beams per row; as many hypotheses are returned.
+    max_tokens : int
+        New-token limit (the same for every row; a constraint closes a row earlier).
 
-    Examples
-    --------
-    >>> c = PrefixedConstraint((4, 8), lambda rest: np.asarray([len(rest) + 100]))
-    >>> [int(t) for t in c(())], [int(t) for t in c((4,))], [int(t) for t in c((4, 8, 1))]
-    ([4], [8], [101])
-    >>> c((3,)).size  # off the forced prefix: dead
-    0
+    Returns
+    -------
+    list of list of Hypothesis
+        Per row, best first, ids without the closing ``eos``, with the verdict.
     """
-
-    def __init__(self, prefix: Sequence[int], inner: Callable[[tuple[int, ...]], Any]) -> None:
-        self.prefix = tuple(int(t) for t in prefix)
-        self.inner = inner
-
-    def __call__(self, generated: Sequence[int]) -> Any:
-        ids = tuple(int(t) for t in generated)
-        n = len(self.prefix)
-        if len(ids) < n:
-            if ids != self.prefix[: len(ids)]:
-                return np.zeros(0, dtype=np.int64)
-            return np.asarray([self.prefix[len(ids)]], dtype=np.int64)
-        if ids[:n] != self.prefix:
-            return np.zeros(0, dtype=np.int64)
-        return self.inner(ids[n:])
+    if not rows:
+        return []
+    results = client.generate_many(
+        prompt,
+        prefixes=[r[0] for r in rows],
+        constraints=[r[1] for r in rows],
+        constraint_keys=[r[2] for r in rows],
+        num_beams=num_beams,
+        num_return_sequences=num_beams,
+        max_tokens=max_tokens,
+    )
+    eos = client.llm.eos_token_id
+    out: list[list[Hypothesis]] = []
+    for row in results:
+        hyps = []
+        for r in row:
+            ids = [int(t) for t in (r.token_ids or ())]
+            if eos in ids:
+                ids = ids[: ids.index(eos)]
+            hyps.append(Hypothesis(tuple(ids), float(r.score or 0.0), str(r.verdict)))
+        out.append(hyps)
+    return out
 
 
 def constrained_generate(
@@ -135,48 +159,22 @@ def constrained_generate(
     constraint_key: str | None,
     num_beams: int,
     max_tokens: int,
-    strip: int = 0,
+    prefix: Sequence[int] = (),
 ) -> list[Hypothesis]:
-    """The one LM call of KG-Translator: ``LLMClient.generate`` under ``constraint``.
-
-    Parameters
-    ----------
-    client : LLMClient
-        Wraps the translator LM (cache, token accounting, verdicts).
-    prompt : str
-        The translation prompt (chat template applied by the model).
-    constraint : callable
-        ``allowed(generated) -> ids``, closed by the LM's ``eos``.
-    constraint_key : str, optional
-        Content key of the constraint (graph, tokenizer, entity, direction) for the cache.
-    num_beams : int
-        Beams; as many hypotheses are returned.
-    max_tokens : int
-        New-token limit.
-    strip : int
-        Leading (forced) tokens removed from each hypothesis.
+    """One row of :func:`constrained_generate_many`: ``prompt ++ prefix`` under ``constraint``.
 
     Returns
     -------
     list of Hypothesis
-        Best first, ids without the forced prefix and the closing tokens, with the verdict.
+        Best first, ids without the prefix and the closing ``eos``, with the verdict.
     """
-    results = client.generate(
+    return constrained_generate_many(
+        client,
         prompt,
-        constraint=constraint,
-        constraint_key=constraint_key,
+        [(prefix, constraint, constraint_key)],
         num_beams=num_beams,
-        num_return_sequences=num_beams,
         max_tokens=max_tokens,
-    )
-    eos = client.llm.eos_token_id
-    out = []
-    for r in results:
-        ids = [int(t) for t in (r.token_ids or ())]
-        if eos in ids:
-            ids = ids[: ids.index(eos)]
-        out.append(Hypothesis(tuple(ids[strip:]), float(r.score or 0.0), str(r.verdict)))
-    return out
+    )[0]
 
 
 @dataclass(frozen=True)
@@ -289,51 +287,92 @@ class Translator:
         return list(dict.fromkeys(e.norm for e in self.nlp.entities(query)))
 
     def translate(self, query: str) -> TranslationResult:
-        """Algorithm 2: forward translation, then reverse translation when it is needed."""
+        """Algorithm 2: forward translation, then reverse translation when it is needed.
+
+        LM calls: entity decoding of both directions in one batched call (the reverse rows
+        only when ``reverse`` is not ``"never"``; their hypotheses are used, and counted, only
+        when reverse translation runs), then the relation searches of all entities in one
+        call - both directions together when reverse translation is already certain (``"always"``,
+        or a query entity that is no forward entity: forward clues cannot cover it), else
+        forward first and reverse afterwards if Algorithm 2 asks for it.
+        """
         result = TranslationResult(query_entities=self.query_entities(query))
         prompt = translation_prompt(query)
-        forward = self._direction(prompt, "forward", result)
-        result.clues.extend(forward)
-        traced = any(c.hyperedges for c in forward)
-        covered = {c.entity for c in forward}
         mode = self.params.reverse
-        missing = not set(result.query_entities) <= covered
-        if mode == "always" or (mode == "fallback" and (not traced or missing)):
+        directions = ["forward"] if mode == "never" else ["forward", "reverse"]
+        decoded = self.translate_entities_many(prompt, directions)
+        forward = self._entity_jobs("forward", decoded["forward"], result)
+        qents = set(result.query_entities)
+        certain = mode == "always" or (mode == "fallback" and not qents <= {e for e, _ in forward})
+        if certain:
+            reverse = self._entity_jobs("reverse", decoded["reverse"], result)
             result.reverse_ran = True
-            result.clues.extend(self._direction(prompt, "reverse", result))
+            jobs = [(e, s, "forward") for e, s in forward] + [(e, s, "reverse") for e, s in reverse]
+            result.clues.extend(self._relation_rows(prompt, jobs, result))
+            return result
+        clues = self._relation_rows(prompt, [(e, s, "forward") for e, s in forward], result)
+        result.clues.extend(clues)
+        traced = any(c.hyperedges for c in clues)
+        missing = not qents <= {c.entity for c in clues}
+        if mode == "fallback" and (not traced or missing):
+            reverse = self._entity_jobs("reverse", decoded["reverse"], result)
+            result.reverse_ran = True
+            jobs = [(e, s, "reverse") for e, s in reverse]
+            result.clues.extend(self._relation_rows(prompt, jobs, result))
         return result
 
-    def _direction(self, prompt: str, direction: str, result: TranslationResult) -> list[Clue]:
+    def _entity_jobs(
+        self, direction: str, decoded: list[Hypothesis], result: TranslationResult
+    ) -> list[tuple[str, str]]:
+        """``(entity key, source)`` of a direction: decoded entities, then query entities."""
         entities: dict[str, str] = {}  # key -> source
-        for key in self.translate_entities(prompt, direction, result):
+        for key in self._entity_keys(direction, decoded, result):
             entities.setdefault(key, "translated")
         if self.params.add_query_entities:
             view = self.indexes.view
             for key in result.query_entities:
                 if view.rels_of(key, direction):
                     entities.setdefault(key, "query_entity")
-        clues: list[Clue] = []
-        for key, source in entities.items():
-            clues.extend(self.translate_relations(prompt, key, direction, source, result))
-        return clues
+        return list(entities.items())
 
     def translate_entities(
         self, prompt: str, direction: str, result: TranslationResult | None = None
     ) -> list[str]:
         """Up to ``alpha`` entity keys decoded under the ``direction`` entity trie."""
-        trie = self.indexes.tries[direction]
-        if not len(trie):
-            return []
-        sep = self.indexes.sep_id
-        limit = min(self.params.max_entity_tokens, trie.stats.max_length + 1)
-        hyps = constrained_generate(
-            self.client,
-            prompt,
-            EntityConstraint(trie, sep=sep, eos=self.indexes.eos_id),
-            constraint_key=self._key("entities", direction),
-            num_beams=self.params.alpha,
-            max_tokens=limit + 1,
+        decoded = self.translate_entities_many(prompt, [direction])[direction]
+        return self._entity_keys(direction, decoded, result)
+
+    def translate_entities_many(
+        self, prompt: str, directions: Sequence[str]
+    ) -> dict[str, list[Hypothesis]]:
+        """Entity hypotheses (``alpha`` beams) of each direction, all in ONE LM call."""
+        out: dict[str, list[Hypothesis]] = {d: [] for d in directions}
+        rows, names, limit = [], [], 0
+        ix = self.indexes
+        for direction in directions:
+            trie = ix.tries[direction]
+            if not len(trie):
+                continue
+            limit = max(limit, min(self.params.max_entity_tokens, trie.stats.max_length + 1))
+            rows.append(
+                (
+                    (),
+                    EntityConstraint(trie, sep=ix.sep_id, eos=ix.eos_id),
+                    self._key("entities", direction),
+                )
+            )
+            names.append(direction)
+        per_row = constrained_generate_many(
+            self.client, prompt, rows, num_beams=self.params.alpha, max_tokens=limit + 1
         )
+        for direction, hyps in zip(names, per_row, strict=True):
+            out[direction] = hyps
+        return out
+
+    def _entity_keys(
+        self, direction: str, hyps: list[Hypothesis], result: TranslationResult | None
+    ) -> list[str]:
+        sep = self.indexes.sep_id
         keys: list[str] = []
         for h in hyps:
             if h.verdict != "complete" or not h.ids or h.ids[-1] != sep:
@@ -356,43 +395,75 @@ class Translator:
         result: TranslationResult | None = None,
     ) -> list[Clue]:
         """Up to ``beta`` clues of ``entity``: relation spans decoded under its index."""
-        relation = self.indexes.relations(entity, direction)
-        if relation is None:
+        return self.translate_relations_many(prompt, [(entity, source)], direction, result)
+
+    def translate_relations_many(
+        self,
+        prompt: str,
+        entities: Sequence[tuple[str, str]],
+        direction: str,
+        result: TranslationResult | None = None,
+    ) -> list[Clue]:
+        """Up to ``beta`` clues per ``(entity, source)``, all relation searches in ONE LM call.
+
+        Row ``i`` continues ``prompt ++ entity_i ++ "@@"`` under entity ``i``'s relation
+        index; clues come out in the order of ``entities``, each entity's best first.
+        """
+        return self._relation_rows(prompt, [(e, s, direction) for e, s in entities], result)
+
+    def _relation_rows(
+        self,
+        prompt: str,
+        entities: Sequence[tuple[str, str, str]],
+        result: TranslationResult | None,
+    ) -> list[Clue]:
+        """:meth:`translate_relations_many` for ``(entity, source, direction)`` rows."""
+        ix = self.indexes
+        jobs = []
+        for entity, source, direction in entities:
+            relation = ix.relations(entity, direction)
+            if relation is not None:
+                jobs.append((entity, source, direction, relation))
+        if not jobs:
             return []
-        prefix = (*self.indexes.entity_ids(entity), self.indexes.sep_id)
-        hyps = constrained_generate(
-            self.client,
-            prompt,
-            PrefixedConstraint(prefix, relation.constraint),
-            constraint_key=self._key("relations", direction, entity),
-            num_beams=self.params.beta,
-            # forced prefix + the longest span this entity admits + eos
-            max_tokens=len(prefix) + relation.longest_span(self.indexes.max_relation_tokens) + 1,
-            strip=len(prefix),
-        )
-        tokenizer = self.indexes.tokenizer
-        name = self.indexes.view.entities[entity].name
-        clues: list[Clue] = []
-        seen: set[tuple[int, ...]] = set()
-        for h in hyps:
-            if h.verdict != "complete" or not h.ids:
-                self._drop(result, h.verdict, "relation", direction, h.ids)
-                continue
-            if h.ids in seen:
-                continue
-            seen.add(h.ids)
-            clues.append(
-                Clue(
-                    entity=entity,
-                    name=name,
-                    relation=tokenizer.decode(list(h.ids)).strip(),
-                    direction=direction,
-                    source=source,
-                    score=h.score,
-                    relation_ids=h.ids,
-                    hyperedges=relation.trace(h.ids),
-                )
+        rows = [
+            (
+                (*ix.entity_ids(entity), ix.sep_id),
+                relation.constraint,
+                self._key("relations", direction, entity),
             )
+            for entity, _, direction, relation in jobs
+        ]
+        # the longest span any of these entities admits, + eos (a row's own constraint
+        # allows only eos past its longest span, so a longer limit changes nothing)
+        limit = max(r.longest_span(ix.max_relation_tokens) for *_, r in jobs) + 1
+        per_row = constrained_generate_many(
+            self.client, prompt, rows, num_beams=self.params.beta, max_tokens=limit
+        )
+        tokenizer = ix.tokenizer
+        clues: list[Clue] = []
+        for (entity, source, direction, relation), hyps in zip(jobs, per_row, strict=True):
+            name = ix.view.entities[entity].name
+            seen: set[tuple[int, ...]] = set()
+            for h in hyps:
+                if h.verdict != "complete" or not h.ids:
+                    self._drop(result, h.verdict, "relation", direction, h.ids)
+                    continue
+                if h.ids in seen:
+                    continue
+                seen.add(h.ids)
+                clues.append(
+                    Clue(
+                        entity=entity,
+                        name=name,
+                        relation=tokenizer.decode(list(h.ids)).strip(),
+                        direction=direction,
+                        source=source,
+                        score=h.score,
+                        relation_ids=h.ids,
+                        hyperedges=relation.trace(h.ids),
+                    )
+                )
         return clues
 
     @staticmethod

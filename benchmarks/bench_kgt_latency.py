@@ -1,0 +1,95 @@
+"""KG-Translator query latency on a persisted index: wall and CPU per query, optional profile.
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
+        python benchmarks/bench_kgt_latency.py INDEX_DIR musique-100 --skip 50 --n 5 \
+        [--translator musique-100-a] [--preset paper-musique] [--profile FILE]
+
+``INDEX_DIR`` is a persisted ``ParseKGTranslatorRetriever`` (built and persisted there when
+missing, lazy passage vectors). The translator, constraint indexes, embedder and spaCy are
+loaded before timing; each line gives one query's wall and CPU (process) time, the traced
+passages (Ctx) and the returned ids, then p50 / p95, the translator's usage and the load
+average. ``--profile`` writes a cProfile of the queries and prints the top entries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> None:
+    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.evaluation.datasets import load_dataset
+    from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+    from graphrag_integrations.methods.kgt.params import PRESETS
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("index")
+    ap.add_argument("dataset")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--skip", type=int, default=50)
+    ap.add_argument("--n", type=int, default=10)
+    ap.add_argument("--preset", default="paper-musique")
+    ap.add_argument("--translator", default="musique-100-a")
+    ap.add_argument("--profile", default=None)
+    a = ap.parse_args(argv)
+    data = load_dataset(Path(a.data) / a.dataset)
+    embedder = as_embedder(None)
+    if not (Path(a.index) / "manifest.json").is_file():
+        ParseKGTranslatorRetriever.from_passages(data.passages, embedding=embedder).persist(a.index)
+    kgt = ParseKGTranslatorRetriever.load(
+        a.index, embedding=embedder, translator=a.translator, query_params=PRESETS[a.preset]
+    )
+    t0 = time.perf_counter()
+    kgt.lm.model  # noqa: B018 - load before timing
+    kgt.constraint_indexes  # noqa: B018
+    kgt.embedder.embed(["warm-up"])
+    kgt.parser.parse("Warm-up sentence by Ada Lovelace.")
+    print("load", round(time.perf_counter() - t0, 1), flush=True)
+    walls, cpus = [], []
+    prof = cProfile.Profile() if a.profile else None
+    for q in data.questions[a.skip : a.skip + a.n]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        if prof:
+            prof.enable()
+        res = kgt.retrieve(q.text, k=5)
+        if prof:
+            prof.disable()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        ctx = res[0].explanation["traced_passages"] if res else 0
+        print(
+            f"{walls[-1]:.2f}s wall {cpus[-1]:.2f}s cpu ctx={ctx} ids={[r.id for r in res]}",
+            flush=True,
+        )
+    usage = kgt.client.usage
+    print(
+        json.dumps(
+            {
+                "wall_p50_p95": [round(float(np.percentile(walls, p)), 2) for p in (50, 95)],
+                "cpu_p50_p95": [round(float(np.percentile(cpus, p)), 2) for p in (50, 95)],
+                "usage": {
+                    "calls": usage.calls,
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                },
+                "load_average": os.getloadavg(),
+            }
+        )
+    )
+    if prof and a.profile:
+        prof.dump_stats(a.profile)
+        pstats.Stats(a.profile).sort_stats("cumulative").print_stats(35)
+
+
+if __name__ == "__main__":
+    main()

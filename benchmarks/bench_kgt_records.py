@@ -1,0 +1,311 @@
+"""KG-Translator vs dense and BM25 in one process: per-question records, then the tables.
+
+Run (from the repository root; ``--data`` defaults to ``../shared/data``)::
+
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
+        python benchmarks/bench_kgt_records.py run --dataset musique-100 --skip 50 \
+        --questions 50 --translator musique-100-a --index DIR --out a.jsonl
+    python benchmarks/bench_kgt_records.py summarise a.jsonl b.jsonl [--fusion-k 60]
+
+``--cross-fit`` (MuSiQue-100): questions 1-50 with adapter ``musique-100-b``, 51-100 with
+``musique-100-a`` (each half held-out for its adapter), interleaved so a partial run stays
+balanced. ``run`` builds (or loads, with ``--index``: built and persisted there on the first
+run) the ParseKG, a ``DenseRetriever`` and a ``BM25Retriever`` over the same corpus
+(``--distractors`` appends e.g. the 2Wiki corpus), then for each question records: every
+traced passage in
+KG-Translator's ranking (``top_up=False``, all traced passages, each with the directions of
+the clues that traced it), the dense and BM25 rankings, wall / CPU time of the KG-Translator
+query and whether reverse translation ran. Passage vectors are the dense build's (as with
+``passage_vectors="build"``), so the query time is translation + tracing + ranking.
+``summarise`` computes from the records, for the same questions:
+
+* ``kgt paper``: the traced top-k (fewer when fewer are traced: the paper's Ctx);
+* ``kgt top-up``: the product mode - the traced top-k filled up to k with the nearest
+  untraced passages of the dense ranking (what ``top_up=True`` returns: the same embedder
+  ranks the corpus);
+* ``forward-only``: the same two with only passages traced by a forward clue (what
+  ``reverse="never"`` returns: its forward translation is the same computation);
+* ``kgt+dense RRF``: reciprocal-rank fusion of the traced ranking with the dense ranking,
+  ``sum 1 / (fusion_k + rank)`` (the ``fusion="rrf"`` query option).
+
+Recall is ``recall_at_k`` (HippoRAG convention), latency the KG-Translator query only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+DEPTH = 50  # dense / BM25 ranking kept per question (top-up and fusion need more than k)
+
+
+class TextCachedEmbedder:
+    """The embedder, remembering document vectors by text: the dense baseline embeds the
+    corpus once and KG-Translator's passage vectors reuse those (its ``"build"`` mode)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self._vectors: dict[str, Any] = {}
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)
+
+    def embed(self, texts: Any, *, show_progress: bool = False) -> Any:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for t, v in zip(
+                missing, self.inner.embed(missing, show_progress=show_progress), strict=True
+            ):
+                self._vectors[t] = v
+        return np.stack([self._vectors[t] for t in texts]) if len(texts) else self.inner.embed([])
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+def run(args: argparse.Namespace) -> None:
+    from graphrag_integrations.baselines.bm25 import BM25Retriever
+    from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.evaluation.datasets import load_dataset
+    from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+    from graphrag_integrations.methods.kgt.params import PRESETS
+
+    data = load_dataset(
+        Path(args.data) / args.dataset, queries=args.queries, distractors=args.distractors
+    )
+    embedder = TextCachedEmbedder(as_embedder(None))
+    SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
+    params = replace(PRESETS[args.preset], top_up=False, k=DEPTH)
+    if args.reverse:
+        params = replace(params, reverse=args.reverse)
+    t0 = time.perf_counter()
+    dense = DenseRetriever(data.passages, embedding=embedder, k=DEPTH)
+    dense_build = time.perf_counter() - t0
+    bm25 = BM25Retriever(data.passages, k=DEPTH)
+    index_dir = Path(args.index) if args.index else None
+    if index_dir is not None and not (index_dir / "manifest.json").is_file():
+        ParseKGTranslatorRetriever.from_passages(
+            data.passages, embedding=embedder, query_params=params, passage_vectors="lazy"
+        ).persist(index_dir)
+    questions = data.questions[args.skip : args.skip + args.questions]
+    # (translator, questions): one, or the cross-fitted pair of folds, interleaved
+    plan = [(args.translator, list(questions))]
+    if args.cross_fit:
+        half = len(data.questions) // 2
+        plan = [("musique-100-b", data.questions[:half]), ("musique-100-a", data.questions[half:])]
+    indexes = []
+    for translator, _ in plan:
+        if index_dir is not None:
+            kgt = ParseKGTranslatorRetriever.load(
+                index_dir, embedding=embedder, translator=translator, query_params=params
+            )
+        else:
+            kgt = ParseKGTranslatorRetriever.from_passages(
+                data.passages, embedding=embedder, translator=translator, query_params=params
+            )
+        kgt._passage_vectors(list(kgt.view.passages))  # vectors from the dense build's cache
+        kgt.lm.model  # noqa: B018 - load the translator before timing
+        kgt.constraint_indexes  # noqa: B018
+        indexes.append(kgt)
+    order = []
+    for i in range(max(len(qs) for _, qs in plan)):
+        for j, (_, qs) in enumerate(plan):
+            if i < len(qs):
+                order.append((j, qs[i]))
+    if args.cross_fit:  # --skip / --questions count interleaved items (resume a stopped run)
+        order = order[args.skip : args.skip + args.questions]
+    header = {
+        "header": True,
+        "dataset": args.dataset,
+        "distractors": args.distractors,
+        "passages": len(data.passages),
+        "translators": [t or "musique-100-a" for t, _ in plan],
+        "preset": args.preset,
+        "reverse": params.reverse,
+        "dense_build_s": round(dense_build, 1),
+        "load_average": os.getloadavg(),
+        "threads": os.environ.get("OMP_NUM_THREADS"),
+    }
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        for n, (j, q) in enumerate(order, 1):
+            kgt = indexes[j]
+            t0, c0 = time.perf_counter(), time.process_time()
+            hits = kgt.retrieve(q.text, k=DEPTH)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rounds = hits[0].explanation["rounds"] if hits else []
+            record = {
+                "qid": q.id,
+                "translator": plan[j][0],
+                "gold": sorted(q.gold_passage_ids),
+                "kgt": [
+                    [
+                        h.id,
+                        round(h.score, 5),
+                        sorted({c["direction"] for c in h.explanation["clues"]}),
+                    ]
+                    for h in hits
+                ],
+                "dense": [h.id for h in dense.retrieve(q.text, k=DEPTH)],
+                "bm25": [h.id for h in bm25.retrieve(q.text, k=DEPTH)],
+                "wall_s": round(wall, 3),
+                "cpu_s": round(cpu, 3),
+                "reverse_ran": any(r["reverse_ran"] for r in rounds),
+                "dropped": {k: v for r in rounds for k, v in r["dropped_hypotheses"].items()},
+                "load1": os.getloadavg()[0],
+            }
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            print(f"{n}/{len(order)} {wall:.1f}s wall {cpu:.1f}s cpu", flush=True)
+
+
+def recall(ids: list[str], gold: list[str], k: int) -> float:
+    return len(set(ids[:k]) & set(gold)) / len(set(gold))
+
+
+def top_up(traced: list[str], dense: list[str], k: int) -> list[str]:
+    head = traced[:k]
+    return head + [p for p in dense if p not in head][: k - len(head)]
+
+
+def rrf(traced: list[str], dense: list[str], fusion_k: float, weight: float = 1.0) -> list[str]:
+    """What ``fusion="rrf"`` returns (``fusion_depth`` = the records' dense depth, 50)."""
+    score: dict[str, float] = {}
+    for rank, pid in enumerate(traced, 1):
+        score[pid] = weight / (fusion_k + rank)
+    for rank, pid in enumerate(dense, 1):
+        score[pid] = score.get(pid, 0.0) + 1.0 / (fusion_k + rank)
+    return sorted(score, key=lambda p: (-score[p], p))
+
+
+def percentile(values: list[float], q: float) -> float:
+    import numpy as np
+
+    return round(float(np.percentile(values, q)), 2)
+
+
+def summarise(args: argparse.Namespace) -> dict[str, Any]:
+    headers, records = [], []
+    for path in args.records:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            (headers if row.get("header") else records).append(row)
+    if args.only_qids_from:  # compare two runs on the questions both have done
+        keep = {
+            json.loads(line).get("qid")
+            for line in Path(args.only_qids_from).read_text(encoding="utf-8").splitlines()
+        }
+        records = [r for r in records if r["qid"] in keep]
+    if not records:
+        sys.exit("no records")
+    rows: dict[str, list[list[str]]] = {}
+    for r in records:
+        traced = [pid for pid, _, _ in r["kgt"]]
+        forward = [pid for pid, _, dirs in r["kgt"] if "forward" in dirs]
+        variants = {
+            "dense": r["dense"],
+            "bm25": r["bm25"],
+            "kgt paper (traced only)": traced,
+            "kgt top-up": top_up(traced, r["dense"], 5),
+            "forward-only paper": forward,
+            "forward-only top-up": top_up(forward, r["dense"], 5),
+            f"kgt+dense RRF (k={args.fusion_k:g}, w={args.fusion_weight:g})": rrf(
+                traced, r["dense"], args.fusion_k, args.fusion_weight
+            ),
+        }
+        for name, ids in variants.items():
+            rows.setdefault(name, []).append(ids)
+    table: dict[str, Any] = {}
+    for name, rankings in rows.items():
+        golds = [r["gold"] for r in records]
+        table[name] = {
+            "R@2": round(
+                100
+                * statistics.mean(recall(i, g, 2) for i, g in zip(rankings, golds, strict=True)),
+                1,
+            ),
+            "R@5": round(
+                100
+                * statistics.mean(recall(i, g, 5) for i, g in zip(rankings, golds, strict=True)),
+                1,
+            ),
+        }
+    ctx = [len(r["kgt"]) for r in records]
+    fctx = [sum("forward" in d for _, _, d in r["kgt"]) for r in records]
+    table["kgt paper (traced only)"]["Ctx"] = round(statistics.mean(ctx), 2)
+    table["forward-only paper"]["Ctx"] = round(statistics.mean(fctx), 2)
+    walls = [r["wall_s"] for r in records]
+    cpus = [r["cpu_s"] for r in records]
+    summary = {
+        "questions": len(records),
+        "runs": [{k: v for k, v in h.items() if k != "header"} for h in headers],
+        "table": table,
+        "kgt_wall_p50_p95_s": [percentile(walls, 50), percentile(walls, 95)],
+        "kgt_cpu_p50_p95_s": [percentile(cpus, 50), percentile(cpus, 95)],
+        "reverse_ran": sum(r["reverse_ran"] for r in records),
+        "no_passage_traced": sum(not r["kgt"] for r in records),
+        "mean_load1": round(statistics.mean(r["load1"] for r in records), 1),
+    }
+    print(f"{'variant':32s} {'R@2':>6s} {'R@5':>6s} {'Ctx':>6s}")
+    for name, m in table.items():
+        print(f"{name:32s} {m['R@2']:6.1f} {m['R@5']:6.1f} {m.get('Ctx', ''):>6}")
+    print(json.dumps({k: v for k, v in summary.items() if k != "table"}, indent=1))
+    if args.grid:
+        for fk in (5.0, 20.0, 60.0):
+            for w in (0.25, 0.5, 1.0, 2.0):
+                r5 = statistics.mean(
+                    recall(rrf([p for p, _, _ in r["kgt"]], r["dense"], fk, w), r["gold"], 5)
+                    for r in records
+                )
+                print(f"RRF k={fk:g} w={w:g}: R@5 {100 * r5:.1f}")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--data", default="../shared/data")
+    r.add_argument("--dataset", default="musique-100")
+    r.add_argument("--queries", default=None)
+    r.add_argument("--distractors", default=None)
+    r.add_argument("--skip", type=int, default=0)
+    r.add_argument("--questions", type=int, default=100)
+    r.add_argument("--translator", default=None, help="adapter name / path or 'base'")
+    r.add_argument("--preset", default="paper-musique")
+    r.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])
+    r.add_argument("--index", default=None, help="persisted ParseKG (built there if missing)")
+    r.add_argument(
+        "--cross-fit",
+        action="store_true",
+        help="first half of the questions with musique-100-b, second half with -a, interleaved",
+    )
+    r.add_argument("--out", required=True)
+    s = sub.add_parser("summarise")
+    s.add_argument("records", nargs="+")
+    s.add_argument("--fusion-k", type=float, default=60.0)
+    s.add_argument("--fusion-weight", type=float, default=1.0)
+    s.add_argument("--only-qids-from", default=None, help="keep questions present in this file")
+    s.add_argument("--grid", action="store_true", help="R@5 of RRF over a (k, w) grid (dev)")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        run(args)
+    else:
+        summarise(args)
+
+
+if __name__ == "__main__":
+    main()
