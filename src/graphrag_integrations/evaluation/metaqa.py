@@ -61,6 +61,7 @@ def disjoint_samples(
 
     Examples
     --------
+    >>> from graphrag_integrations.evaluation.datasets import parse_metaqa_line
     >>> qs = [parse_metaqa_line(f"q [e{i}]\\ta", str(i), 1) for i in range(10)]
     >>> a, b = disjoint_samples(qs, [3, 4])
     >>> len(a), len(b), set(q.id for q in a) & set(q.id for q in b)
