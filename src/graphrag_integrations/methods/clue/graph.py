@@ -12,15 +12,23 @@ default path scorer needs. It is the store's derived view ``"qiter"``
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import SupportsIndex
 
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index_store import (
+    IndexStore,
+    node_id,
+    node_key,
+    release_free_heap,
+)
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
@@ -31,7 +39,7 @@ from graphrag_integrations.methods.clue.stores import (
     unit_chunk,
 )
 
-__all__ = ["ClueGraph", "KnowledgeUnit", "TermStats", "tokenize"]
+__all__ = ["ClueGraph", "KnowledgeUnit", "RowCounts", "TermStats", "tokenize"]
 
 _TOKEN = re.compile(r"\w+")
 
@@ -47,11 +55,39 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.casefold())
 
 
+class RowCounts:
+    """Term counts of each row of a collection, computed from its text when asked.
+
+    Holding a ``Counter`` per unit and chunk costs ~1 KiB a row (~45 MiB on 8k passages);
+    the scorers only read the counts of the few hundred rows a query touches, so they are
+    tokenized on demand (the most recent ones cached). Same counts as ``Counter(tokenize(t))``.
+
+    Examples
+    --------
+    >>> counts = RowCounts(["a b a", "c"])
+    >>> counts[0], len(counts)
+    (Counter({'a': 2, 'b': 1}), 2)
+    """
+
+    def __init__(self, texts: Sequence[str], cache_rows: int = 1024) -> None:
+        self._texts = texts
+        self._count = lru_cache(maxsize=cache_rows)(self._tokenize)
+
+    def _tokenize(self, row: int) -> Counter[str]:
+        return Counter(tokenize(self._texts[row]))
+
+    def __getitem__(self, row: SupportsIndex) -> Counter[str]:
+        return self._count(operator.index(row))
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
 @dataclass
 class TermStats:
     """Bag-of-words statistics of one collection (units or chunks) for BM25."""
 
-    counts: list[Counter[str]] = field(default_factory=list)
+    counts: list[Counter[str]] | RowCounts = field(default_factory=list)
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     df: Counter[str] = field(default_factory=Counter)
 
@@ -63,6 +99,26 @@ class TermStats:
             df.update(c.keys())
         lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
         return cls(counts, lengths, df)
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[str]) -> TermStats:
+        """Statistics of ``texts`` (tokenized by :func:`tokenize`) with on-demand row counts.
+
+        Examples
+        --------
+        >>> stats = TermStats.from_texts(["a b a", "b c"])
+        >>> stats.counts[0] == TermStats.build([["a", "b", "a"]]).counts[0]
+        True
+        >>> stats.lengths.tolist(), stats.df["b"]
+        ([3.0, 2.0], 2)
+        """
+        df: Counter[str] = Counter()
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            tokens = tokenize(text)
+            lengths[i] = len(tokens)
+            df.update(set(tokens))
+        return cls(RowCounts(texts), lengths, df)
 
     @property
     def size(self) -> int:
@@ -146,6 +202,14 @@ class ClueGraph:
                 data = graph.node(node_id(CHUNK, key))
                 cached = Passage(key, data["text"], data["doc_id"], data["metadata"])
             passages[key] = cached
+        # one str object per key: node_key slices a new string per call (a chunk id is read
+        # once per unit, an entity name once per mention)
+        shared: dict[str, str] = {key: key for key in passages}
+
+        def key_of(node: str) -> str:
+            key = node_key(node)
+            return shared.setdefault(key, key)
+
         units: list[KnowledgeUnit] = []
         for node in graph.nodes(UNIT):
             data = graph.node(node)
@@ -153,9 +217,9 @@ class ClueGraph:
                 KnowledgeUnit(
                     id=node_key(node),
                     text=data["text"],
-                    passage_id=node_key(unit_chunk(graph, node)),
+                    passage_id=key_of(unit_chunk(graph, node)),
                     doc_id=data["doc_id"],
-                    entities=tuple(node_key(e) for e in graph.neighbors(node, MENTIONS)),
+                    entities=tuple(key_of(e) for e in graph.neighbors(node, MENTIONS)),
                     source=data["source"],
                 )
             )
@@ -190,8 +254,9 @@ class ClueGraph:
         new.entity_matrix = new._gather(
             store, ENTITY, new.entity_names, old.entity_row, old.entity_matrix
         )
-        new.unit_terms = TermStats.build(tokenize(u.text) for u in units)
-        new.passage_terms = TermStats.build(tokenize(passages[p].text) for p in new.passage_ids)
+        new.unit_terms = TermStats.from_texts([u.text for u in units])
+        new.passage_terms = TermStats.from_texts([passages[p].text for p in new.passage_ids])
+        release_free_heap()  # the build's temporaries (token lists, edge lists)
         return new
 
     def _gather(
@@ -202,7 +267,12 @@ class ClueGraph:
         old_row: dict[str, int],
         old_matrix: FloatMatrix,
     ) -> FloatMatrix:
-        """Matrix of ``keys``: cached rows where known, the rest read from the store."""
+        """Matrix of ``keys``: the store's own in-memory matrix when it holds exactly these
+        rows (a read-only view shared with the store, no copy), else cached rows where known
+        and the rest read from the store."""
+        shared = store.shared_embeddings(kind, keys)
+        if shared is not None:
+            return shared
         out = np.zeros((len(keys), self.dimension), dtype=np.float32)
         new = [i for i, k in enumerate(keys) if k not in old_row]
         cached = [i for i, k in enumerate(keys) if k in old_row]
