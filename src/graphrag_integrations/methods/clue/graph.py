@@ -15,12 +15,13 @@ from __future__ import annotations
 import operator
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import SupportsIndex
 
 import numpy as np
+import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.index_store import (
@@ -30,6 +31,7 @@ from graphrag_integrations.core.index_store import (
     release_free_heap,
 )
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
     ENTITY,
@@ -39,7 +41,7 @@ from graphrag_integrations.methods.clue.stores import (
     unit_chunk,
 )
 
-__all__ = ["ClueGraph", "KnowledgeUnit", "RowCounts", "TermStats", "tokenize"]
+__all__ = ["ClueGraph", "KnowledgeUnit", "RaggedRows", "RowCounts", "TermStats", "tokenize"]
 
 _TOKEN = re.compile(r"\w+")
 
@@ -69,7 +71,7 @@ class RowCounts:
     (Counter({'a': 2, 'b': 1}), 2)
     """
 
-    def __init__(self, texts: Sequence[str], cache_rows: int = 1024) -> None:
+    def __init__(self, texts: Sequence[str], cache_rows: int = 256) -> None:
         self._texts = texts
         self._count = lru_cache(maxsize=cache_rows)(self._tokenize)
 
@@ -81,6 +83,42 @@ class RowCounts:
 
     def __len__(self) -> int:
         return len(self._texts)
+
+
+class RaggedRows:
+    """Rows of ``int64`` indexes of different lengths, stored flat (one array + offsets).
+
+    A list of small arrays costs ~120 bytes of header a row; here a row is a read-only view
+    made when asked for.
+
+    Examples
+    --------
+    >>> rows = RaggedRows([[2, 0], [], [1]])
+    >>> len(rows), rows[0].tolist(), rows[1].tolist(), [r.tolist() for r in rows][2]
+    (3, [2, 0], [], [1])
+    """
+
+    def __init__(self, rows: Sequence[Sequence[int]]) -> None:
+        self._offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=self._offsets[1:])
+        self._data = np.fromiter(
+            (i for r in rows for i in r), dtype=np.int64, count=int(self._offsets[-1])
+        )
+        self._data.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, row: SupportsIndex) -> npt.NDArray[np.int64]:
+        i = operator.index(row)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"row {i} out of range for {n} rows")
+        i %= n
+        return self._data[self._offsets[i] : self._offsets[i + 1]]
+
+    def __iter__(self) -> Iterator[npt.NDArray[np.int64]]:
+        return (self[i] for i in range(len(self)))
 
 
 @dataclass
@@ -166,8 +204,8 @@ class ClueGraph:
         self.unit_row: dict[str, int] = {}
         self.entity_row: dict[str, int] = {}
         self.unit_passage = np.zeros(0, dtype=np.int64)
-        self.unit_entities: list[np.ndarray] = []
-        self.entity_units: list[np.ndarray] = []
+        self.unit_entities = RaggedRows([])
+        self.entity_units = RaggedRows([])
         self.passage_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
         self.unit_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
         self.entity_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
@@ -204,7 +242,12 @@ class ClueGraph:
             passages[key] = cached
         # one str object per key: node_key slices a new string per call (a chunk id is read
         # once per unit, an entity name once per mention)
-        shared: dict[str, str] = {key: key for key in passages}
+        # seeded with the in-memory vector layers' ids: the view keeps no strings of its own
+        shared: dict[str, str] = {}
+        for index in store.vectors.values():
+            if isinstance(index, InMemoryVectorIndex):
+                shared.update((key, key) for key in index.ids)
+        passages = {shared.setdefault(key, key): p for key, p in passages.items()}
 
         def key_of(node: str) -> str:
             key = node_key(node)
@@ -215,7 +258,7 @@ class ClueGraph:
             data = graph.node(node)
             units.append(
                 KnowledgeUnit(
-                    id=node_key(node),
+                    id=key_of(node),
                     text=data["text"],
                     passage_id=key_of(unit_chunk(graph, node)),
                     doc_id=data["doc_id"],
@@ -241,12 +284,14 @@ class ClueGraph:
             n: old.entity_labels.get(n) or graph.node(node_id(ENTITY, n))["label"] for n in names
         }
         entity_units: list[list[int]] = [[] for _ in names]
+        unit_entities: list[list[int]] = []
         for i, u in enumerate(units):
             rows = [names[n] for n in u.entities]
             for r in rows:
                 entity_units[r].append(i)
-            new.unit_entities.append(np.array(rows, dtype=np.int64))
-        new.entity_units = [np.array(r, dtype=np.int64) for r in entity_units]
+            unit_entities.append(rows)
+        new.unit_entities = RaggedRows(unit_entities)
+        new.entity_units = RaggedRows(entity_units)
         new.passage_matrix = new._gather(
             store, CHUNK, new.passage_ids, old.passage_row, old.passage_matrix
         )
