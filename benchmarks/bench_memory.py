@@ -107,9 +107,10 @@ def stage_query(args: argparse.Namespace) -> dict[str, Any]:
     load_s = time.perf_counter() - t
     after_load = current_rss_mib()
     t = time.perf_counter()
-    for q in questions:
-        index.retrieve(q.text, k=5)
+    answers = [[(r.passage.id, r.score) for r in index.retrieve(q.text, k=5)] for q in questions]
     query_s = time.perf_counter() - t
+    if args.dump:
+        args.dump.write_text(json.dumps(answers), encoding="utf-8")
     return {
         "stage": "query",
         "questions": len(questions),
@@ -136,6 +137,8 @@ def run_stage(stage: str, args: argparse.Namespace) -> dict[str, Any]:
         "--queries",
         str(args.queries),
     ]
+    if args.dump:
+        cmd += ["--dump", str(args.dump)]
     # stderr (progress bars, logs) passes through: a captured pipe could fill and block
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
@@ -148,6 +151,9 @@ def main() -> None:
     ap.add_argument("--index", type=Path, required=True, help="where the index is persisted")
     ap.add_argument("--queries", type=int, default=100, help="questions answered after load")
     ap.add_argument("--skip-build", action="store_true", help="reuse the index in --index")
+    ap.add_argument(
+        "--dump", type=Path, help="write the (passage id, score) lists of the answers (JSON) here"
+    )
     ap.add_argument("--stage", choices=("build", "query"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.stage:

@@ -59,6 +59,9 @@ _DIRECTIONS = ("out", "in", "both")
 _RESERVED = ("type", "provenance")
 #: Layout version of the JSON written by :meth:`GraphStore.save`.
 GRAPH_FORMAT_VERSION = 1
+# strings up to this length read from a saved graph are shared between the records that repeat
+# them (ids, types, provenance, labels); longer ones (texts) are unique anyway
+_SHARED_STRING_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,13 @@ class GraphStore:
         import networkx as nx
 
         self._g: Any = nx.MultiDiGraph()
+        # provenance is stored as immutable sets shared between the nodes and edges holding
+        # the same documents (most hold exactly one): one object per distinct set
+        self._provs: dict[frozenset[str], frozenset[str]] = {}
+
+    def _shared(self, provenance: Iterable[str]) -> frozenset[str]:
+        prov = frozenset(provenance)
+        return self._provs.setdefault(prov, prov)
 
     # -- building --------------------------------------------------------------------------
     @property
@@ -234,10 +244,10 @@ class GraphStore:
             data = self._g.nodes[id]
             if data["type"] != type:
                 raise ValueError(f"node {id!r} already has type {data['type']!r}, not {type!r}")
-            data["provenance"] |= prov
+            data["provenance"] = self._shared(data["provenance"] | prov)
             data.update(extra)
         else:
-            self._g.add_node(id, type=type, provenance=prov, **extra)
+            self._g.add_node(id, type=type, provenance=self._shared(prov), **extra)
 
     def add_edge(
         self,
@@ -289,10 +299,10 @@ class GraphStore:
                 raise ValueError(
                     f"edge {(u, v, edge_key)!r} already has type {data['type']!r}, not {type!r}"
                 )
-            data["provenance"] |= prov
+            data["provenance"] = self._shared(data["provenance"] | prov)
             data.update(extra)
         else:
-            self._g.add_edge(u, v, key=edge_key, type=type, provenance=prov, **extra)
+            self._g.add_edge(u, v, key=edge_key, type=type, provenance=self._shared(prov), **extra)
         return edge_key
 
     # -- reading ---------------------------------------------------------------------------
@@ -530,9 +540,9 @@ class GraphStore:
         out = GraphStore()
         out._g = self._g.subgraph(list(nodes)).copy()
         for _, data in out._g.nodes(data=True):
-            data["provenance"] = set(data["provenance"])
+            data["provenance"] = out._shared(data["provenance"])
         for *_, data in out._g.edges(keys=True, data=True):
-            data["provenance"] = set(data["provenance"])
+            data["provenance"] = out._shared(data["provenance"])
         return out
 
     # -- deletion --------------------------------------------------------------------------
@@ -549,23 +559,24 @@ class GraphStore:
             The nodes and edges removed.
         """
         removed_edges: list[EdgeKey] = []
-        for u, v, k, prov in list(self._g.edges(keys=True, data="provenance")):
-            if doc_id in prov:
-                prov.discard(doc_id)
-                if not prov:
+        for u, v, k, data in list(self._g.edges(keys=True, data=True)):
+            if doc_id in data["provenance"]:
+                data["provenance"] = self._shared(data["provenance"] - {doc_id})
+                if not data["provenance"]:
                     self._g.remove_edge(u, v, k)
                     removed_edges.append((u, v, k))
         removed_nodes: list[str] = []
-        for node, prov in list(self._g.nodes(data="provenance")):
-            if doc_id in prov:
-                prov.discard(doc_id)
-                if not prov:
+        for node, data in list(self._g.nodes(data=True)):
+            if doc_id in data["provenance"]:
+                data["provenance"] = self._shared(data["provenance"] - {doc_id})
+                if not data["provenance"]:
                     removed_edges.extend(self._g.in_edges(node, keys=True))
                     removed_edges.extend(
                         e for e in self._g.out_edges(node, keys=True) if e[0] != e[1]
                     )
                     self._g.remove_node(node)
                     removed_nodes.append(node)
+        self._provs = {p: p for p in self._provs if doc_id not in p}
         if removed_nodes or removed_edges:
             logger.debug(
                 "removed %d nodes and %d edges of document %r",
@@ -658,28 +669,44 @@ class GraphStore:
         IndexMismatchError
             If the layout is newer than supported or malformed.
         """
-        version = data.get("format_version") if isinstance(data, Mapping) else None
-        if not isinstance(version, int):
-            raise IndexMismatchError(f"{source}: not a saved GraphStore (no format_version)")
-        if version > GRAPH_FORMAT_VERSION:
-            raise IndexMismatchError(
-                f"{source}: graph format version {version} is newer than supported "
-                f"{GRAPH_FORMAT_VERSION}; upgrade graphrag-integrations"
-            )
+        _check_format(data, source)
+        return cls._from_records(data, source=source, consume=False)
+
+    @classmethod
+    def _from_records(cls, data: Any, *, source: str, consume: bool) -> GraphStore:
+        """Build from node-link records; equal strings (ids, types, provenance, short attribute
+        values) become one shared object, and with ``consume`` each record is dropped from
+        ``data`` once added, so the parsed JSON is freed while the graph grows."""
         store = cls()
+        shared: dict[str, str] = {}
+
+        def one(value: Any) -> Any:
+            if isinstance(value, str) and len(value) <= _SHARED_STRING_MAX:
+                return shared.setdefault(value, value)
+            return value
+
+        def many(values: Any) -> Any:  # a string is passed on as is, for add_*'s error
+            return values if isinstance(values, str) else [one(v) for v in values]
+
         try:
-            for n in data["nodes"]:
-                store.add_node(n["id"], n["type"], n["provenance"], **n.get("attrs", {}))
-            for e in data["edges"]:
+            nodes, edges = data["nodes"], data["edges"]
+            for i, n in enumerate(nodes):
+                attrs = {a: one(x) for a, x in n.get("attrs", {}).items()}
+                store.add_node(one(n["id"]), one(n["type"]), many(n["provenance"]), **attrs)
+                if consume:
+                    nodes[i] = None
+            for i, e in enumerate(edges):
                 store.add_edge(
-                    e["source"],
-                    e["target"],
-                    e["type"],
-                    e["provenance"],
-                    key=e["key"],
-                    **e.get("attrs", {}),
+                    one(e["source"]),
+                    one(e["target"]),
+                    one(e["type"]),
+                    many(e["provenance"]),
+                    key=one(e["key"]),
+                    **{a: one(x) for a, x in e.get("attrs", {}).items()},
                 )
-        except (KeyError, TypeError, ValueError) as exc:
+                if consume:
+                    edges[i] = None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise IndexMismatchError(f"{source}: malformed graph data: {exc!r}") from exc
         return store
 
@@ -714,7 +741,20 @@ class GraphStore:
             data = json.loads(src.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise IndexMismatchError(f"{src} is not valid JSON: {exc}") from exc
-        return cls.from_dict(data, source=str(src))
+        _check_format(data, str(src))
+        return cls._from_records(data, source=str(src), consume=True)
+
+
+def _check_format(data: Any, source: str) -> None:
+    """Raise ``IndexMismatchError`` unless ``data`` is a saved graph of a supported version."""
+    version = data.get("format_version") if isinstance(data, Mapping) else None
+    if not isinstance(version, int):
+        raise IndexMismatchError(f"{source}: not a saved GraphStore (no format_version)")
+    if version > GRAPH_FORMAT_VERSION:
+        raise IndexMismatchError(
+            f"{source}: graph format version {version} is newer than supported "
+            f"{GRAPH_FORMAT_VERSION}; upgrade graphrag-integrations"
+        )
 
 
 def _graphml_attrs(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -158,6 +158,39 @@ def in_memory_vectors(layer: str, dimension: int, model_name: str) -> VectorInde
     return InMemoryVectorIndex(dimension, model_name)
 
 
+def release_free_heap() -> bool:
+    """Hand the C heap's free memory back to the operating system (glibc ``malloc_trim``).
+
+    Loading an index parses large JSON files whose many small temporaries are freed but stay
+    in the process's heap; trimming lowers the resident size without changing any object.
+    A no-op (returning ``False``) where the C library has no ``malloc_trim`` (not glibc).
+
+    Examples
+    --------
+    >>> release_free_heap() in (True, False)
+    True
+    """
+    import ctypes
+    import ctypes.util
+
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        name = ctypes.util.find_library("c")
+        try:
+            _MALLOC_TRIM = ctypes.CDLL(name).malloc_trim if name else False
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+        if not _MALLOC_TRIM:
+            logger.debug("no malloc_trim in this C library: freed heap is not trimmed")
+    if _MALLOC_TRIM is False:
+        return False
+    _MALLOC_TRIM(0)
+    return True
+
+
+_MALLOC_TRIM: Any = None
+
+
 def content_checksum(directory: str | Path) -> str:
     """SHA-256 over the files of a persisted store that its vectors depend on.
 
@@ -397,6 +430,35 @@ class IndexStore:
         if not keys:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self.vectors[self.layer(kind)].get_embeddings(list(keys))
+
+    def shared_embeddings(self, kind: str, keys: Sequence[str]) -> FloatMatrix | None:
+        """The vectors of ``keys`` without a copy, or ``None`` where that is not possible.
+
+        A read-only view of an in-memory layer's matrix when the layer (a plain
+        :class:`~graphrag_integrations.core.vector_store.memory.InMemoryVectorIndex`) holds
+        exactly ``keys`` in that order (what a view built from the graph's insertion order
+        usually asks for); the view stays unchanged by later mutations
+        (:meth:`~graphrag_integrations.core.vector_store.memory.InMemoryVectorIndex.matrix_view`).
+        ``None`` for another order, other keys or another backend: use :meth:`embeddings`.
+
+        Examples
+        --------
+        >>> store = IndexStore("toy", {"entity": "entities"})
+        >>> for key in ("a", "b"):
+        ...     _ = store.add_node("entity", key, ("doc1",))
+        >>> store.add_vectors("entity", {"a": [1.0, 0.0], "b": [0.0, 1.0]})
+        >>> store.shared_embeddings("entity", ["a", "b"]).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        >>> store.shared_embeddings("entity", ["b", "a"]) is None
+        True
+        """
+        index = self.vectors.get(self.layer(kind))
+        # exactly the core class: a subclass may override get_embeddings (and is asked)
+        if type(index) is not InMemoryVectorIndex or len(index) != len(keys):
+            return None
+        if index.ids != list(keys):
+            return None
+        return index.matrix_view()
 
     # -- mutation --------------------------------------------------------------------------
     def add_node(self, kind: str, key: str, provenance: Sequence[str] = (), **attrs: Any) -> str:
@@ -667,6 +729,7 @@ class IndexStore:
             store.vectors[layer] = index
             if rehome:
                 store.vectors[layer] = store._rehome(kind, layer, index, checksum, src)
+        release_free_heap()  # the parsed JSON's temporaries
         return store
 
     def _rehome(

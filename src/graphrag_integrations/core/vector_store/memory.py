@@ -71,6 +71,9 @@ class InMemoryVectorIndex:
         self._rows: dict[str, int] = {}
         self._metadatas: list[dict[str, MetadataValue]] = []
         self._documents: list[str | None] = []
+        # True once matrix_view() handed out a view of the current matrix: the next in-place
+        # overwrite of a row copies the matrix first (copy-on-write), so views never change
+        self._shared = False
 
     def __len__(self) -> int:
         return self._size
@@ -91,6 +94,31 @@ class InMemoryVectorIndex:
         grown = np.zeros((capacity, self.dimension), dtype=np.float32)
         grown[: self._size] = self._matrix[: self._size]
         self._matrix = grown
+        self._shared = False
+
+    def matrix_view(self) -> FloatMatrix:
+        """The stored vectors in row order (:attr:`ids`) as a read-only view, without a copy.
+
+        The view never changes afterwards: a later ``add`` that replaces a row writes into a
+        copy of the matrix (copy-on-write), ``delete`` builds a new matrix and new rows are
+        appended past the view's end, so a reader holding it sees the index as it was.
+
+        Examples
+        --------
+        >>> index = InMemoryVectorIndex(dimension=2, model_name="toy")
+        >>> index.add(["a", "b"], [[1, 0], [0, 1]])
+        >>> view = index.matrix_view()
+        >>> index.add(["a"], [[0, 1]])
+        >>> index.delete(["b"])
+        >>> view.tolist(), view.flags.writeable
+        ([[1.0, 0.0], [0.0, 1.0]], False)
+        >>> index.get_embeddings(["a"]).tolist()
+        [[0.0, 1.0]]
+        """
+        view = self._matrix[: self._size].view()
+        view.flags.writeable = False
+        self._shared = True
+        return view
 
     def add(
         self,
@@ -111,6 +139,9 @@ class InMemoryVectorIndex:
             ids, embeddings, metadatas, documents, self.dimension
         )
         self._reserve(sum(1 for i in id_list if i not in self._rows))
+        if self._shared and any(i in self._rows for i in id_list):
+            self._matrix = self._matrix.copy()  # a view handed out keeps the old rows
+            self._shared = False
         for id_, vec, meta, doc in zip(id_list, vecs, metas, docs, strict=True):
             row = self._rows.get(id_)
             if row is None:
@@ -131,7 +162,8 @@ class InMemoryVectorIndex:
         if not drop:
             return
         keep = [r for r in range(self._size) if r not in drop]
-        self._matrix = np.ascontiguousarray(self._matrix[keep])
+        self._matrix = np.ascontiguousarray(self._matrix[keep])  # a new array: views keep theirs
+        self._shared = False
         self._ids = [self._ids[r] for r in keep]
         self._metadatas = [self._metadatas[r] for r in keep]
         self._documents = [self._documents[r] for r in keep]
@@ -249,6 +281,13 @@ class InMemoryVectorIndex:
             index._size = n
             index._ids = list(ids)
             index._rows = {id_: row for row, id_ in enumerate(index._ids)}
-            index._metadatas = [dict(m) for m in metas]
+            shared: dict[str, str] = {}  # one object per repeated value (doc ids)
+            index._metadatas = [
+                {
+                    name: shared.setdefault(v, v) if isinstance(v, str) else v
+                    for name, v in m.items()
+                }
+                for m in metas
+            ]
             index._documents = list(docs)
         return index

@@ -12,16 +12,26 @@ default path scorer needs. It is the store's derived view ``"qiter"``
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import SupportsIndex
 
 import numpy as np
+import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index_store import (
+    IndexStore,
+    node_id,
+    node_key,
+    release_free_heap,
+)
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
     ENTITY,
@@ -31,7 +41,7 @@ from graphrag_integrations.methods.clue.stores import (
     unit_chunk,
 )
 
-__all__ = ["ClueGraph", "KnowledgeUnit", "TermStats", "tokenize"]
+__all__ = ["ClueGraph", "KnowledgeUnit", "RaggedRows", "RowCounts", "TermStats", "tokenize"]
 
 _TOKEN = re.compile(r"\w+")
 
@@ -47,11 +57,75 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.casefold())
 
 
+class RowCounts:
+    """Term counts of each row of a collection, computed from its text when asked.
+
+    Holding a ``Counter`` per unit and chunk costs ~1 KiB a row (~45 MiB on 8k passages);
+    the scorers only read the counts of the few hundred rows a query touches, so they are
+    tokenized on demand (the most recent ones cached). Same counts as ``Counter(tokenize(t))``.
+
+    Examples
+    --------
+    >>> counts = RowCounts(["a b a", "c"])
+    >>> counts[0], len(counts)
+    (Counter({'a': 2, 'b': 1}), 2)
+    """
+
+    def __init__(self, texts: Sequence[str], cache_rows: int = 256) -> None:
+        self._texts = texts
+        self._count = lru_cache(maxsize=cache_rows)(self._tokenize)
+
+    def _tokenize(self, row: int) -> Counter[str]:
+        return Counter(tokenize(self._texts[row]))
+
+    def __getitem__(self, row: SupportsIndex) -> Counter[str]:
+        return self._count(operator.index(row))
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
+class RaggedRows:
+    """Rows of ``int64`` indexes of different lengths, stored flat (one array + offsets).
+
+    A list of small arrays costs ~120 bytes of header a row; here a row is a read-only view
+    made when asked for.
+
+    Examples
+    --------
+    >>> rows = RaggedRows([[2, 0], [], [1]])
+    >>> len(rows), rows[0].tolist(), rows[1].tolist(), [r.tolist() for r in rows][2]
+    (3, [2, 0], [], [1])
+    """
+
+    def __init__(self, rows: Sequence[Sequence[int]]) -> None:
+        self._offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=self._offsets[1:])
+        self._data = np.fromiter(
+            (i for r in rows for i in r), dtype=np.int64, count=int(self._offsets[-1])
+        )
+        self._data.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, row: SupportsIndex) -> npt.NDArray[np.int64]:
+        i = operator.index(row)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"row {i} out of range for {n} rows")
+        i %= n
+        return self._data[self._offsets[i] : self._offsets[i + 1]]
+
+    def __iter__(self) -> Iterator[npt.NDArray[np.int64]]:
+        return (self[i] for i in range(len(self)))
+
+
 @dataclass
 class TermStats:
     """Bag-of-words statistics of one collection (units or chunks) for BM25."""
 
-    counts: list[Counter[str]] = field(default_factory=list)
+    counts: list[Counter[str]] | RowCounts = field(default_factory=list)
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     df: Counter[str] = field(default_factory=Counter)
 
@@ -63,6 +137,26 @@ class TermStats:
             df.update(c.keys())
         lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
         return cls(counts, lengths, df)
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[str]) -> TermStats:
+        """Statistics of ``texts`` (tokenized by :func:`tokenize`) with on-demand row counts.
+
+        Examples
+        --------
+        >>> stats = TermStats.from_texts(["a b a", "b c"])
+        >>> stats.counts[0] == TermStats.build([["a", "b", "a"]]).counts[0]
+        True
+        >>> stats.lengths.tolist(), stats.df["b"]
+        ([3.0, 2.0], 2)
+        """
+        df: Counter[str] = Counter()
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            tokens = tokenize(text)
+            lengths[i] = len(tokens)
+            df.update(set(tokens))
+        return cls(RowCounts(texts), lengths, df)
 
     @property
     def size(self) -> int:
@@ -110,8 +204,8 @@ class ClueGraph:
         self.unit_row: dict[str, int] = {}
         self.entity_row: dict[str, int] = {}
         self.unit_passage = np.zeros(0, dtype=np.int64)
-        self.unit_entities: list[np.ndarray] = []
-        self.entity_units: list[np.ndarray] = []
+        self.unit_entities = RaggedRows([])
+        self.entity_units = RaggedRows([])
         self.passage_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
         self.unit_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
         self.entity_matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
@@ -146,16 +240,29 @@ class ClueGraph:
                 data = graph.node(node_id(CHUNK, key))
                 cached = Passage(key, data["text"], data["doc_id"], data["metadata"])
             passages[key] = cached
+        # one str object per key: node_key slices a new string per call (a chunk id is read
+        # once per unit, an entity name once per mention)
+        # seeded with the in-memory vector layers' ids: the view keeps no strings of its own
+        shared: dict[str, str] = {}
+        for index in store.vectors.values():
+            if isinstance(index, InMemoryVectorIndex):
+                shared.update((key, key) for key in index.ids)
+        passages = {shared.setdefault(key, key): p for key, p in passages.items()}
+
+        def key_of(node: str) -> str:
+            key = node_key(node)
+            return shared.setdefault(key, key)
+
         units: list[KnowledgeUnit] = []
         for node in graph.nodes(UNIT):
             data = graph.node(node)
             units.append(
                 KnowledgeUnit(
-                    id=node_key(node),
+                    id=key_of(node),
                     text=data["text"],
-                    passage_id=node_key(unit_chunk(graph, node)),
+                    passage_id=key_of(unit_chunk(graph, node)),
                     doc_id=data["doc_id"],
-                    entities=tuple(node_key(e) for e in graph.neighbors(node, MENTIONS)),
+                    entities=tuple(key_of(e) for e in graph.neighbors(node, MENTIONS)),
                     source=data["source"],
                 )
             )
@@ -177,12 +284,14 @@ class ClueGraph:
             n: old.entity_labels.get(n) or graph.node(node_id(ENTITY, n))["label"] for n in names
         }
         entity_units: list[list[int]] = [[] for _ in names]
+        unit_entities: list[list[int]] = []
         for i, u in enumerate(units):
             rows = [names[n] for n in u.entities]
             for r in rows:
                 entity_units[r].append(i)
-            new.unit_entities.append(np.array(rows, dtype=np.int64))
-        new.entity_units = [np.array(r, dtype=np.int64) for r in entity_units]
+            unit_entities.append(rows)
+        new.unit_entities = RaggedRows(unit_entities)
+        new.entity_units = RaggedRows(entity_units)
         new.passage_matrix = new._gather(
             store, CHUNK, new.passage_ids, old.passage_row, old.passage_matrix
         )
@@ -190,8 +299,9 @@ class ClueGraph:
         new.entity_matrix = new._gather(
             store, ENTITY, new.entity_names, old.entity_row, old.entity_matrix
         )
-        new.unit_terms = TermStats.build(tokenize(u.text) for u in units)
-        new.passage_terms = TermStats.build(tokenize(passages[p].text) for p in new.passage_ids)
+        new.unit_terms = TermStats.from_texts([u.text for u in units])
+        new.passage_terms = TermStats.from_texts([passages[p].text for p in new.passage_ids])
+        release_free_heap()  # the build's temporaries (token lists, edge lists)
         return new
 
     def _gather(
@@ -202,7 +312,12 @@ class ClueGraph:
         old_row: dict[str, int],
         old_matrix: FloatMatrix,
     ) -> FloatMatrix:
-        """Matrix of ``keys``: cached rows where known, the rest read from the store."""
+        """Matrix of ``keys``: the store's own in-memory matrix when it holds exactly these
+        rows (a read-only view shared with the store, no copy), else cached rows where known
+        and the rest read from the store."""
+        shared = store.shared_embeddings(kind, keys)
+        if shared is not None:
+            return shared
         out = np.zeros((len(keys), self.dimension), dtype=np.float32)
         new = [i for i, k in enumerate(keys) if k not in old_row]
         cached = [i for i, k in enumerate(keys) if k in old_row]

@@ -63,7 +63,7 @@ CONTAINS, MENTIONS = "contains", "mentions"
 LAYERS: dict[str, str] = {CHUNK: "chunks", UNIT: "units", ENTITY: "entities"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KnowledgeUnit:
     """A knowledge-unit node.
 
