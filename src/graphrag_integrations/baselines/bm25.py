@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -37,9 +37,7 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
     write_passages,
 )
-from graphrag_integrations.core.ranking import top_k
-from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -67,7 +65,7 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     return [list(t) for t in tokens]
 
 
-class BM25Retriever(FrameworkSurface, BaseIndex):
+class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
     """BM25 retrieval over in-memory passages.
 
     Parameters
@@ -156,24 +154,6 @@ class BM25Retriever(FrameworkSurface, BaseIndex):
             logger.debug("query %r has only stopwords; every BM25 score is 0", query)
             return np.zeros((len(self.passages),), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
-
-    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = check_k(k, self.default_k)
-        scores = self.scores(query)
-        return [
-            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in top_k(scores, k)
-        ]
-
-    def _retrieve_filtered(
-        self, query: str, k: int, where: MetadataFilter
-    ) -> list[RetrievedPassage]:
-        """Exact: only the matching passages compete (their scores masked before ranking)."""
-        scores = self.scores(query)
-        return [
-            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in masked_top_k(scores, filter_mask(where, self.passages), k)
-        ]
 
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path, *, overwrite: bool = False) -> None:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -34,15 +34,13 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
     write_passages,
 )
-from graphrag_integrations.core.ranking import top_k
-from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
 
-class DenseRetriever(FrameworkSurface, BaseIndex):
+class DenseRetriever(ScoredPassages, FrameworkSurface, BaseIndex):
     """Exact dense retrieval with any :class:`~graphrag_integrations.core.embeddings.Embedder`.
 
     Parameters
@@ -135,24 +133,6 @@ class DenseRetriever(FrameworkSurface, BaseIndex):
             return np.zeros((0,), dtype=np.float32)
         q = self.embedder.embed_query(check_query(query))
         return self._matrix @ q
-
-    def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        k = check_k(k, self.default_k)
-        scores = self.scores(query)
-        return [
-            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in top_k(scores, k)
-        ]
-
-    def _retrieve_filtered(
-        self, query: str, k: int, where: MetadataFilter
-    ) -> list[RetrievedPassage]:
-        """Exact: only the matching passages compete (their scores masked before ranking)."""
-        scores = self.scores(query)
-        return [
-            RetrievedPassage(self.passages[i], float(scores[i]), {"method": self.method})
-            for i in masked_top_k(scores, filter_mask(where, self.passages), k)
-        ]
 
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
