@@ -600,6 +600,35 @@ def lihua_ablation(args: argparse.Namespace) -> None:
         args.json.write_text(json.dumps(report.to_json(), indent=1, default=str), encoding="utf-8")
 
 
+def _generation_parser(
+    sub: Any, name: str, out_stem: str, *, end: int | None, group: int, cache: str
+) -> argparse.ArgumentParser:
+    """The options shared by the resumable generation commands."""
+    gen: argparse.ArgumentParser = sub.add_parser(name)
+    gen.add_argument("--data", type=Path, default=Path("../shared/data"))
+    gen.add_argument("--start", type=int, default=0)
+    gen.add_argument("--end", type=int, default=end)
+    gen.add_argument("--group", type=int, default=group)
+    gen.add_argument("--M", type=int, default=5)
+    gen.add_argument("--max-tokens", type=int, default=128)
+    gen.add_argument("--batch-size", type=int, default=8)
+    gen.add_argument("--cache", default=f"runs/qcg/{cache}")
+    gen.add_argument("--out", type=Path, default=Path(f"runs/qcg/{out_stem}.jsonl.gz"))
+    gen.add_argument("--seed", type=Path, action="append", default=[])
+    return gen
+
+
+def _snapshot_parser(sub: Any, name: str, artefact: str) -> None:
+    """The options shared by the snapshot commands (committed artefact + covered questions)."""
+    snap = sub.add_parser(name)
+    snap.add_argument("sets", type=Path, nargs="+")
+    snap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    snap.add_argument(
+        "--out", type=Path, default=Path(f"src/graphrag_integrations/data/qcg/{artefact}.jsonl.gz")
+    )
+    snap.add_argument("--questions", type=Path, default=Path(f"runs/qcg/{artefact}_covered.json"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -615,43 +644,11 @@ def main() -> None:
     lat.add_argument("--queries", type=int, default=10_000)
     lat.add_argument("--h", type=int, default=1)
     lat.add_argument("--repeat", type=int, default=50)
-    gen = sub.add_parser("generate")
-    gen.add_argument("--data", type=Path, default=Path("../shared/data"))
-    gen.add_argument("--start", type=int, default=0)
-    gen.add_argument("--end", type=int, default=100)
-    gen.add_argument("--group", type=int, default=2)
-    gen.add_argument("--M", type=int, default=5)
-    gen.add_argument("--max-tokens", type=int, default=128)
-    gen.add_argument("--batch-size", type=int, default=8)
-    gen.add_argument("--cache", default="runs/qcg/cache")
-    gen.add_argument("--out", type=Path, default=Path("runs/qcg/hotpotqa100.jsonl.gz"))
-    gen.add_argument("--seed", type=Path, action="append", default=[])
-    snap = sub.add_parser("snapshot")
-    snap.add_argument("sets", type=Path, nargs="+")
-    snap.add_argument("--data", type=Path, default=Path("../shared/data"))
-    snap.add_argument(
-        "--out", type=Path, default=Path("src/graphrag_integrations/data/qcg/hotpotqa100.jsonl.gz")
-    )
-    snap.add_argument("--questions", type=Path, default=Path("runs/qcg/hotpotqa100_covered.json"))
-    lg = sub.add_parser("lihua-generate")
-    lg.add_argument("--data", type=Path, default=Path("../shared/data"))
+    _generation_parser(sub, "generate", "hotpotqa100", end=100, group=2, cache="cache")
+    _snapshot_parser(sub, "snapshot", "hotpotqa100")
+    lg = _generation_parser(sub, "lihua-generate", "lihua", end=None, group=8, cache="cache_lihua")
     lg.add_argument("--chunking", default="1200/100")
-    lg.add_argument("--start", type=int, default=0)
-    lg.add_argument("--end", type=int, default=None)
-    lg.add_argument("--group", type=int, default=8)
-    lg.add_argument("--M", type=int, default=5)
-    lg.add_argument("--max-tokens", type=int, default=128)
-    lg.add_argument("--batch-size", type=int, default=8)
-    lg.add_argument("--cache", default="runs/qcg/cache_lihua")
-    lg.add_argument("--out", type=Path, default=Path("runs/qcg/lihua.jsonl.gz"))
-    lg.add_argument("--seed", type=Path, action="append", default=[])
-    ls = sub.add_parser("lihua-snapshot")
-    ls.add_argument("sets", type=Path, nargs="+")
-    ls.add_argument("--data", type=Path, default=Path("../shared/data"))
-    ls.add_argument(
-        "--out", type=Path, default=Path("src/graphrag_integrations/data/qcg/lihuaworld.jsonl.gz")
-    )
-    ls.add_argument("--questions", type=Path, default=Path("runs/qcg/lihuaworld_covered.json"))
+    _snapshot_parser(sub, "lihua-snapshot", "lihuaworld")
     ab = sub.add_parser("ablation")
     ab.add_argument("--data", type=Path, default=Path("../shared/data"))
     ab.add_argument(
