@@ -99,7 +99,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -127,7 +127,7 @@ from graphrag_integrations.core.locking import (
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
-from graphrag_integrations.errors import EmptyQueryError, InvalidArgumentError
+from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, InvalidArgumentError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
 PassageT = TypeVar("PassageT", bound=Passage)
@@ -250,6 +250,22 @@ def document_ids(passages: Iterable[Passage]) -> list[str]:
     ['a', 'b']
     """
     return list(dict.fromkeys(p.doc_id for p in passages))
+
+
+def build_from_passages(cls: Callable[..., Any], passages: Sequence[Passage], **kwargs: Any) -> Any:
+    """``cls(**kwargs)`` filled with ``passages`` by its ``add_passages``: the ``from_passages`` of
+    the indexes built incrementally (Clue, KG-Translator, QCG).
+
+    Raises
+    ------
+    EmptyCorpusError
+        When ``passages`` is empty.
+    """
+    if not passages:
+        raise EmptyCorpusError("no non-empty passages to index")
+    index = cls(**kwargs)
+    index.add_passages(passages)
+    return index
 
 
 class BaseIndex(ABC):

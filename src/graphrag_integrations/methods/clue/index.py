@@ -45,7 +45,12 @@ from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    build_from_passages,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import (
@@ -59,7 +64,7 @@ from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.stores import (
     CHUNK,
@@ -262,11 +267,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
         """Build from already chunked passages (what the evaluation harness uses)."""
-        if not passages:
-            raise EmptyCorpusError("no non-empty passages to index")
-        index = cls(**kwargs)
-        index.add_passages(passages)
-        return index
+        return build_from_passages(cls, passages, **kwargs)
 
     def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Cut documents into chunks and index them into the existing graph; returns the ids

@@ -31,7 +31,13 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    build_from_passages,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
 from graphrag_integrations.core.persistence import (
@@ -45,7 +51,7 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
@@ -239,11 +245,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         cls, passages: Sequence[Passage], **kwargs: Any
     ) -> ParseKGTranslatorRetriever:
         """Build from already chunked passages (what the evaluation harness uses)."""
-        if not passages:
-            raise EmptyCorpusError("no non-empty passages to index")
-        index = cls(**kwargs)
-        index.add_passages(passages)
-        return index
+        return build_from_passages(cls, passages, **kwargs)
 
     def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Index documents into the existing ParseKG; returns the ids added (already indexed

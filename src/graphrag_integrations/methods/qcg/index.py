@@ -21,7 +21,13 @@ from typing import Any
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, check_query, document_ids, drop_indexed
+from graphrag_integrations.core.index_base import (
+    BaseIndex,
+    build_from_passages,
+    check_query,
+    document_ids,
+    drop_indexed,
+)
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -35,7 +41,7 @@ from graphrag_integrations.core.persistence import (
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import (
     QUERY_SET_FILE,
@@ -229,11 +235,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:
         """Build from already chunked passages (the evaluation harness's entry)."""
         passages = [p for p in passages if p.text.strip()]
-        if not passages:
-            raise EmptyCorpusError("no non-empty passages to index")
-        index = cls(**kwargs)
-        index.add_passages(passages)
-        return index
+        return build_from_passages(cls, passages, **kwargs)
 
     def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Add documents (those already indexed are skipped with a warning); returns the ids
