@@ -205,7 +205,7 @@ def generate(args: argparse.Namespace) -> None:
     dataset = load_dataset(folder)
     by_title = {str(p.metadata["title"]): p for p in dataset.passages}
     raw = json.loads((folder / "questions.json").read_text())
-    llm = TransformersLLM(max_new_tokens=args.max_tokens)
+    llm = TransformersLLM(max_new_tokens=args.max_tokens, dtype=args.dtype)
     client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
     gen = Doc2QueryGenerator(
         client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
@@ -222,7 +222,7 @@ def generate(args: argparse.Namespace) -> None:
             "alpha": 0.8,
             "max_tokens": args.max_tokens,
             "template": "SMALL_MODEL_PROMPT",
-            "decoding": "greedy, SmolLM2-135M-Instruct fp32 CPU, 1 torch thread",
+            "decoding": f"greedy, SmolLM2-135M-Instruct {args.dtype} CPU, 1 torch thread",
             "corpus_passages": len(dataset.passages),
         }
     )
@@ -343,7 +343,7 @@ def lihua_generate(args: argparse.Namespace) -> None:
     chunks, chunking = _lihua_chunks(args.data, args.chunking)
     chats = list(dict.fromkeys(c.doc_id for c in chunks))
     chosen = set(chats[args.start : args.end])
-    llm = TransformersLLM(max_new_tokens=args.max_tokens)
+    llm = TransformersLLM(max_new_tokens=args.max_tokens, dtype=args.dtype)
     client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
     gen = Doc2QueryGenerator(
         client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
@@ -370,7 +370,7 @@ def lihua_generate(args: argparse.Namespace) -> None:
             "alpha": 0.8,
             "max_tokens": args.max_tokens,
             "template": "SMALL_MODEL_PROMPT",
-            "decoding": "greedy, SmolLM2-135M-Instruct fp32 CPU, 1 torch thread",
+            "decoding": f"greedy, SmolLM2-135M-Instruct {args.dtype} CPU, 1 torch thread",
             "corpus_chats": len(chats),
             "corpus_chunks": len(chunks),
             "usage": usage,
@@ -615,6 +615,12 @@ def _generation_parser(
     gen.add_argument("--cache", default=f"runs/qcg/{cache}")
     gen.add_argument("--out", type=Path, default=Path(f"runs/qcg/{out_stem}.jsonl.gz"))
     gen.add_argument("--seed", type=Path, action="append", default=[])
+    gen.add_argument(
+        "--dtype",
+        choices=("float32", "bfloat16"),
+        default="bfloat16",
+        help="model precision (bfloat16: ~2.8x faster prompt reading on AVX-512 BF16 CPUs)",
+    )
     return gen
 
 

@@ -134,6 +134,26 @@ def test_acomplete_and_as_llm_path(tiny_lm: Path) -> None:
     assert result.completion_tokens == 2
 
 
+def test_dtype_casts_the_weights_and_names_the_model(tmp_path: Path) -> None:
+    path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False, init_std=1.0)
+    full = TransformersLLM(str(path), use_chat_template=False)
+    half = TransformersLLM(str(path), use_chat_template=False, dtype="bfloat16")
+    same = TransformersLLM(str(path), use_chat_template=False, dtype="float32")
+    assert full.model.dtype == torch.float32 and half.model.dtype == torch.bfloat16
+    assert same.model.dtype == torch.float32
+    # a non-default precision is part of the name, so response caches never mix precisions
+    assert (full.model_name, same.model_name) == (str(path), str(path))
+    assert half.model_name == f"{path}[bfloat16]"
+    assert "dtype='bfloat16'" in repr(half)
+    # log-probabilities stay float32 and close to the float32 model's
+    opts = ["paris", "hello world"]
+    exact = full.score_continuations("capital france", opts)
+    approx = half.score_continuations("capital france", opts)
+    assert all(isinstance(x, float) for x in approx)
+    assert approx == pytest.approx(exact, abs=0.1 * max(abs(x) for x in exact))
+    assert half.complete("hello", max_tokens=2).completion_tokens == 2
+
+
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     llm = TransformersLLM(str(tmp_path / "missing"))
     with pytest.raises(ModelUnavailableError, match="cannot load causal LM"):
@@ -145,6 +165,8 @@ def test_bad_arguments() -> None:
         TransformersLLM(gguf_file="x.gguf")
     with pytest.raises(ValueError, match="max_new_tokens"):
         TransformersLLM(max_new_tokens=0)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        TransformersLLM(dtype="int4")
 
 
 def test_cache_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
