@@ -182,3 +182,61 @@ def test_batched_generation_sends_first_replies_then_retries_in_batches(tmp_path
         LLMClient(again, cache_dir=tmp_path), M=3, template=SMALL_MODEL_PROMPT
     )
     assert gen2.generate(chunks) == out and again.batches == []
+
+
+def test_line_format_answers_on_the_next_line_and_lead_ins_are_skipped() -> None:
+    reply = (
+        "Question: What is the demon algorithm?\n\nAnswer:\n\nThe answer is:\n\n"
+        "A Monte Carlo method.\n\nQuestion:\nWho wrote it?\nAnswer: Michael Creutz"
+    )
+    parsed = parse_qa_pairs(reply)
+    assert parsed.how == "lines"
+    assert parsed.pairs == [
+        QAPair("What is the demon algorithm?", "A Monte Carlo method."),
+        QAPair("Who wrote it?", "Michael Creutz"),
+    ]
+    assert parsed.questions == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "questions"),
+    [
+        ("Question: What is Jalachhayam?\nAnswer:", ["What is Jalachhayam?"]),
+        ("Question: Who came?\nQuestion: Why?\nAnswer: fun", ["Who came?"]),
+        ("1. Who came?\n2. Why?\n3. Who came?\nthe end", ["Who came?", "Why?"]),
+        ('[{"query": "Who?", "answer": ""}, {"query": "Who?", "answer": ""}]', ["Who?"]),
+        ("Question:\n1. What is the time?\nAnswer:\n2. What is the time?\nAnswer:", []),
+    ],
+)
+def test_answerless_questions_are_kept_apart_from_the_pairs(
+    reply: str, questions: list[str]
+) -> None:
+    parsed = parse_qa_pairs(reply, M=5)
+    assert parsed.questions == questions or (
+        # the degenerate numbered reply keeps its one distinct question
+        not questions and parsed.questions == ["What is the time?"]
+    )
+    assert all(q not in {p.query for p in parsed.pairs} for q in parsed.questions)
+
+
+def test_answerless_questions_stop_at_m_and_never_repeat_a_pair() -> None:
+    reply = "Question: Who came?\nAnswer: Bob\n" + "".join(
+        f"Question: Q{i}?\nAnswer:\n" for i in range(6)
+    )
+    parsed = parse_qa_pairs(reply + "Question: Who came?\nAnswer:\n", M=3)
+    assert parsed.pairs == [QAPair("Who came?", "Bob")]
+    assert parsed.questions == ["Q0?", "Q1?", "Q2?"]
+
+
+def test_generator_stores_answerless_questions_after_the_pairs_and_merges_the_retry() -> None:
+    replies = iter(["1. Who came?\n2. When?", "Question: Who came?\nAnswer: Bob\nQuestion: Why?"])
+    gen = Doc2QueryGenerator(LLMClient(lambda p: next(replies)), M=5, template=SMALL_MODEL_PROMPT)
+    out = gen.generate(["Bob came at seven, for fun."])[0]
+    # the retry's pair first; answerless questions of both replies after it, without repeats
+    assert out == [QAPair("Who came?", "Bob"), QAPair("When?", ""), QAPair("Why?", "")]
+    stats = gen.stats.as_dict()
+    assert (stats["pairs"], stats["questions"], stats["retried"], stats["failed"]) == (1, 2, 1, 0)
+
+    only_questions = Doc2QueryGenerator(LLMClient(lambda p: "1. Who came?"), M=5)
+    assert only_questions.generate(["Bob came."])[0] == [QAPair("Who came?", "")]
+    assert only_questions.stats.failed == 1  # no answered pair: still a failed chunk

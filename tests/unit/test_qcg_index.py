@@ -481,6 +481,39 @@ def test_default_query_set_merges_the_committed_files_and_refuses_mixed_generato
     assert shipped is not None and shipped.model == "SmolLM2-135M-Instruct"
 
 
+def test_answerless_questions_are_dropped_by_default_and_kept_as_query_nodes_on_request(
+    tmp_path: Path,
+) -> None:
+    chunks = {text: pairs_for(text) for _, text in CORPUS}
+    qs = QuerySet({}, model="fake", prompt_hash="0" * 16, M=20)
+    qs.update(
+        (text, [QAPair(p["query"], p["answer"]) for p in pairs] + [QAPair(f"Why {i}?", "")])
+        for i, (text, pairs) in enumerate(chunks.items())
+    )
+    plain = QuerySet({}, model="fake", prompt_hash="0" * 16, M=20)
+    plain.update((t, [QAPair(p["query"], p["answer"]) for p in ps]) for t, ps in chunks.items())
+    dropped = build(llm=FakeLLM(), query_set=qs)
+    paper = build(llm=FakeLLM(), query_set=plain)
+    # the paper's setting ignores them: the same graph and answers as without them
+    assert sorted(dropped.store.query_ids()) == sorted(paper.store.query_ids())
+    assert answers(dropped) == answers(paper)
+    assert dropped.export_query_set().pairs == qs.pairs  # still exported with the index
+
+    kept = build(llm=FakeLLM(), query_set=qs, answerless="keep", alpha=1.0)
+    every = build(llm=FakeLLM(), query_set=plain, alpha=1.0)
+    extra = set(kept.store.query_ids()) - set(every.store.query_ids())
+    assert set(every.store.query_ids()) <= set(kept.store.query_ids())
+    assert len(extra) == len(CORPUS)
+    for qid in extra:
+        node = kept.store.query(qid)
+        assert node["answer"] == "" and node["query"].startswith("Why ")
+    kept.persist(tmp_path / "ix")
+    again = QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder())
+    assert again.index_params.answerless == "keep" and answers(again) == answers(kept)
+    with pytest.raises(IndexMismatchError, match="answerless"):
+        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), answerless="drop")
+
+
 def test_a_persisted_index_carries_its_query_set_and_eval_reuses_it(tmp_path: Path) -> None:
     from graphrag_integrations.methods.qcg.registration import build as eval_build
 

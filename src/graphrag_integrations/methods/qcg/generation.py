@@ -11,13 +11,18 @@ print). Replies are parsed tolerantly, since small local models rarely return cl
    token limit keeps its complete pairs);
 3. failing that, ``"query": "...", "answer": "..."`` key-value runs without braces;
 4. failing that, plain ``Question: ...`` / ``Answer: ...`` lines (also ``Query:``, ``Q:``,
-   ``A:``, optionally numbered).
+   ``A:``, optionally numbered), read line by line: a key with nothing after it takes the next
+   non-blank line, skipping lead-ins such as ``The answer is:``;
+5. failing that, a numbered list of questions (``1. Who came?``), which has no answers.
 
-Pairs are whitespace-normalised; pairs with an empty answer or a query without a letter
-(``"[1]"``), duplicates, pairs that
-copy a query of the prompt's own example (small models echo it) and pairs beyond ``M`` are
-dropped (counted). A reply giving no pair is retried once with a short repair instruction
-appended (its own cache entry); a chunk still without pairs is counted as failed and logged.
+Pairs are whitespace-normalised; pairs with a query without a letter (``"[1]"``), duplicates,
+pairs that copy a query of the prompt's own example (small models echo it) and pairs beyond
+``M`` are dropped (counted). A question with an empty answer is not a pair (the paper's nodes
+are ``q (+) a``): it is kept apart (:attr:`ParsedReply.questions`) and stored after the pairs
+as ``QAPair(question, "")``, which an index drops (the paper) or keeps as a query-only node
+(``QCGIndexParams.answerless``). A reply giving no pair is retried once with a short repair
+instruction appended (its own cache entry); a chunk still without pairs is counted as failed
+and logged.
 
 Calls go through :class:`~graphrag_integrations.core.llm.LLMClient`: with ``cache_dir`` each
 reply is stored on disk as soon as it arrives, keyed by model, prompt (chunk text + template)
@@ -170,10 +175,19 @@ _KEY_VALUE = re.compile(
     re.IGNORECASE,
 )
 _LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?(?:\d+[.)]\s*)?(query|question|q|answer|a)\s*[:\-]\s*(.+?)\s*$",
-    re.IGNORECASE | re.MULTILINE,
+    r"^[ \t]*(?:[-*][ \t]*)?(?:\d+[.)][ \t]*)?(query|question|q|answer|a)"
+    r"[ \t]*[:\-][ \t]*(.*?)[ \t]*$",
+    re.IGNORECASE,
 )
 _ENUMERATION = re.compile(r"^\s*\d+[.)]\s+")
+#: A numbered question without a key (``"2. Who came?"``): an answerless question.
+_NUMBERED_QUESTION = re.compile(r"^[ \t]*\d+[.)][ \t]+(.*\?)[ \t]*$")
+#: Lead-ins small models put before the real answer (``"The answer is:"``): skipped.
+_FILLER = re.compile(
+    r"^(?:the |my |here is the |here's the )?answer(?: to this question)?"
+    r"(?: is)?\s*:?$|^.{0,40}:$",
+    re.IGNORECASE,
+)
 _QUERY_KEYS = ("query", "question", "q")
 _ANSWER_KEYS = ("answer", "a", "ans")
 
@@ -249,8 +263,14 @@ class QAPair:
     answer: str
 
     def text(self, node_text: str = "query+answer") -> str:
-        """``q (+) a`` (text-level concatenation, one space), or the query or the answer."""
-        if node_text == "query":
+        """``q (+) a`` (text-level concatenation, one space), or the query or the answer.
+
+        An answerless question (``answer == ""``) is its query in every mode.
+
+        >>> QAPair("Who came?", "").text("answer")
+        'Who came?'
+        """
+        if node_text == "query" or not self.answer:
             return self.query
         if node_text == "answer":
             return self.answer
@@ -295,12 +315,20 @@ class ParsedReply:
     how : {"json", "objects", "key-values", "lines", "none"}
         Which step of the tolerant parser succeeded.
     dropped : int
-        Items dropped (empty query / answer, duplicate, echo of the example, beyond ``M``).
+        Items not kept as pairs (empty query / answer, duplicate, echo of the example, beyond
+        ``M``).
+    questions : list of str
+        Questions the reply gave without an answer (line format: ``Question: ...`` with an
+        empty ``Answer:``, numbered question lists; JSON items with an empty answer), in reply
+        order, without duplicates, echoes or the queries of :attr:`pairs`, at most ``M``. The
+        paper's nodes are ``q (+) a``, so they are not pairs; an index may use them as
+        query-only nodes (``QCGIndexParams.answerless``).
     """
 
     pairs: list[QAPair]
     how: str
     dropped: int = 0
+    questions: list[str] = field(default_factory=list)
 
 
 def parse_qa_pairs(reply: str, M: int | None = None) -> ParsedReply:
@@ -351,39 +379,103 @@ def parse_qa_pairs(reply: str, M: int | None = None) -> ParsedReply:
         if not raw:
             raw = _line_pairs(reply)
             how = "lines" if raw else "none"
+        if not raw:
+            raw = _numbered_questions(reply)
     pairs: list[QAPair] = []
     seen: set[tuple[str, str]] = set()
+    unanswered: list[str] = []
     for query, answer in raw:
         key = (query.lower(), answer.lower())
         wordless = not any(ch.isalpha() for ch in query)
         echoed = query.lower() in EXAMPLE_QUERIES or key[0] == key[1]
-        if not answer or wordless or key in seen or echoed:
+        if wordless or echoed or key in seen:
+            continue
+        if not answer:
+            unanswered.append(query)
             continue
         if M is not None and len(pairs) >= M:
             continue
         seen.add(key)
         pairs.append(QAPair(query, answer))
-    return ParsedReply(pairs, how if pairs else "none", len(raw) - len(pairs))
+    questions = _distinct_questions(unanswered, pairs, M)
+    return ParsedReply(pairs, how if pairs else "none", len(raw) - len(pairs), questions)
+
+
+def _distinct_questions(
+    questions: Iterable[str], pairs: Sequence[QAPair], M: int | None
+) -> list[str]:
+    """``questions`` without duplicates (case-insensitive) or queries of ``pairs``, at most
+    ``M``."""
+    taken = {p.query.lower() for p in pairs}
+    out: list[str] = []
+    for question in questions:
+        if question.lower() in taken or (M is not None and len(out) >= M):
+            continue
+        taken.add(question.lower())
+        out.append(question)
+    return out
+
+
+def _numbered_questions(reply: str) -> list[tuple[str, str]]:
+    """``1. Who came?`` lines (a numbered list of questions, no answers).
+
+    Examples
+    --------
+    >>> _numbered_questions("1. Who came?\\n2. Where?\\nnot a question\\n3. Bob")
+    [('Who came?', ''), ('Where?', '')]
+    """
+    out: list[tuple[str, str]] = []
+    for line in reply.splitlines():
+        match = _NUMBERED_QUESTION.match(line)
+        if match:
+            out.append((_clean(match.group(1).strip("\"'")), ""))
+    return out
 
 
 def _line_pairs(reply: str) -> list[tuple[str, str]]:
-    """``Question: ...`` lines each followed by an ``Answer: ...`` line.
+    """``Question: ...`` / ``Answer: ...`` lines, read line by line.
+
+    A key with nothing after it takes the next non-blank line that is not a key line, skipping
+    lead-ins such as ``The answer is:``; a question followed by another question (or by the
+    end of the reply) without an answer gives ``(question, "")``.
 
     Examples
     --------
     >>> _line_pairs("1. Question: Who came?\\nAnswer: Bob\\nQ: 2. Where?\\nA: Rome")
     [('Who came?', 'Bob'), ('Where?', 'Rome')]
+    >>> _line_pairs("Question:\\n\\nWho came?\\n\\nAnswer:\\nThe answer is:\\nBob\\nQuestion: Why?")
+    [('Who came?', 'Bob'), ('Why?', '')]
     """
+    lines = reply.splitlines()
     out: list[tuple[str, str]] = []
     query: str | None = None
-    for match in _LINE.finditer(reply):
-        value = _ENUMERATION.sub("", match.group(2).strip("\"'"))
-        key, value = match.group(1).lower(), _clean(value)
-        if key in ("query", "question", "q"):
-            query = value
+    i = 0
+    while i < len(lines):
+        match = _LINE.match(lines[i])
+        i += 1
+        if match is None:
+            continue
+        key = match.group(1).lower()
+        value = _clean(_ENUMERATION.sub("", match.group(2).strip("\"'")))
+        if not value or (key not in _QUERY_KEYS and _FILLER.match(value)):
+            # the value is on a following line: the first non-blank, non-key, non-filler one
+            while i < len(lines) and _LINE.match(lines[i]) is None:
+                candidate = _clean(_ENUMERATION.sub("", lines[i].strip().strip("\"'")))
+                i += 1
+                if candidate and not (key not in _QUERY_KEYS and _FILLER.match(candidate)):
+                    value = candidate
+                    break
+            else:
+                value = ""
+        if key in _QUERY_KEYS:
+            if query is not None:
+                out.append((query, ""))
+            query = value or None
         elif query is not None:
             out.append((query, value))
             query = None
+    if query is not None:
+        out.append((query, ""))
     return out
 
 
@@ -419,6 +511,8 @@ class GenerationStats:
         Chunks without any pair after the retry.
     pairs, dropped_pairs : int
         Pairs kept / dropped by the parser.
+    questions : int
+        Answerless questions kept beside the pairs (:attr:`ParsedReply.questions`).
     seconds : float
         Wall time spent generating.
     """
@@ -430,6 +524,7 @@ class GenerationStats:
     failed: int = 0
     pairs: int = 0
     dropped_pairs: int = 0
+    questions: int = 0
     seconds: float = 0.0
     _lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -445,6 +540,7 @@ class GenerationStats:
             self.salvaged_replies += int(parsed.how in ("objects", "key-values", "lines"))
             self.pairs += len(parsed.pairs)
             self.dropped_pairs += parsed.dropped
+            self.questions += len(parsed.questions)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
@@ -525,16 +621,25 @@ class Doc2QueryGenerator:
         retried = not parsed.pairs
         if retried:
             logger.info("Doc2Query reply gave no pair; retrying once with a repair instruction")
-            parsed = parse_qa_pairs(self._complete(prompt + self.repair_suffix), self.M)
+            again = parse_qa_pairs(self._complete(prompt + self.repair_suffix), self.M)
+            parsed = self._after_retry(parsed, again)
         return self._finish(chunk, parsed, retried)
 
+    def _after_retry(self, first: ParsedReply, again: ParsedReply) -> ParsedReply:
+        """The retry's pairs, with the answerless questions of both replies."""
+        questions = _distinct_questions(first.questions + again.questions, again.pairs, self.M)
+        return ParsedReply(again.pairs, again.how, again.dropped, questions)
+
     def _finish(self, chunk: str, parsed: ParsedReply, retried: bool) -> list[QAPair]:
+        """The pairs to store: answered pairs first, then the answerless questions as
+        ``QAPair(question, "")`` (an index drops or keeps them: ``QCGIndexParams.answerless``).
+        """
         if not parsed.pairs:
             logger.warning(
                 "Doc2Query: no query-answer pair for a chunk after one retry (%r...)", chunk[:60]
             )
         self.stats.record(parsed, retried)
-        return parsed.pairs
+        return parsed.pairs + [QAPair(q, "") for q in parsed.questions]
 
     @property
     def batched(self) -> bool:
@@ -570,7 +675,7 @@ class Doc2QueryGenerator:
                 max_tokens=self.max_tokens,
             )
             for i, reply in zip(retry, again, strict=True):
-                parsed[i] = parse_qa_pairs(str(reply), self.M)
+                parsed[i] = self._after_retry(parsed[i], parse_qa_pairs(str(reply), self.M))
         retried = set(retry)
         return {i: self._finish(chunks[i], parsed[i], i in retried) for i in todo}
 

@@ -283,19 +283,22 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         t0 = time.perf_counter()
         pairs = self._pairs(new)
         t1 = time.perf_counter()
-        texts = [p.text for p in new]
-        texts += [pair.text() for ps in pairs for pair in ps]
+        keep_answerless = params.answerless == "keep"
+        usable = [[i for i, q in enumerate(ps) if q.answer or keep_answerless] for ps in pairs]
+        nodes = [ps[i] for ps, idx in zip(pairs, usable, strict=True) for i in idx]
+        texts = [p.text for p in new] + [pair.text() for pair in nodes]
         if params.node_text != "query+answer":
-            texts += [pair.text(params.node_text) for ps in pairs for pair in ps]
+            texts += [pair.text(params.node_text) for pair in nodes]
         vecs = self._embed_unique(texts)
         t2 = time.perf_counter()
         before = self.store.knn()
         added: set[str] = set()
         empty = 0
         steps = progress(new, "QCG: linking chunks", enabled=self.show_progress and len(new) > 1)
-        for passage, ps in zip(steps, pairs, strict=True):
-            kept = self._filter(passage, ps, vecs)
-            if not ps:
+        for passage, ps, idx in zip(steps, pairs, usable, strict=True):
+            chosen = self._filter(passage, [ps[i] for i in idx], vecs)
+            kept = [(idx[j], score) for j, score in chosen]
+            if not idx:
                 empty += 1
                 logger.info(
                     "chunk %s has no generated query: only chunk_candidates > 0 can retrieve it",
@@ -303,7 +306,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
                 )
             node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
             added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
-            self.counts["pairs"] += len(ps)
+            self.counts["pairs"] += len(idx)
         self.counts["chunks"] += len(new)
         self.counts["empty_chunks"] += empty
         if empty:

@@ -47,7 +47,10 @@ class QCGIndexParams(Params):
 
     ``node_text`` ``query`` / ``answer`` are the node ablation of §4.2 RQ3 (filtering always
     scores ``q (+) a``); ``symmetric_knn=True`` is a deviation (the paper's ``E_intra`` edges
-    ``q -> q'`` for ``q'`` in ``KNN(q, k)`` are followed outwards only).
+    ``q -> q'`` for ``q'`` in ``KNN(q, k)`` are followed outwards only). ``answerless="keep"``
+    is a deviation for weak generators: a question generated without an answer becomes a
+    query-only node (its text is the question whatever ``node_text`` says) and competes in
+    Doc2Query-- with the chunk's answered pairs.
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -71,6 +74,11 @@ class QCGIndexParams(Params):
     )
     symmetric_knn: bool = param(
         False, doc="deviation: also expand along incoming kNN edges (paper: False)"
+    )
+    answerless: Literal["drop", "keep"] = param(
+        "drop",
+        doc="deviation: questions the generator gave without an answer are dropped (paper: "
+        "nodes are q⊕a) or kept as query-only nodes",
     )
     missing: Literal["generate", "skip"] = param(
         "generate",
