@@ -264,6 +264,46 @@ def generate(args: argparse.Namespace) -> None:
         print(json.dumps(row), flush=True)
 
 
+def _logged_usage(logs: list[Path]) -> dict[str, float]:
+    """Calls, tokens and seconds summed over the per-batch JSON rows of generation logs."""
+    usage: dict[str, float] = dict.fromkeys(
+        ("calls", "prompt_tokens", "completion_tokens", "seconds"), 0
+    )
+    for log in logs:
+        for line in log.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("{"):
+                continue
+            row = json.loads(line)
+            if "chats" in row or "questions" in row:  # a batch row, not the closing summary
+                for key in usage:
+                    usage[key] += row[key]
+    usage["seconds"] = round(usage["seconds"], 1)
+    return usage
+
+
+def _pair_counts(qs: Any, unit: str) -> dict[str, int]:
+    """Answered pairs, answerless questions and ``<unit>_without_pairs`` of a query set."""
+    lists = list(qs.pairs.values())
+    return {
+        f"{unit}_without_pairs": sum(1 for p in lists if not any(q.answer for q in p)),
+        "pairs": sum(1 for p in lists for q in p if q.answer),
+        "answerless_questions": sum(1 for p in lists for q in p if not q.answer),
+    }
+
+
+def _rates(usage: dict[str, float]) -> dict[str, Any]:
+    """Wall seconds and tokens/s of a usage record."""
+    seconds = usage["seconds"]
+    tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+    return {
+        "wall_s": round(seconds, 1),
+        "tokens_per_s": round(tokens / seconds, 2) if seconds else None,
+        "completion_tokens_per_s": round(usage["completion_tokens"] / seconds, 2)
+        if seconds
+        else None,
+    }
+
+
 def snapshot(args: argparse.Namespace) -> None:
     """Merge the per-process query sets into the committed artefact and write the closed
     sub-corpus (the questions every set covers, with their context passages) as a HotpotQA
@@ -288,19 +328,20 @@ def snapshot(args: argparse.Namespace) -> None:
         for k, v in first.extra.items()
         if k not in ("questions_done", "updated", "passages_done")
     }
-    pairs = [len(p) for p in merged.pairs.values()]
     extra.update(
         {
             "questions_done": sorted(done),
             "questions_total": len(raw),
             "passages_covered": len(merged.pairs),
-            "passages_without_pairs": sum(1 for n in pairs if n == 0),
-            "pairs": sum(pairs),
+            **_pair_counts(merged, "passages"),
             "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": "python benchmarks/bench_qcg.py generate (see docs/qcg.md)",
             "partial": len(done) < len(raw),
         }
     )
+    if args.usage_log:
+        usage = _logged_usage(args.usage_log)
+        extra.update({"usage": usage, **_rates(usage)})
     merged.extra = extra
     merged.save(args.out)
     args.questions.write_text(json.dumps(chosen), encoding="utf-8")
@@ -449,8 +490,8 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
     done = _covered(chunks, merged)
     raw = json.loads((args.data / "lihuaworld" / "queries-dev.json").read_text())
     questions = closed_question_records(raw, set(chats), set(done))
-    pairs = [len(p) for p in merged.pairs.values()]
-    tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+    if args.usage_log:
+        usage = _logged_usage(args.usage_log)
     extra = {k: v for k, v in first.extra.items() if k not in ("chats_done", "updated", "usage")}
     extra.update(
         {
@@ -458,16 +499,11 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
             "chats_total": len(chats),
             "chunks_covered": len(merged.pairs),
             "chunks_total": len(chunks),
-            "chunks_without_pairs": sum(1 for n in pairs if n == 0),
-            "pairs": sum(pairs),
+            **_pair_counts(merged, "chunks"),
             "dev_questions_covered": len(questions),
             "usage": usage,
             "chats_covered": len(done),
-            "wall_s": round(usage["seconds"], 1),
-            "tokens_per_s": round(tokens / usage["seconds"], 2) if usage["seconds"] else None,
-            "completion_tokens_per_s": round(usage["completion_tokens"] / usage["seconds"], 2)
-            if usage["seconds"]
-            else None,
+            **_rates(usage),
             "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/qcg.md)",
             "partial": len(done) < len(chats),
@@ -524,7 +560,9 @@ def ablation(args: argparse.Namespace) -> None:
     index = reg.build(
         emb,
         {"passages": dataset.passages},
-        reg.parse_options({"query_set": str(args.query_set), "missing": "skip"}),
+        reg.parse_options(
+            {"query_set": str(args.query_set), "missing": "skip", "answerless": args.answerless}
+        ),
     )
     built = time.perf_counter() - start
     paper = index.query_params
@@ -583,7 +621,10 @@ def lihua_ablation(args: argparse.Namespace) -> None:
         f"qcg c={c}": ("qcg", {"chunk_candidates": c}),
         **{f"qcg h={h} w={w:g} c={c}": ("qcg", {"h": h, **fused}) for h in (0, 1, 2)},
     }
-    options = {"qcg": {"query_set": str(args.query_set)}} if args.query_set else None
+    qcg_options = {"answerless": args.answerless}
+    if args.query_set:
+        qcg_options["query_set"] = str(args.query_set)
+    options = {"qcg": qcg_options}
     report = run_lihuaworld_eval(
         args.data / "lihuaworld",
         ["dense", "bm25", "qcg"],
@@ -633,6 +674,14 @@ def _snapshot_parser(sub: Any, name: str, artefact: str) -> None:
         "--out", type=Path, default=Path(f"src/graphrag_integrations/data/qcg/{artefact}.jsonl.gz")
     )
     snap.add_argument("--questions", type=Path, default=Path(f"runs/qcg/{artefact}_covered.json"))
+    snap.add_argument(
+        "--usage-log",
+        type=Path,
+        action="append",
+        default=[],
+        help="generation logs whose per-batch JSON rows are summed into the recorded usage "
+        "(every run that paid for the set's replies, e.g. one resumed on the same cache)",
+    )
 
 
 def main() -> None:
@@ -666,6 +715,7 @@ def main() -> None:
     ab.add_argument("--chunk-weight", type=float, default=0.3)
     ab.add_argument("--chunk-candidates", type=int, default=10)
     ab.add_argument("--json", type=Path, default=None)
+    ab.add_argument("--answerless", choices=("drop", "keep"), default="drop")
     la = sub.add_parser("lihua-ablation")
     la.add_argument("--data", type=Path, default=Path("../shared/data"))
     la.add_argument("--query-set", type=Path, default=None, help="default: the committed set")
@@ -675,6 +725,7 @@ def main() -> None:
     la.add_argument("--chunk-weight", type=float, default=0.3)
     la.add_argument("--chunk-candidates", type=int, default=10)
     la.add_argument("--json", type=Path, default=None)
+    la.add_argument("--answerless", choices=("drop", "keep"), default="drop")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
