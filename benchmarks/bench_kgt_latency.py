@@ -4,7 +4,8 @@ Usage (from the repository root)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_latency.py INDEX_DIR musique-100 --skip 50 --n 5 \
-        [--translator musique-100-a] [--preset paper-musique] [--profile FILE]
+        [--translator musique-100-a] [--preset paper-musique] [--profile FILE] \
+        [--translator-dtype bfloat16] [--threads 2]
 
 ``INDEX_DIR`` is a persisted ``ParseKGTranslatorRetriever`` (built and persisted there when
 missing, lazy passage vectors). The translator, constraint indexes, embedder and spaCy are
@@ -21,12 +22,15 @@ import json
 import os
 import pstats
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 
 def main(argv: list[str] | None = None) -> None:
+    import torch
+
     from graphrag_integrations.core.embeddings import as_embedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -41,13 +45,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--preset", default="paper-musique")
     ap.add_argument("--translator", default="musique-100-a")
     ap.add_argument("--profile", default=None)
+    ap.add_argument(
+        "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
+    )
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     a = ap.parse_args(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
     data = load_dataset(Path(a.data) / a.dataset)
     embedder = as_embedder(None)
     if not (Path(a.index) / "manifest.json").is_file():
         ParseKGTranslatorRetriever.from_passages(data.passages, embedding=embedder).persist(a.index)
+    params = replace(PRESETS[a.preset], translator_dtype=a.translator_dtype)
     kgt = ParseKGTranslatorRetriever.load(
-        a.index, embedding=embedder, translator=a.translator, query_params=PRESETS[a.preset]
+        a.index, embedding=embedder, translator=a.translator, query_params=params
     )
     t0 = time.perf_counter()
     kgt.lm.model  # noqa: B018 - load before timing
@@ -83,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
                     "completion_tokens": usage.completion_tokens,
                 },
                 "load_average": os.getloadavg(),
+                "translator": kgt.lm.model_name,
+                "threads": torch.get_num_threads(),
             }
         )
     )

@@ -4,7 +4,8 @@ Run (from the repository root; ``--data`` defaults to ``../shared/data``)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_records.py run --dataset musique-100 --skip 50 \
-        --questions 50 --translator musique-100-a --index DIR --out a.jsonl
+        --questions 50 --translator musique-100-a --index DIR --out a.jsonl \
+        [--translator-dtype bfloat16]
     python benchmarks/bench_kgt_records.py summarise a.jsonl b.jsonl [--fusion-k 60]
 
 ``--cross-fit`` (MuSiQue-100): questions 1-50 with adapter ``musique-100-b``, 51-100 with
@@ -88,7 +89,9 @@ def run(args: argparse.Namespace) -> None:
     )
     embedder = TextCachedEmbedder(as_embedder(None))
     SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
-    params = replace(PRESETS[args.preset], top_up=False, k=DEPTH)
+    params = replace(
+        PRESETS[args.preset], top_up=False, k=DEPTH, translator_dtype=args.translator_dtype
+    )
     if args.reverse:
         params = replace(params, reverse=args.reverse)
     t0 = time.perf_counter()
@@ -135,6 +138,7 @@ def run(args: argparse.Namespace) -> None:
         "translators": [t or "musique-100-a" for t, _ in plan],
         "preset": args.preset,
         "reverse": params.reverse,
+        "translator_dtype": params.translator_dtype,
         "dense_build_s": round(dense_build, 1),
         "load_average": os.getloadavg(),
         "threads": os.environ.get("OMP_NUM_THREADS"),
@@ -286,6 +290,9 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--questions", type=int, default=100)
     r.add_argument("--translator", default=None, help="adapter name / path or 'base'")
     r.add_argument("--preset", default="paper-musique")
+    r.add_argument(
+        "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
+    )
     r.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])
     r.add_argument("--index", default=None, help="persisted ParseKG (built there if missing)")
     r.add_argument(
