@@ -5,7 +5,7 @@ Usage (from the repository root)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_latency.py INDEX_DIR musique-100 --skip 50 --n 5 \
         [--translator musique-100-a] [--preset paper-musique] [--profile FILE] \
-        [--translator-dtype bfloat16] [--threads 2]
+        [--translator-dtype bfloat16] [--early-stopping] [--threads 2]
 
 ``INDEX_DIR`` is a persisted ``ParseKGTranslatorRetriever`` (built and persisted there when
 missing, lazy passage vectors). The translator, constraint indexes, embedder and spaCy are
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
     )
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    ap.add_argument("--early-stopping", action="store_true", help="beam search early stopping")
     a = ap.parse_args(argv)
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -56,7 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     embedder = as_embedder(None)
     if not (Path(a.index) / "manifest.json").is_file():
         ParseKGTranslatorRetriever.from_passages(data.passages, embedding=embedder).persist(a.index)
-    params = replace(PRESETS[a.preset], translator_dtype=a.translator_dtype)
+    params = replace(
+        PRESETS[a.preset], translator_dtype=a.translator_dtype, early_stopping=a.early_stopping
+    )
     kgt = ParseKGTranslatorRetriever.load(
         a.index, embedding=embedder, translator=a.translator, query_params=params
     )

@@ -5,7 +5,7 @@ Run (from the repository root; ``--data`` defaults to ``../shared/data``)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_records.py run --dataset musique-100 --skip 50 \
         --questions 50 --translator musique-100-a --index DIR --out a.jsonl \
-        [--translator-dtype bfloat16]
+        [--translator-dtype bfloat16] [--early-stopping]
     python benchmarks/bench_kgt_records.py summarise a.jsonl b.jsonl [--fusion-k 60]
 
 ``--cross-fit`` (MuSiQue-100): questions 1-50 with adapter ``musique-100-b``, 51-100 with
@@ -90,7 +90,11 @@ def run(args: argparse.Namespace) -> None:
     embedder = TextCachedEmbedder(as_embedder(None))
     SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
     params = replace(
-        PRESETS[args.preset], top_up=False, k=DEPTH, translator_dtype=args.translator_dtype
+        PRESETS[args.preset],
+        top_up=False,
+        k=DEPTH,
+        translator_dtype=args.translator_dtype,
+        early_stopping=args.early_stopping,
     )
     if args.reverse:
         params = replace(params, reverse=args.reverse)
@@ -139,6 +143,7 @@ def run(args: argparse.Namespace) -> None:
         "preset": args.preset,
         "reverse": params.reverse,
         "translator_dtype": params.translator_dtype,
+        "early_stopping": params.early_stopping,
         "dense_build_s": round(dense_build, 1),
         "load_average": os.getloadavg(),
         "threads": os.environ.get("OMP_NUM_THREADS"),
@@ -293,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument(
         "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
     )
+    r.add_argument("--early-stopping", action="store_true", help="beam search early stopping")
     r.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])
     r.add_argument("--index", default=None, help="persisted ParseKG (built there if missing)")
     r.add_argument(

@@ -153,6 +153,10 @@ class QueryParams(Params):
     fusion_depth: int = param(50, doc="dense ranks fused (RRF)", ge=1)
     max_steps: int = param(1, symbol="steps", doc="translation rounds (multi-step)", ge=1)
     max_entity_tokens: int = param(32, doc="entity decoding limit in tokens", ge=1)
+    early_stopping: bool = param(
+        False,
+        doc="beam search stops once every row has its beams finished (speed; paper: false)",
+    )
     translator_dtype: Literal["float32", "bfloat16", "float16"] = param(
         "float32",
         doc="precision of a translator loaded by name or path (bfloat16: ~2x faster on "
