@@ -218,6 +218,12 @@ def summarise(args: argparse.Namespace) -> dict[str, Any]:
             for line in Path(args.only_qids_from).read_text(encoding="utf-8").splitlines()
         }
         records = [r for r in records if r["qid"] in keep]
+    if args.exclude_qids_from:  # e.g. the questions a knob was tuned on
+        drop = {
+            json.loads(line).get("qid")
+            for line in Path(args.exclude_qids_from).read_text(encoding="utf-8").splitlines()
+        }
+        records = [r for r in records if r["qid"] not in drop]
     if not records:
         sys.exit("no records")
     rows: dict[str, list[list[str]]] = {}
@@ -312,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--fusion-k", type=float, default=60.0)
     s.add_argument("--fusion-weight", type=float, default=1.0)
     s.add_argument("--only-qids-from", default=None, help="keep questions present in this file")
+    s.add_argument("--exclude-qids-from", default=None, help="drop questions present in this file")
     s.add_argument("--grid", action="store_true", help="R@5 of RRF over a (k, w) grid (dev)")
     args = parser.parse_args(argv)
     if args.command == "run":
