@@ -560,6 +560,7 @@ class LLMClient:
                     num_beams=num_beams,
                     num_return_sequences=num_return_sequences,
                     logits_processors=factories,
+                    # passed only when set: a model without the option still serves the rest
                     **({"early_stopping": True} if early_stopping else {}),
                 )
             )
