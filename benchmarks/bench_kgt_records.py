@@ -4,7 +4,8 @@ Run (from the repository root; ``--data`` defaults to ``../shared/data``)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_records.py run --dataset musique-100 --skip 50 \
-        --questions 50 --translator musique-100-a --index DIR --out a.jsonl
+        --questions 50 --translator musique-100-a --index DIR --out a.jsonl \
+        [--translator-dtype bfloat16] [--early-stopping]
     python benchmarks/bench_kgt_records.py summarise a.jsonl b.jsonl [--fusion-k 60]
 
 ``--cross-fit`` (MuSiQue-100): questions 1-50 with adapter ``musique-100-b``, 51-100 with
@@ -88,7 +89,13 @@ def run(args: argparse.Namespace) -> None:
     )
     embedder = TextCachedEmbedder(as_embedder(None))
     SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
-    params = replace(PRESETS[args.preset], top_up=False, k=DEPTH)
+    params = replace(
+        PRESETS[args.preset],
+        top_up=False,
+        k=DEPTH,
+        translator_dtype=args.translator_dtype,
+        early_stopping=args.early_stopping,
+    )
     if args.reverse:
         params = replace(params, reverse=args.reverse)
     t0 = time.perf_counter()
@@ -135,6 +142,8 @@ def run(args: argparse.Namespace) -> None:
         "translators": [t or "musique-100-a" for t, _ in plan],
         "preset": args.preset,
         "reverse": params.reverse,
+        "translator_dtype": params.translator_dtype,
+        "early_stopping": params.early_stopping,
         "dense_build_s": round(dense_build, 1),
         "load_average": os.getloadavg(),
         "threads": os.environ.get("OMP_NUM_THREADS"),
@@ -209,6 +218,12 @@ def summarise(args: argparse.Namespace) -> dict[str, Any]:
             for line in Path(args.only_qids_from).read_text(encoding="utf-8").splitlines()
         }
         records = [r for r in records if r["qid"] in keep]
+    if args.exclude_qids_from:  # e.g. the questions a knob was tuned on
+        drop = {
+            json.loads(line).get("qid")
+            for line in Path(args.exclude_qids_from).read_text(encoding="utf-8").splitlines()
+        }
+        records = [r for r in records if r["qid"] not in drop]
     if not records:
         sys.exit("no records")
     rows: dict[str, list[list[str]]] = {}
@@ -286,6 +301,10 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--questions", type=int, default=100)
     r.add_argument("--translator", default=None, help="adapter name / path or 'base'")
     r.add_argument("--preset", default="paper-musique")
+    r.add_argument(
+        "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
+    )
+    r.add_argument("--early-stopping", action="store_true", help="beam search early stopping")
     r.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])
     r.add_argument("--index", default=None, help="persisted ParseKG (built there if missing)")
     r.add_argument(
@@ -299,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--fusion-k", type=float, default=60.0)
     s.add_argument("--fusion-weight", type=float, default=1.0)
     s.add_argument("--only-qids-from", default=None, help="keep questions present in this file")
+    s.add_argument("--exclude-qids-from", default=None, help="drop questions present in this file")
     s.add_argument("--grid", action="store_true", help="R@5 of RRF over a (k, w) grid (dev)")
     args = parser.parse_args(argv)
     if args.command == "run":

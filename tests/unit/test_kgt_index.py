@@ -244,6 +244,15 @@ def test_registration_builder_presets(lm: Any) -> None:
     assert retriever.index_params.passage_vectors == "lazy"
     with pytest.raises(InvalidParameterError, match="preset"):
         KGT.parse_options({"preset": "nope"})
+    # the speed options reach the query settings (defaults: the paper's float32, no early stop)
+    assert (retriever.query_params.translator_dtype, retriever.query_params.early_stopping) == (
+        "float32",
+        False,
+    )
+    fast = KGT.parse_options({"translator_dtype": "bfloat16", "early_stopping": "true"}, cli=True)
+    assert fast.query_params.translator_dtype == "bfloat16" and fast.query_params.early_stopping
+    with pytest.raises(InvalidParameterError, match="translator_dtype"):
+        KGT.parse_options({"translator_dtype": "int8"})
 
 
 def test_lazy_passage_vectors_give_the_same_answers(

@@ -115,6 +115,36 @@ def test_lora_training_saves_an_adapter_the_retriever_loads(lm: Any, tmp_path: P
                    for r in rels)  # fmt: skip
 
 
+def test_adapter_loads_and_translates_in_bfloat16(lm: Any, tmp_path: Path) -> None:
+    (ex,), _ = build_training_examples(HOPS[:1], embedder=FakeEmbedder(), window=4)
+    folder = tmp_path / "adapter"
+    train_translator([ex] * 4, folder, base_model=lm, max_steps=12, batch_size=2,
+                     learning_rate=5e-2)  # fmt: skip
+    full, half = load_translator(folder), load_translator(folder, dtype="bfloat16")
+    assert half.model.dtype == torch.bfloat16 and full.model.dtype == torch.float32
+    # the precision is part of the name (response caches never mix precisions)
+    assert (full.model_name, half.model_name) == (str(folder), f"{folder}[bfloat16]")
+    # merged in float32, then cast: every weight is the float32 merged weight, rounded
+    tuned, rounded = full.model.state_dict(), half.model.state_dict()
+    base = TransformersLLM(lm.model_name, use_chat_template=False).model.state_dict()
+    assert tuned.keys() == rounded.keys() == base.keys()
+    assert all(torch.equal(rounded[n], tuned[n].to(torch.bfloat16)) for n in tuned)
+    assert any(not torch.equal(rounded[n], base[n].to(torch.bfloat16)) for n in base)
+    # the retriever option loads it so, and bfloat16 clues still exist in the ParseKG
+    index = ParseKGTranslatorRetriever.from_documents(
+        documents(), embedding=FakeEmbedder(), translator=str(folder), alpha=2,
+        translator_dtype="bfloat16",
+    )  # fmt: skip
+    assert index.lm.model.dtype == torch.bfloat16 and index.lm.model_name == half.model_name
+    for question in ("Where was Marie Curie born?", "Who managed Nottingham Forest?"):
+        result = index.translate(question)
+        assert result.clues
+        for clue in result.clues:
+            rels = index.view.rels_of(clue.entity, clue.direction)
+            assert any(contains_span(index.constraint_indexes.rel_tokens[r], clue.relation_ids)
+                       for r in rels)  # fmt: skip
+
+
 def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
     lm: Any, tmp_path: Path
 ) -> None:

@@ -67,13 +67,25 @@ def _check_clue(index: ParseKGTranslatorRetriever, clue: Clue) -> None:
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.sampled_from(QUERIES), st.integers(0, 1), st.integers(1, 3), st.integers(1, 3))
+@given(
+    st.sampled_from(QUERIES),
+    st.integers(0, 1),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.booleans(),
+)
 def test_every_clue_exists_in_the_parsekg_forward_and_reverse(
-    index: ParseKGTranslatorRetriever, lms: list[Any], query: str, seed: int, alpha: int, beta: int
+    index: ParseKGTranslatorRetriever,
+    lms: list[Any],
+    query: str,
+    seed: int,
+    alpha: int,
+    beta: int,
+    early_stopping: bool,
 ) -> None:
-    params = QueryParams(alpha=alpha, beta=beta, reverse="always")
+    params = QueryParams(alpha=alpha, beta=beta, reverse="always", early_stopping=early_stopping)
     translator = Translator(
         LLMClient(lms[seed]), index.constraint_indexes, params, nlp=index.parser
     )

@@ -430,3 +430,55 @@ def test_generate_many_rejects_bad_input(llm: TransformersLLM) -> None:
         RowDispatchProcessor([[], []], num_beams=2)(torch.zeros(3, 1), torch.zeros(3, 4))
     with pytest.raises(ModelUnavailableError, match="generate_many"):
         LLMClient(lambda p: "x").generate_many("q", prefixes=[[]])
+
+
+def test_generate_many_early_stopping_decodes_fewer_steps(llm: TransformersLLM) -> None:
+    prefixes = [ids_of(llm, p) if p else [] for p in PREFIXES]
+    eos = llm.eos_token_id
+    tries = [row_trie(llm, names) for names in ROW_NAMES]
+
+    def factory(trie: TokenTrie) -> Any:
+        return lambda n: [ConstrainedLogitsProcessor(trie, n, eos_token_id=eos)]
+
+    factories = [factory(t) for t in tries]
+    passes: list[int] = []
+    handle = llm.model.model.register_forward_pre_hook(
+        lambda _m, _a, kwargs: passes.append(1), with_kwargs=True
+    )
+    runs = {}
+    try:
+        for early in (False, True):
+            passes.clear()
+            rows = llm.generate_many(
+                "the capital of france", prefixes, num_beams=2, num_return_sequences=2,
+                logits_processors=factories, early_stopping=early,
+            )  # fmt: skip
+            runs[early] = (len(passes), rows)
+    finally:
+        handle.remove()
+    # every row has its 2 finished hypotheses before the length heuristic would stop
+    assert runs[True][0] < runs[False][0]
+    for i, row in enumerate(runs[True][1]):
+        assert len(row) == 2
+        for hyp in row:  # still inside the row's constraint, closed by eos
+            ids = tuple(hyp.token_ids or ())
+            assert ids[-1] == eos and ids[:-1] in {tuple(ids_of(llm, n)) for n in ROW_NAMES[i]}
+
+
+def test_client_early_stopping_is_part_of_the_cache_key(random_lm: Path, tmp_path: Path) -> None:
+    seen: list[bool] = []
+
+    class Spy(TransformersLLM):
+        def generate_many(self, prompt: str, prefixes: Any, **kwargs: Any) -> Any:
+            seen.append(bool(kwargs.get("early_stopping", False)))
+            return super().generate_many(prompt, prefixes, **kwargs)
+
+    llm = Spy(str(random_lm), max_new_tokens=5)
+    client = LLMClient(llm, cache_dir=tmp_path)
+    trie = row_trie(llm, ROW_NAMES[0])
+    kwargs: dict[str, Any] = {"constraints": [trie], "constraint_keys": ["t"], "num_beams": 2}
+    client.generate_many("paris", prefixes=[[]], **kwargs)
+    client.generate_many("paris", prefixes=[[]], early_stopping=True, **kwargs)  # not a hit
+    client.generate_many("paris", prefixes=[[]], early_stopping=True, **kwargs)  # a hit
+    client.generate_many("paris", prefixes=[[]], **kwargs)  # a hit
+    assert seen == [False, True] and client.usage.cache_hits == 2

@@ -446,6 +446,7 @@ class LLMClient:
         num_beams: int = 1,
         num_return_sequences: int = 1,
         max_tokens: int | None = None,
+        early_stopping: bool = False,
     ) -> list[list[LLMResult]]:
         """:meth:`generate` for several continuations ``prompt ++ prefixes[i]`` in ONE model call.
 
@@ -469,6 +470,10 @@ class LLMClient:
             a key is never cached.
         num_beams, num_return_sequences, max_tokens
             As in :meth:`generate`, for every row.
+        early_stopping : bool
+            Beam search stops once every row has ``num_beams`` finished hypotheses (the
+            model's ``generate_many(early_stopping=True)``: fewer decoding steps, possibly
+            other hypotheses; part of the cache key when true).
 
         Returns
         -------
@@ -524,6 +529,8 @@ class LLMClient:
             }
             if prefix:
                 params["prefix"] = list(prefix)
+            if early_stopping:  # absent when false: keys of earlier caches stay valid
+                params["early_stopping"] = True
             key = cache_keys[i] = cache_key(self.llm.model_name, prompt, params)
             hit = self.cache.get_record(key)
             if hit is not None:
@@ -553,6 +560,8 @@ class LLMClient:
                     num_beams=num_beams,
                     num_return_sequences=num_return_sequences,
                     logits_processors=factories,
+                    # passed only when set: a model without the option still serves the rest
+                    **({"early_stopping": True} if early_stopping else {}),
                 )
             )
             if len(batch) != len(misses) or not all(batch):

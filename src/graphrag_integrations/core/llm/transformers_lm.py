@@ -503,6 +503,7 @@ class TransformersLLM:
         num_return_sequences: int = 1,
         logits_processors: Sequence[Callable[[int], Sequence[Any]] | None] | None = None,
         reuse_prompt_cache: bool = True,
+        early_stopping: bool = False,
     ) -> list[list[LLMResult]]:
         """:meth:`generate` for several continuations of ONE prompt in one ``generate`` call.
 
@@ -528,6 +529,12 @@ class TransformersLLM:
             the batch's input width, so processors see only generated tokens) or ``None``.
         reuse_prompt_cache : bool
             Encode the shared prompt once (default) or let ``generate`` encode every row.
+        early_stopping : bool
+            Beam search: stop as soon as every row has ``num_beams`` finished hypotheses
+            (transformers' ``early_stopping=True``; fewer decoding steps, the hypotheses may
+            differ). ``False`` (default, transformers' default and the KG-Translator paper's):
+            go on while a running beam could still beat a finished one (length-normalised
+            heuristic).
 
         Returns
         -------
@@ -581,6 +588,7 @@ class TransformersLLM:
             max_tokens,
             num_beams,
             num_return_sequences,
+            early_stopping=early_stopping,
         )
 
     def _prompt_cache(self, prompt: str, head: list[int], copies: int) -> Any:
@@ -616,6 +624,8 @@ class TransformersLLM:
         max_tokens: int | None,
         num_beams: int,
         num_return_sequences: int,
+        *,
+        early_stopping: bool = False,
     ) -> list[list[LLMResult]]:
         """One ``model.generate`` over the rows of ``inputs``; per row, hypotheses best first."""
         import torch
@@ -629,6 +639,7 @@ class TransformersLLM:
         config.output_logits = num_beams == 1
         if num_beams > 1:
             config.length_penalty = 1.0
+            config.early_stopping = early_stopping
         processors = None
         if factories is not None and any(f is not None for f in factories):
             from transformers import LogitsProcessorList

@@ -101,13 +101,15 @@ def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[
     return parse_next_query(text)
 
 
-def resolve_translator(translator: Any) -> Any:
+def resolve_translator(translator: Any, *, dtype: str | None = None) -> Any:
     """The translator as an ``LLMClient`` (cache, token accounting) over a causal LM.
 
     ``None`` or ``"default"``: the committed MuSiQue-100 fold-a adapter; ``"base"``: the untuned
     SmolLM2-135M-Instruct; the name of another committed adapter; a folder written by
     ``train --method kgt`` or any causal LM path; a ``TransformersLLM``; an ``LLMClient``
-    over one (kept as given, with its response cache).
+    over one (kept as given, with its response cache). ``dtype`` is the precision of a
+    translator loaded here (by name or path; ``TransformersLLM``'s ``dtype``); a given
+    model object keeps its own.
 
     Raises
     ------
@@ -124,13 +126,13 @@ def resolve_translator(translator: Any) -> Any:
     if translator is None or translator == "default":
         translator = adapter_path(DEFAULT_TRANSLATOR)
     elif translator == "base":
-        translator = TransformersLLM()
+        translator = TransformersLLM(dtype=dtype)
     elif isinstance(translator, str) and translator in committed_adapters():
         translator = adapter_path(translator)
     if isinstance(translator, (str, Path)):
         from graphrag_integrations.methods.kgt.training import load_translator
 
-        translator = load_translator(translator)
+        translator = load_translator(translator, dtype=dtype)
     if isinstance(translator, LLMClient):
         client = translator
     else:
@@ -340,7 +342,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         """The translator LM (loaded on first access)."""
         with self._lazy_lock:
             if self._lm is None:
-                self._lm = resolve_translator(self._translator_spec)
+                self._lm = resolve_translator(
+                    self._translator_spec, dtype=self.query_params.translator_dtype
+                )
         return self._lm.llm
 
     @property

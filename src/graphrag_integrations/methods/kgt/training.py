@@ -401,23 +401,35 @@ def _adapted_lm_class() -> type:
         def __init__(self, base: str | None, adapter: Path, **kwargs: Any) -> None:
             super().__init__(base, **kwargs)
             self.adapter = adapter
-            self.model_name = str(adapter)
+            suffix = "" if self.dtype in (None, "float32") else f"[{self.dtype}]"
+            self.model_name = f"{adapter}{suffix}"
 
         def _load(self) -> tuple[Any, Any]:
             from peft import PeftModel
 
             model, tokenizer = super()._load()
+            # merged in float32; ``TransformersLLM`` then casts to ``dtype`` (if any)
             merged = PeftModel.from_pretrained(model, str(self.adapter)).merge_and_unload()
             return merged.float(), tokenizer
 
     return AdaptedTranslator
 
 
-def load_translator(path: str | Path) -> Any:
+def load_translator(path: str | Path, *, dtype: str | None = None) -> Any:
     """Load a translator saved by :func:`train_translator`, or any causal LM folder/name.
 
     A LoRA folder gives a ``TransformersLLM`` (subclass) whose model is the base model with
-    the adapter merged on first use; ``model_name`` is the adapter folder.
+    the adapter merged (in float32) on first use, then cast to ``dtype``; ``model_name`` is
+    the adapter folder, with a ``[dtype]`` suffix for a precision other than float32 (as
+    ``TransformersLLM`` names its model, so response caches never mix precisions).
+
+    Parameters
+    ----------
+    path : str or Path
+        Adapter folder written by :func:`train_translator`, or a causal LM path / name.
+    dtype : str, optional
+        ``TransformersLLM``'s ``dtype``: ``None`` (the checkpoint's), ``"float32"``,
+        ``"bfloat16"`` or ``"float16"``.
 
     Raises
     ------
@@ -437,8 +449,8 @@ def load_translator(path: str | Path) -> Any:
         if base is None and "base_model" not in info:  # None: the default SmolLM2
             adapter_cfg = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
             base = adapter_cfg.get("base_model_name_or_path")
-        return _adapted_lm_class()(base, folder, use_chat_template=template)
-    return TransformersLLM(str(path), use_chat_template=template)
+        return _adapted_lm_class()(base, folder, use_chat_template=template, dtype=dtype)
+    return TransformersLLM(str(path), use_chat_template=template, dtype=dtype)
 
 
 def examples_to_jsonl(examples: Iterable[TrainingExample], path: str | Path) -> int:

@@ -104,6 +104,7 @@ def constrained_generate_many(
     *,
     num_beams: int,
     max_tokens: int,
+    early_stopping: bool = False,
 ) -> list[list[Hypothesis]]:
     """The one LM call of KG-Translator: ``LLMClient.generate_many`` under per-row constraints.
 
@@ -121,6 +122,9 @@ def constrained_generate_many(
         Beams per row; as many hypotheses are returned.
     max_tokens : int
         New-token limit (the same for every row; a constraint closes a row earlier).
+    early_stopping : bool
+        Stop a beam search once every row has ``num_beams`` finished hypotheses (speed knob;
+        the paper and transformers default to ``False``).
 
     Returns
     -------
@@ -137,6 +141,7 @@ def constrained_generate_many(
         num_beams=num_beams,
         num_return_sequences=num_beams,
         max_tokens=max_tokens,
+        early_stopping=early_stopping,
     )
     eos = client.llm.eos_token_id
     out: list[list[Hypothesis]] = []
@@ -363,7 +368,12 @@ class Translator:
             )
             names.append(direction)
         per_row = constrained_generate_many(
-            self.client, prompt, rows, num_beams=self.params.alpha, max_tokens=limit + 1
+            self.client,
+            prompt,
+            rows,
+            num_beams=self.params.alpha,
+            max_tokens=limit + 1,
+            early_stopping=self.params.early_stopping,
         )
         for direction, hyps in zip(names, per_row, strict=True):
             out[direction] = hyps
@@ -438,7 +448,12 @@ class Translator:
         # allows only eos past its longest span, so a longer limit changes nothing)
         limit = max(r.longest_span(ix.max_relation_tokens) for *_, r in jobs) + 1
         per_row = constrained_generate_many(
-            self.client, prompt, rows, num_beams=self.params.beta, max_tokens=limit
+            self.client,
+            prompt,
+            rows,
+            num_beams=self.params.beta,
+            max_tokens=limit,
+            early_stopping=self.params.early_stopping,
         )
         tokenizer = ix.tokenizer
         clues: list[Clue] = []
