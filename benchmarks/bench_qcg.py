@@ -10,6 +10,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
     python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
     python benchmarks/bench_qcg.py lihua-ablation [--query-set FILE]  # the same on LiHuaWorld
+    python benchmarks/bench_qcg.py lihua-hops                       # kNN locality, what h=1 adds
 
 ``pilot`` sends ``--chunks`` LiHuaWorld chunks (1,200-token chunking, evenly spread over the
 year) to the offline SmolLM2-135M-Instruct and reports tokens/s, chunks/s and how its replies
@@ -641,6 +642,66 @@ def lihua_ablation(args: argparse.Namespace) -> None:
         args.json.write_text(json.dumps(report.to_json(), indent=1, default=str), encoding="utf-8")
 
 
+def lihua_hops(args: argparse.Namespace) -> None:
+    """Why hops help or not on LiHuaWorld: how many kNN edges stay inside one chat, and what
+    h = 1 adds to h = 0 on the Multi questions (chunks returned, evidence chats found,
+    expanded queries and how many of them belong to an evidence chat)."""
+    import dataclasses
+
+    from graphrag_integrations.evaluation.lihuaworld import load_questions
+    from graphrag_integrations.methods.qcg.generation import QuerySet
+    from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+    from graphrag_integrations.methods.qcg.registration import QUERY_SET_DIR
+
+    chunks, _ = _lihua_chunks(args.data, "1200/100")
+    qs = QuerySet.load(args.query_set or QUERY_SET_DIR / "lihuaworld.jsonl.gz")
+    index = QueryCentricGraphIndex.from_passages(
+        chunks, preset="lihuaworld", query_set=qs, missing="skip", answerless=args.answerless
+    )
+    chat = {p.id: p.doc_id for p in chunks}
+    store = index.store
+    edges = [(q, n) for q, ns in store.knn().items() for n in ns]
+    same = sum(chat[store.chunk_of(q)] == chat[store.chunk_of(n)] for q, n in edges)
+    print(
+        json.dumps(
+            {
+                "query_nodes": len(index.graph),
+                "knn_edges": len(edges),
+                "same_chat_share": round(same / max(1, len(edges)), 3),
+            }
+        )
+    )
+    questions = load_questions(args.data / "lihuaworld" / "queries-dev.json", set(chat.values()))
+    totals = dict.fromkeys(
+        (
+            "questions",
+            "chunks_h0",
+            "chunks_h1",
+            "evidence_chats_h0",
+            "evidence_chats_h1",
+            "hop1_queries",
+            "hop1_in_evidence_chat",
+        ),
+        0,
+    )
+    for q in questions.questions:
+        if q.type != "Multi" or not q.evidence.gold:
+            continue
+        gold = set(q.evidence.gold)
+        totals["questions"] += 1
+        for h in (0, 1):
+            index.query_params = dataclasses.replace(index.query_params, h=h)
+            hits = index.retrieve(q.text, k=5)
+            totals[f"chunks_h{h}"] += len(hits)
+            totals[f"evidence_chats_h{h}"] += len({hit.passage.doc_id for hit in hits} & gold)
+        expanded = [x for hit in hits for x in hit.explanation["queries"] if x["hop"] >= 1]
+        totals["hop1_queries"] += len(expanded)
+        totals["hop1_in_evidence_chat"] += sum(
+            chat[store.chunk_of(x["id"])] in gold for x in expanded
+        )
+    print(json.dumps(totals))
+
+
 def _generation_parser(
     sub: Any, name: str, out_stem: str, *, end: int | None, group: int, cache: str
 ) -> argparse.ArgumentParser:
@@ -726,6 +787,10 @@ def main() -> None:
     la.add_argument("--chunk-candidates", type=int, default=10)
     la.add_argument("--json", type=Path, default=None)
     la.add_argument("--answerless", choices=("drop", "keep"), default="drop")
+    lh = sub.add_parser("lihua-hops")
+    lh.add_argument("--data", type=Path, default=Path("../shared/data"))
+    lh.add_argument("--query-set", type=Path, default=None, help="default: the committed set")
+    lh.add_argument("--answerless", choices=("drop", "keep"), default="drop")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.command == "pilot":
@@ -744,6 +809,8 @@ def main() -> None:
         lihua_generate(args)
     elif args.command == "lihua-snapshot":
         lihua_snapshot(args)
+    elif args.command == "lihua-hops":
+        lihua_hops(args)
 
 
 if __name__ == "__main__":
