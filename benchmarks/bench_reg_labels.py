@@ -11,7 +11,8 @@ chain (``qa_dev_qtype.txt``): distinct q->a relation chains in the pool (``sp`` 
 options, how often the LLM's selection holds a q->a chain at all and the oracle one, how often
 its best-scored q->a chain is the oracle one (what ``require_answer_path`` adds when the
 selection holds none), ``P_q`` / ``P_a`` neighbourhood options selected, and the triples per
-question and share on oracle paths (precision) of the weak, refined and oracle labels.
+question and share on oracle paths (precision) of the weak, refined and oracle labels (oracle
+= every q->a shortest path to any answer with the oracle chain, as ``bench_reg_supervision``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from graphrag_integrations.evaluation.metaqa import (
     load_questions,
     qtype_relation_chain,
 )
+from graphrag_integrations.methods.reg.candidates import relation_chain
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.refinement import Refiner
 
@@ -69,7 +71,13 @@ def main(argv: list[str] | None = None) -> None:
         is_oracle = {i for i in sp if pool.candidates[i].chain == oracle_chain}
         picked = set(rec["selected"])
         best_sp = next((i for i in rec.get("order") or sp if i in sp), None)
-        oracle_rows = {r for i in is_oracle for r in pool.candidates[i].triples(view)}
+        oracle_rows = {
+            r
+            for paths in pool.sp_paths.values()
+            for p in paths
+            if relation_chain(view, p) == oracle_chain
+            for r, _ in p
+        }
         weak = set(pool.weak_triples())
         refined = set(refiner.refine(q.id, q.text, view, pool).rows)
 
