@@ -6,7 +6,8 @@ Usage (from the repository root; the refinement cache comes from
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_supervision.py \\
         --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
-        [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR]
+        [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR] \\
+        [--max-length 2 3] [--max-triples 5000]
 
 Samples (seed 0, MetaQA answerable dev of the hop): ``disjoint_samples(qs, [300, 50, 200])``
 = training pool / validation / test (``--test N`` measures the first N of the test sample).
@@ -18,8 +19,11 @@ every supervision. Oracle = the shortest paths whose relation chain is the quest
 (``qa_dev_qtype.txt``). Every scorer is measured on the same test questions, anchored at the
 gold topic entity, with ``kgqa_metrics`` (AnsR@K over the entities of the top-K triples,
 Hit@1 of the top chain, chains, chain length, tokens of the chains vs the flat top-100 triple
-list, latency of ``evidence_chains``). ``--save-scorers DIR`` writes ``{weak,refined,oracle}-
-<h>hop.pt.gz`` + ``.json`` (provenance) as ``methods.reg.artefacts`` reads them.
+list, latency of ``evidence_chains``); ``--max-length L1 L2 ...`` measures every scorer with
+each chain length (the first is the main row, the others under ``test_L<L>``; AnsR does not
+depend on L), ``--max-triples`` sets the subgraph bound (training and test).
+``--save-scorers DIR`` writes ``{weak,refined,oracle}-<h>hop.pt.gz`` + ``.json`` (provenance)
+as ``methods.reg.artefacts`` reads them.
 """
 
 from __future__ import annotations
@@ -92,6 +96,21 @@ def _refinement_tokens(index: RegIndex, questions: list[TrainingQuestion]) -> di
     }
 
 
+def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, Any]:
+    """``kgqa_metrics`` of the current scorer with each chain length: ``{"test": first L,
+    "test_L<L>": the others}``."""
+    out: dict[str, Any] = {}
+    for i, length in enumerate(lengths):
+        index.reorganisation_params = dataclasses.replace(
+            index.reorganisation_params, max_length=length
+        )
+        out["test" if i == 0 else f"test_L{length}"] = kgqa_metrics(index, test, ks=KS)
+    index.reorganisation_params = dataclasses.replace(
+        index.reorganisation_params, max_length=lengths[0]
+    )
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
@@ -104,13 +123,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-untrained", action="store_true", help="skip the zero-shot row")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--save-scorers", type=Path, default=None)
+    ap.add_argument("--max-length", type=int, nargs="+", default=[2], help="chain lengths L")
+    ap.add_argument("--max-triples", type=int, default=None, help="subgraph bound")
     args = ap.parse_args(argv)
     data = args.data / "metaqa"
     t0 = time.perf_counter()
     embedder = SentenceTransformerEmbedder()
     index = RegIndex.load(args.index_cache, embedding=embedder)
+    bound = {"max_triples": args.max_triples} if args.max_triples else {}
     index.retriever_params = dataclasses.replace(
-        index.retriever_params, subgraph_hops=max(2, args.hops)
+        index.retriever_params, subgraph_hops=max(2, args.hops), **bound
     )
     print(f"index loaded in {time.perf_counter() - t0:.1f}s", flush=True)
     qs = answerable(
@@ -172,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.weak_all:
         runs["weak-all"] = (as_t, {q.id: weak_all.labels[q.id] for q in as_t})
     for name, (questions, labels) in runs.items():
+        cpu = time.process_time()
         report = index.train(
             questions,
             labels,
@@ -179,13 +202,15 @@ def main(argv: list[str] | None = None) -> None:
             validation_labels=val_labels,
             params=TrainParams(epochs=args.epochs),
         )
-        metrics = kgqa_metrics(index, test, ks=KS)
+        cpu = time.process_time() - cpu
+        measured = _measure(index, test, args.max_length)
         results[name] = {
             "train_questions": len(questions),
             "train_s": report.seconds,
+            "train_cpu_s": cpu,
             "best_epoch": report.best_epoch,
             "val_recall": report.best_recall,
-            "test": metrics,
+            **measured,
         }
         print(name, json.dumps(results[name]), flush=True)
         if args.save_scorers is not None and index.scorer is not None:
@@ -205,17 +230,18 @@ def main(argv: list[str] | None = None) -> None:
                 "llm": "SmolLM2-135M-Instruct (offline), choice mode" if refined else None,
                 "prompt_hash": prompt_hash if refined else None,
                 "choice_ratio": RefinementParams().choice_ratio if refined else None,
-                "params": {"epochs": args.epochs, **index.scorer.config()},
+                "params": {"epochs": args.epochs, **index.scorer.config(), **bound},
                 "best_epoch": report.best_epoch,
                 "val_recall": report.best_recall,
                 "train_s": round(report.seconds, 1),
+                "train_cpu_s": round(cpu, 1),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "command": results["command"],
             }
             save_scorer(index.scorer, args.save_scorers / f"{name}-{args.hops}hop", meta)
     if not args.no_untrained:
         index.scorer = None
-        results["untrained"] = kgqa_metrics(index, test, ks=KS)
+        results["untrained"] = _measure(index, test, args.max_length)
         print("untrained", json.dumps(results["untrained"]), flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))

@@ -56,6 +56,17 @@ def test_supervisions_share_training_questions(hops: int) -> None:
     assert ids["weak"] == ids["refined"] == ids["oracle"]
 
 
+@pytest.mark.parametrize("hops", [2, 3])
+def test_refined_scorers_train_on_100_refined_questions(hops: int) -> None:
+    meta = _meta(ARTEFACTS / f"refined-{hops}hop.json")
+    cache = ARTEFACTS / f"refined-{hops}hop-supervision.jsonl.gz"
+    records = [json.loads(line) for line in gzip.decompress(cache.read_bytes()).splitlines()]
+    assert len(meta["train_ids"]) >= 100 and len(set(meta["train_ids"])) == len(meta["train_ids"])
+    assert set(meta["train_ids"]) <= {r["qid"] for r in records}
+    assert all(r["selected"] and len(r["scores"]) == len(r["order"]) for r in records)
+    assert meta["train_cpu_s"] > 0 and "--save-scorers" in meta["command"]
+
+
 def test_committed_scorers_load() -> None:
     scorer, meta = load_scorer(ARTEFACTS / "refined-2hop")
     assert scorer.config() == meta["config"] and meta["config"]["dim"] == 384

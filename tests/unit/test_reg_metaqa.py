@@ -124,3 +124,27 @@ def test_question_evidence_summarises_one_retrieval() -> None:
     missing = Question("m", text, ["X"], [], {"topic_entity": "Nobody Known", "hops": 2})
     kgqa.kgqa_evidence(missing, 6)
     assert kgqa.stats["topic_not_in_kg"] == 1 and kgqa.stats["questions"] == 2
+
+
+def test_kgqa_chain_length_follows_the_hop_count() -> None:
+    from graphrag_integrations.evaluation.datasets import Question
+    from graphrag_integrations.methods.reg.index import RegIndex
+    from graphrag_integrations.methods.reg.kgqa import KGQARetriever
+    from graphrag_integrations.methods.reg.params import ReorganisationParams
+    from graphrag_integrations.testing import FakeEmbedder
+
+    triples = [("A", "r1", "B"), ("B", "r2", "C"), ("C", "r3", "D")]
+    q3 = Question("q3", "what is three steps from A", ["D"], [], {"topic_entity": "A", "hops": 3})
+    q1 = Question("q1", "what is next to A", ["B"], [], {"topic_entity": "A", "hops": 1})
+    index = RegIndex.from_triples(triples, embedding=FakeEmbedder())
+    kgqa = KGQARetriever(index, {})
+    three = kgqa.kgqa_evidence(q3, 10)
+    assert index.reorganisation_params.max_length == 3
+    assert max(three.chain_hops) == 3 and three.top_answer == "D"
+    kgqa.kgqa_evidence(q1, 10)
+    assert index.reorganisation_params.max_length == 2  # max(L, 1)
+    paper = ReorganisationParams.from_options({"preset": "paper"})
+    fixed = RegIndex.from_triples(triples, embedding=FakeEmbedder(), reorganisation=paper)
+    capped = KGQARetriever(fixed, {}).kgqa_evidence(q3, 10)
+    assert fixed.reorganisation_params.max_length == 2 and max(capped.chain_hops) == 2
+    assert capped.top_answer != "D"

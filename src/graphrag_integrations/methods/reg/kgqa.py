@@ -14,8 +14,10 @@ A MetaQA question carries its topic entity and hop count in its metadata
 (:meth:`~graphrag_integrations.evaluation.datasets.KGDataset.to_dataset`):
 :meth:`KGQARetriever.kgqa_evidence` anchors the question there (a topic entity missing from
 the KG is logged, counted and replaced by the entities linked in the text), uses the scorer of
-that hop count (the default scorer for an unknown one) and a subgraph of ``max(2, hops)``
-hops. ``retrieve`` (plain text queries) uses the default scorer.
+that hop count (the default scorer for an unknown one), a subgraph of ``max(2, hops)`` hops
+and, with ``ReorganisationParams.length_from_hops`` (default), evidence chains of up to
+``max(L, hops)`` relations (a 3-hop answer is three relations from the anchor; the paper's
+L = 2 is the ``paper`` preset). ``retrieve`` (plain text queries) uses the default scorer.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ class KGQARetriever:
         self.default_scorer = index.scorer
         self.scorers = dict(scorers)
         self.base_params = index.retriever_params
+        self.base_reorganisation = index.reorganisation_params
         self.stats: dict[str, int] = {
             "questions": 0,
             "chains": 0,
@@ -159,6 +162,10 @@ class KGQARetriever:
         self.index.scorer = scorer
         want = max(self.base_params.subgraph_hops, hops or 0)
         self.index.retriever_params = dataclasses.replace(self.base_params, subgraph_hops=want)
+        reorg = self.base_reorganisation
+        if reorg.length_from_hops and hops:
+            reorg = dataclasses.replace(reorg, max_length=max(reorg.max_length, hops))
+        self.index.reorganisation_params = reorg
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Evidence chains for a text query (default scorer)."""

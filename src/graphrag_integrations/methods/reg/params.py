@@ -108,10 +108,16 @@ class ReorganisationParams(Params):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "default": {},
-        "paper": {"strict_direction": True, "keep_prefixes": True},
+        "paper": {"strict_direction": True, "keep_prefixes": True, "length_from_hops": False},
     }
 
     max_length: int = param(2, symbol="L", doc="longest evidence chain (triples)", ge=1)
+    length_from_hops: bool = param(
+        True,
+        symbol="L",
+        doc="KGQA questions with a known hop count h (the harness's MetaQA questions) use "
+        "L = max(max_length, h); paper: L = 2 on MetaQA, unbounded on CWQ",
+    )
     strict_direction: bool = param(
         False,
         symbol="Alg. 1",

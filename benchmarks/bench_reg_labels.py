@@ -1,0 +1,111 @@
+"""ReG label statistics on MetaQA: what the refinement LLM selected, against the oracle chain.
+
+Usage (from the repository root; no LLM call, no training)::
+
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_labels.py --hops 3 \\
+        --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index
+
+For the training-pool questions with a cached selection (the questions
+``bench_reg_supervision.py`` trains on), with the oracle chain = the question type's relation
+chain (``qa_dev_qtype.txt``): distinct q->a relation chains in the pool (``sp`` candidates),
+options, how often the LLM's selection holds a q->a chain at all and the oracle one, how often
+its best-scored q->a chain is the oracle one (what ``require_answer_path`` adds when the
+selection holds none), ``P_q`` / ``P_a`` neighbourhood options selected, and the triples per
+question and share on oracle paths (precision) of the weak, refined and oracle labels (oracle
+= every q->a shortest path to any answer with the oracle chain, as ``bench_reg_supervision``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from statistics import mean
+
+from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.evaluation.metaqa import (
+    answerable,
+    disjoint_samples,
+    load_questions,
+    qtype_relation_chain,
+)
+from graphrag_integrations.methods.reg.candidates import relation_chain
+from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
+from graphrag_integrations.methods.reg.refinement import Refiner
+
+SIZES = [300, 50, 200]
+SEED = 0
+
+
+def _no_llm(prompt: str) -> str:
+    raise RuntimeError("a question without a cached refinement reached the LLM")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--hops", type=int, default=2)
+    ap.add_argument("--refined-cache", type=Path, required=True)
+    ap.add_argument("--index-cache", type=Path, required=True)
+    args = ap.parse_args(argv)
+    data = args.data / "metaqa"
+    index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
+    view = index.view
+    qs = answerable(
+        load_questions(data / f"{args.hops}-hop" / "dev.txt"),
+        data / "answerable_with_reconstructed_kb.json",
+    )
+    records = {
+        rec["qid"]: rec
+        for rec in map(json.loads, args.refined_cache.read_text(encoding="utf-8").splitlines())
+    }
+    train = [q for q in disjoint_samples(qs, SIZES, seed=SEED)[0] if q.id in records]
+    refiner = Refiner(_no_llm, cache_path=args.refined_cache)
+    rows: list[dict[str, float]] = []
+    for q in train:
+        tq = TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
+        pool = index.candidate_pool(tq)
+        oracle_chain = tuple(qtype_relation_chain(q.qtype))
+        rec = records[q.id]
+        sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
+        is_oracle = {i for i in sp if pool.candidates[i].chain == oracle_chain}
+        picked = set(rec["selected"])
+        best_sp = next((i for i in rec.get("order") or sp if i in sp), None)
+        oracle_rows = {
+            r
+            for paths in pool.sp_paths.values()
+            for p in paths
+            if relation_chain(view, p) == oracle_chain
+            for r, _ in p
+        }
+        weak = set(pool.weak_triples())
+        refined = set(refiner.refine(q.id, q.text, view, pool).rows)
+
+        def precision(labels: set[int], gold: set[int] = oracle_rows) -> float:
+            return len(labels & gold) / len(labels) if labels else 0.0
+
+        rows.append(
+            {
+                "sp_chains": len(sp),
+                "options": len(pool.candidates),
+                "selected": len(picked),
+                "selected_sp": float(bool(picked & set(sp))),
+                "selected_oracle": float(bool(picked & is_oracle)),
+                "best_sp_is_oracle": float(best_sp in is_oracle),
+                "selected_neighbourhood": float(
+                    sum(pool.candidates[i].kind != "sp" for i in picked)
+                ),
+                "weak_triples": len(weak),
+                "refined_triples": len(refined),
+                "oracle_triples": len(oracle_rows),
+                "weak_precision": precision(weak),
+                "refined_precision": precision(refined),
+                "refined_has_oracle": float(bool(refined & oracle_rows)),
+            }
+        )
+    summary = {k: round(mean(r[k] for r in rows), 3) for k in rows[0]} if rows else {}
+    print(json.dumps({"hops": args.hops, "questions": len(rows), "mean": summary}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
