@@ -169,6 +169,37 @@ def test_score_continuations_equals_one_forward_pass_each(llm: TransformersLLM) 
     assert tokens == n_prompt + sum(len(ids_of(llm, o)) for o in options)
 
 
+def test_score_continuations_reads_the_prompt_once(random_lm: Path) -> None:
+    fresh = TransformersLLM(str(random_lm))
+    widths: list[int] = []
+    model = fresh.model
+    forward = model.forward
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        widths.append(int(kwargs["input_ids"].shape[1]))
+        return forward(*args, **kwargs)
+
+    model.forward = spy
+    prompt = "hello world the capital of france is paris hello world"
+    options = ["paris", "the seine river", "a big old city in the north", "france", "world"]
+    scores = fresh.score_continuations(prompt, options, batch_size=2)  # three batches
+    model.forward = forward
+    n_prompt = int(fresh.encode_prompt(prompt)["input_ids"].shape[1])
+    # one pass over the prompt but its last token, then per batch last token + options only
+    assert widths[0] == n_prompt - 1 and len(widths) == 4
+    assert all(w <= 1 + max(len(ids_of(fresh, o)) for o in options) for w in widths[1:])
+    expected = [manual_score(fresh, prompt, ids_of(fresh, o)) for o in options]
+    assert scores == pytest.approx(expected, abs=1e-4)
+
+
+def test_score_continuations_of_a_one_token_prompt(random_lm: Path) -> None:
+    plain = TransformersLLM(str(random_lm), use_chat_template=False)
+    assert plain.encode_prompt("paris")["input_ids"].shape[1] == 1  # no prompt cache to share
+    options = ["france", "the capital city"]
+    expected = [manual_score(plain, "paris", ids_of(plain, o)) for o in options]
+    assert plain.score_continuations("paris", options) == pytest.approx(expected, abs=1e-4)
+
+
 def test_score_continuations_bad_input(llm: TransformersLLM) -> None:
     with pytest.raises(ValueError, match="empty continuation"):
         llm.score_continuations("paris", ["france", ""])

@@ -693,39 +693,50 @@ class TransformersLLM:
     def score_continuations_with_usage(
         self, prompt: str, continuations: Sequence[str | Sequence[int]], *, batch_size: int = 16
     ) -> tuple[list[float], int]:
-        """:meth:`score_continuations` plus the tokens read: prompt once + every continuation."""
+        """:meth:`score_continuations` plus the tokens read: prompt once + every continuation.
+
+        The prompt (but its last token) is encoded once and its key/value cache is shared by
+        every batch (:meth:`_prompt_cache`); each row then reads only the prompt's last token
+        and its continuation, so the cost is about prompt + options, not prompt x options.
+        """
         import torch
 
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        prompt_ids = self.encode_prompt(prompt)["input_ids"][0].cpu()
-        n_prompt = int(prompt_ids.shape[0])
+        prompt_ids = [int(t) for t in self.encode_prompt(prompt)["input_ids"][0].tolist()]
+        head, last = prompt_ids[:-1], prompt_ids[-1]
         conts = [self.encode_continuation(c) for c in continuations]
         scores: list[float] = []
         for start in range(0, len(conts), batch_size):
             batch = conts[start : start + batch_size]
             longest = max(len(c) for c in batch)
-            ids = torch.full((len(batch), n_prompt + longest), self.pad_token_id, dtype=torch.long)
-            mask = torch.zeros_like(ids)
+            # row i: the prompt's last token, then continuation i, right-padded
+            ids = torch.full((len(batch), 1 + longest), self.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(batch), len(head) + 1 + longest), dtype=torch.long)
+            mask[:, : len(head) + 1] = 1
             targets = torch.zeros((len(batch), longest), dtype=torch.long)
             valid = torch.zeros((len(batch), longest), dtype=torch.bool)
             for i, cont in enumerate(batch):
-                ids[i, :n_prompt] = prompt_ids
-                ids[i, n_prompt : n_prompt + len(cont)] = torch.tensor(cont)
-                mask[i, : n_prompt + len(cont)] = 1
+                ids[i, 0] = last
+                ids[i, 1 : 1 + len(cont)] = torch.tensor(cont)
+                mask[i, len(head) + 1 : len(head) + 1 + len(cont)] = 1
                 targets[i, : len(cont)] = torch.tensor(cont)
                 valid[i, : len(cont)] = True
+            past = self._prompt_cache(prompt, head, len(batch)) if head else None
+            positions = torch.arange(len(head), len(head) + 1 + longest).expand(len(batch), -1)
             with self._generate_lock, torch.inference_mode():
-                # the last longest + 1 positions predict the continuation tokens
+                # position t of a row predicts its continuation token t
                 logits = self.model(
                     input_ids=ids.to(self.device),
                     attention_mask=mask.to(self.device),
-                    logits_to_keep=longest + 1,
+                    position_ids=positions.to(self.device),
+                    past_key_values=past,
+                    use_cache=past is not None,
                 ).logits[:, :longest]
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             token_scores = logprobs.gather(-1, targets[..., None])[..., 0] * valid
             scores.extend(float(s) for s in token_scores.sum(dim=1).tolist())
-        return scores, n_prompt + sum(len(c) for c in conts)
+        return scores, len(prompt_ids) + sum(len(c) for c in conts)
 
     async def acomplete(
         self, prompt: str, *, max_tokens: int | None = None, temperature: float = 0.0
