@@ -24,11 +24,17 @@ process on the HotpotQA closed sub-corpus (commands and figures: ``docs/qcg.md``
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import logging
 import time
 from pathlib import Path
 from typing import Any
+
+
+def _utc_now() -> str:
+    """Now in UTC, ISO 8601 to the second (``datetime.UTC`` needs Python 3.11)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _chunks(data: Path, n: int, chunk_size: int, overlap: int) -> list[Any]:
@@ -188,7 +194,6 @@ def generate(args: argparse.Namespace) -> None:
     (or a run seeded with ``--seed`` query sets, e.g. the committed artefact) skips what is
     done; the SQLite cache (``--cache``) keeps every finished batch across crashes.
     """
-    import datetime
     import hashlib
 
     import torch
@@ -244,7 +249,7 @@ def generate(args: argparse.Namespace) -> None:
         done.update(q["_id"] for q in group)
         qs.extra["questions_done"] = sorted(done)
         qs.extra["passages_done"] = len(qs.pairs)
-        qs.extra["updated"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        qs.extra["updated"] = _utc_now()
         qs.save(args.out)
         after = client.usage.as_dict()
         stats = gen.stats.as_dict()
@@ -309,7 +314,6 @@ def snapshot(args: argparse.Namespace) -> None:
     """Merge the per-process query sets into the committed artefact and write the closed
     sub-corpus (the questions every set covers, with their context passages) as a HotpotQA
     questions file for ``eval``."""
-    import datetime
 
     from graphrag_integrations.methods.qcg.generation import QuerySet
 
@@ -335,7 +339,7 @@ def snapshot(args: argparse.Namespace) -> None:
             "questions_total": len(raw),
             "passages_covered": len(merged.pairs),
             **_pair_counts(merged, "passages"),
-            "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "snapshot": _utc_now(),
             "command": "python benchmarks/bench_qcg.py generate (see docs/qcg.md)",
             "partial": len(done) < len(raw),
         }
@@ -369,7 +373,6 @@ def lihua_generate(args: argparse.Namespace) -> None:
     run seeded with ``--seed`` sets, skips what is done; the SQLite cache (``--cache``) keeps
     every finished batch across crashes.
     """
-    import datetime
 
     import torch
 
@@ -402,7 +405,7 @@ def lihua_generate(args: argparse.Namespace) -> None:
         if (other.model, other.prompt_hash) != (qs.model, qs.prompt_hash):
             raise SystemExit(f"seed {seed} was made by another generator / prompt")
         qs.pairs.update(other.pairs)
-    usage = dict.fromkeys(("calls", "prompt_tokens", "completion_tokens"), 0)
+    usage: dict[str, float] = dict.fromkeys(("calls", "prompt_tokens", "completion_tokens"), 0)
     usage.update(qs.extra.get("usage", {}))
     usage.setdefault("seconds", 0.0)
     qs.extra.update(
@@ -430,7 +433,7 @@ def lihua_generate(args: argparse.Namespace) -> None:
         for key, value in used.items():
             usage[key] += value
         usage["seconds"] = round(usage["seconds"] + took, 1)
-        qs.extra["updated"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        qs.extra["updated"] = _utc_now()
         qs.save(args.out)  # after every batch, with its usage (a closed prefix on disk)
         row = {
             "chats": info["documents"],
@@ -466,7 +469,6 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
     in the merged set); the questions file keeps the dev questions whose evidence chats are
     all covered (``Null`` ones too), verbatim, for ``eval --queries``.
     """
-    import datetime
 
     from graphrag_integrations.evaluation.lihuaworld import closed_question_records
     from graphrag_integrations.methods.qcg.generation import QuerySet, chunk_key
@@ -505,7 +507,7 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
             "usage": usage,
             "chats_covered": len(done),
             **_rates(usage),
-            "snapshot": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "snapshot": _utc_now(),
             "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/qcg.md)",
             "partial": len(done) < len(chats),
         }
