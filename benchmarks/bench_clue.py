@@ -118,7 +118,7 @@ def main() -> None:
             flush=True,
         )
         dense = DenseRetriever.from_passages(dataset.passages, embedding=emb)
-        rows = [("dense", dense)]
+        rows: list[tuple[str, Any]] = [("dense", dense)]
         for variant in args.variants.split(","):
             opts = dict(VARIANTS[variant])
             preset = opts.pop("preset", None)
@@ -127,7 +127,8 @@ def main() -> None:
             res = evaluate_retriever(label, retriever, dataset).to_json()
             print(
                 f"{label:12s} R@2 {res['R@2']:5.1f}  R@5 {res['R@5']:5.1f}  "
-                f"p50 {res['latency_p50_ms'] / 1000:.3f}s  p95 {res['latency_p95_ms'] / 1000:.3f}s",
+                f"p50 {(res['latency_p50_ms'] or 0) / 1000:.3f}s  "
+                f"p95 {(res['latency_p95_ms'] or 0) / 1000:.3f}s",
                 flush=True,
             )
         emb.save()

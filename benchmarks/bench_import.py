@@ -25,8 +25,8 @@ import sys
 import time
 from collections.abc import Callable
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "spacy", "chromadb", "langchain_core")
-HEAVY += ("llama_index", "bm25s", "networkx", "pytest")
+HEAVY: tuple[str, ...] = ("torch", "transformers", "sentence_transformers", "spacy", "chromadb")
+HEAVY += ("langchain_core", "llama_index", "bm25s", "networkx", "pytest")
 
 _IMPORT = (
     "import json, sys, time; t = time.perf_counter(); import graphrag_integrations; "

@@ -26,17 +26,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.datasets import (
-    KGQuestion,
-)
-from graphrag_integrations.evaluation.datasets import (
-    answerable_metaqa as answerable,
-)
-from graphrag_integrations.evaluation.datasets import (
-    load_metaqa_questions as load_questions,
-)
+from graphrag_integrations.evaluation.datasets import KGQuestion
+from graphrag_integrations.evaluation.datasets import answerable_metaqa as answerable
+from graphrag_integrations.evaluation.datasets import load_metaqa_questions as load_questions
 from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics, latency_percentiles
 from graphrag_integrations.methods.reg.params import RegTrainParams
+
+__all__ = [
+    "QTYPE_RELATIONS",
+    "KGQuestion",
+    "answerable",
+    "disjoint_samples",
+    "kgqa_metrics",
+    "load_questions",
+    "qtype_relation_chain",
+    "train_reg",
+]
 
 _HOP_DIR = re.compile(r"^(\d+)-hop$")
 #: MetaQA question-type words -> KB relation from the movie (the movie is always the head).
