@@ -518,9 +518,11 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
 
 
 def ablation(args: argparse.Namespace) -> None:
-    """QCG against dense and BM25 on the closed sub-corpus of a HotpotQA-100 query set, with
-    the hop ablation (h = 0 / 1 / 2) and the chunk-similarity fusion (``chunk_weight``), all
-    in one process: one embedder, one QCG build, the query parameters changed between runs.
+    """QCG against dense, BM25 and the hybrid baseline on the closed sub-corpus of a
+    HotpotQA-100 query set, with the hop ablation (h = 0 / 1 / 2), the chunk-similarity
+    fusion (``chunk_weight``, ``chunk_candidates``) and its hybrid chunk side
+    (``chunk_similarity="hybrid"``, h = 0 / 1), all in one process: one embedder, one QCG
+    build, the query parameters changed between runs.
 
     The questions are those the query set covers (``extra["questions_done"]``), the corpus
     their context passages (the ``snapshot`` sub-corpus); a complete set gives HotpotQA-100.
@@ -551,7 +553,7 @@ def ablation(args: argparse.Namespace) -> None:
         res = evaluate_retriever(name, retriever, dataset, ks=ks, index_s=index_s)
         rows[name] = res.to_json()
 
-    for base in ("dense", "bm25"):
+    for base in ("dense", "bm25", "hybrid"):
         reg = get_registration(base)
         start = time.perf_counter()
         retriever = reg.build(emb, {"passages": dataset.passages}, reg.parse_options({}))
@@ -578,6 +580,13 @@ def ablation(args: argparse.Namespace) -> None:
             (f"qcg h={h} w={w:g} c={c}", {"h": h, "chunk_weight": w, "chunk_candidates": c})
             for h in (0, 1, 2)
         ),
+        *(
+            (
+                f"qcg h={h} w={w:g} c={c} hybrid",
+                {"h": h, "chunk_weight": w, "chunk_candidates": c, "chunk_similarity": "hybrid"},
+            )
+            for h in (0, 1)
+        ),
     ]
     for label, overrides in variants:
         index.query_params = dataclasses.replace(paper, **overrides)
@@ -590,13 +599,13 @@ def ablation(args: argparse.Namespace) -> None:
         f"{index.generation_report()['skipped_chunks']} passages without a set entry"
     )
     dense5 = rows["dense"]["R@5"]
-    header = f"{'method':<24}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'p50 ms':>8}{'R@5/dense':>11}"
+    header = f"{'method':<31}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'p50 ms':>8}{'R@5/dense':>11}"
     print(header)
     print("-" * len(header))
     for name, row in rows.items():
         ratio = row["R@5"] / dense5 if dense5 else float("nan")
         print(
-            f"{name:<24}{row['R@2']:>7.1f}{row['R@5']:>7.1f}{row['R@10']:>7.1f}"
+            f"{name:<31}{row['R@2']:>7.1f}{row['R@5']:>7.1f}{row['R@10']:>7.1f}"
             f"{row['latency_p50_ms']:>8.1f}{ratio:>11.2f}"
         )
     if args.json is not None:
@@ -604,10 +613,11 @@ def ablation(args: argparse.Namespace) -> None:
 
 
 def lihua_ablation(args: argparse.Namespace) -> None:
-    """dense, BM25 and QCG on LiHuaWorld in one run (``eval``'s LiHuaWorld path), plus QCG
-    rows on the same index: h = 0 / 2 (the preset's h = 1 is the ``qcg`` row), the fusion
-    deviations alone and with h = 0 / 1 / 2. A partial query set means its closed
-    sub-corpus for every row (said in the title line)."""
+    """dense, BM25, the hybrid baseline (dense + BM25) and QCG on LiHuaWorld in one run
+    (``eval``'s LiHuaWorld path), plus QCG rows on the same index: h = 0 / 2 (the preset's
+    h = 1 is the ``qcg`` row), the fusion deviations alone and with h = 0 / 1 / 2, and both
+    with the hybrid chunk side (``chunk_similarity="hybrid"``) at h = 0 / 1. A partial query
+    set means its closed sub-corpus for every row (said in the title line)."""
     from graphrag_integrations.evaluation.lihuaworld_run import (
         format_lihua_report,
         run_lihuaworld_eval,
@@ -621,6 +631,13 @@ def lihua_ablation(args: argparse.Namespace) -> None:
         f"qcg w={w:g}": ("qcg", {"chunk_weight": w}),
         f"qcg c={c}": ("qcg", {"chunk_candidates": c}),
         **{f"qcg h={h} w={w:g} c={c}": ("qcg", {"h": h, **fused}) for h in (0, 1, 2)},
+        **{
+            f"qcg h={h} w={w:g} c={c} hybrid": (
+                "qcg",
+                {"h": h, **fused, "chunk_similarity": "hybrid"},
+            )
+            for h in (0, 1)
+        },
     }
     qcg_options = {"answerless": args.answerless}
     if args.query_set:
@@ -628,7 +645,7 @@ def lihua_ablation(args: argparse.Namespace) -> None:
     options = {"qcg": qcg_options}
     report = run_lihuaworld_eval(
         args.data / "lihuaworld",
-        ["dense", "bm25", "qcg"],
+        ["dense", "bm25", "hybrid", "qcg"],
         queries=args.queries,
         chunking=args.chunking,
         embedder=args.embedding,
