@@ -5,7 +5,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
         python benchmarks/bench_qcg.py pilot [--chunks 10] [--M 20] [--max-tokens 1024] \
         [--out /tmp/qcg_pilot.jsonl.gz]
-    python benchmarks/bench_qcg.py latency [--queries 10000]
+    python benchmarks/bench_qcg.py latency [--queries 10000] [--preset P] [--compare P2 ...]
     python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
     python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
     python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
@@ -98,8 +98,10 @@ def latency(args: argparse.Namespace) -> None:
     Chunks are synthetic sentences, pairs come from a deterministic fake generator (no LLM)
     and vectors from the hashing embedder of the tests (384 dimensions), so the figure is the
     index's own cost: scoring every query node, top-n, h-hop expansion, chunk ranking and
-    explanations (query embedding excluded for both methods).
+    explanations (query embedding excluded for both methods). ``--compare`` presets (same
+    index parameters) are timed on the same index, question by question in turn.
     """
+    import dataclasses
     import random
     import statistics
 
@@ -148,31 +150,47 @@ def latency(args: argparse.Namespace) -> None:
     emb = Cached()
     start = time.perf_counter()
     index = QueryCentricGraphIndex.from_passages(
-        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, h=args.h
+        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, preset=args.preset, h=args.h
     )
     build = time.perf_counter() - start
     dense = DenseRetriever(chunks, embedding=emb)
     questions = [sentence() for _ in range(args.repeat)]
     for q in questions:
         emb.embed_query(q)  # query vectors cached: time the index, not the embedder
-    rows = {}
-    for name, retriever in (("qcg", index), ("dense", dense)):
-        times = []
-        for q in questions:
+    from graphrag_integrations.methods.qcg.params import preset as qcg_preset
+
+    modes = {args.preset: index.query_params}
+    for name in args.compare:
+        extra = qcg_preset(name)
+        if extra.index != qcg_preset(args.preset).index:
+            raise SystemExit(f"--compare {name}: other index parameters than {args.preset}")
+        modes[name] = dataclasses.replace(extra.query, h=args.h)
+    for params in modes.values():  # build the lazy views (BM25) outside the timed loop
+        index.query_params = params
+        index.retrieve(questions[0])
+    times: dict[str, list[float]] = {name: [] for name in [*modes, "dense"]}
+    for q in questions:  # interleaved, so a change of machine load hits every mode alike
+        for name, params in modes.items():
+            index.query_params = params
             t = time.perf_counter()
-            retriever.retrieve(q, k=5)
-            times.append(time.perf_counter() - t)
-        rows[name] = 1000 * statistics.median(times)
+            index.retrieve(q, k=5)
+            times[name].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        dense.retrieve(q, k=5)
+        times["dense"].append(time.perf_counter() - t)
+    p50 = {name: round(1000 * statistics.median(ts), 2) for name, ts in times.items()}
     print(
         json.dumps(
             {
                 "chunks": len(chunks),
                 "query_nodes": len(index.graph),
+                "preset": args.preset,
                 "h": args.h,
                 "build_s": round(build, 1),
-                "qcg_p50_ms": round(rows["qcg"], 2),
-                "dense_p50_ms": round(rows["dense"], 2),
-                "ratio_qcg_over_dense": round(rows["qcg"] / rows["dense"], 2),
+                "qcg_p50_ms": p50[args.preset],
+                "dense_p50_ms": p50["dense"],
+                "ratio_qcg_over_dense": round(p50[args.preset] / p50["dense"], 2),
+                "p50_ms": p50,
             }
         )
     )
@@ -776,6 +794,13 @@ def main() -> None:
     lat = sub.add_parser("latency")
     lat.add_argument("--queries", type=int, default=10_000)
     lat.add_argument("--h", type=int, default=1)
+    lat.add_argument("--preset", default="multihop-rag", help="QCG preset, e.g. fused-hybrid")
+    lat.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        help="another preset's query parameters timed on the same index, interleaved",
+    )
     lat.add_argument("--repeat", type=int, default=50)
     _generation_parser(sub, "generate", "hotpotqa100", end=100, group=2, cache="cache")
     _snapshot_parser(sub, "snapshot", "hotpotqa100")
