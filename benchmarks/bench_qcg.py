@@ -5,7 +5,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
         python benchmarks/bench_qcg.py pilot [--chunks 10] [--M 20] [--max-tokens 1024] \
         [--out /tmp/qcg_pilot.jsonl.gz]
-    python benchmarks/bench_qcg.py latency [--queries 10000]
+    python benchmarks/bench_qcg.py latency [--queries 10000] [--preset P] [--compare P2 ...]
     python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
     python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
     python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
@@ -104,8 +104,10 @@ def latency(args: argparse.Namespace) -> None:
     Chunks are synthetic sentences, pairs come from a deterministic fake generator (no LLM)
     and vectors from the hashing embedder of the tests (384 dimensions), so the figure is the
     index's own cost: scoring every query node, top-n, h-hop expansion, chunk ranking and
-    explanations (query embedding excluded for both methods).
+    explanations (query embedding excluded for both methods). ``--compare`` presets (same
+    index parameters) are timed on the same index, question by question in turn.
     """
+    import dataclasses
     import random
     import statistics
 
@@ -154,31 +156,47 @@ def latency(args: argparse.Namespace) -> None:
     emb = Cached()
     start = time.perf_counter()
     index = QueryCentricGraphIndex.from_passages(
-        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, h=args.h
+        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, preset=args.preset, h=args.h
     )
     build = time.perf_counter() - start
     dense = DenseRetriever(chunks, embedding=emb)
     questions = [sentence() for _ in range(args.repeat)]
     for q in questions:
         emb.embed_query(q)  # query vectors cached: time the index, not the embedder
-    rows = {}
-    for name, retriever in (("qcg", index), ("dense", dense)):
-        times = []
-        for q in questions:
+    from graphrag_integrations.methods.qcg.params import preset as qcg_preset
+
+    modes = {args.preset: index.query_params}
+    for name in args.compare:
+        extra = qcg_preset(name)
+        if extra.index != qcg_preset(args.preset).index:
+            raise SystemExit(f"--compare {name}: other index parameters than {args.preset}")
+        modes[name] = dataclasses.replace(extra.query, h=args.h)
+    for params in modes.values():  # build the lazy views (BM25) outside the timed loop
+        index.query_params = params
+        index.retrieve(questions[0])
+    times: dict[str, list[float]] = {name: [] for name in [*modes, "dense"]}
+    for q in questions:  # interleaved, so a change of machine load hits every mode alike
+        for name, params in modes.items():
+            index.query_params = params
             t = time.perf_counter()
-            retriever.retrieve(q, k=5)
-            times.append(time.perf_counter() - t)
-        rows[name] = 1000 * statistics.median(times)
+            index.retrieve(q, k=5)
+            times[name].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        dense.retrieve(q, k=5)
+        times["dense"].append(time.perf_counter() - t)
+    p50 = {name: round(1000 * statistics.median(ts), 2) for name, ts in times.items()}
     print(
         json.dumps(
             {
                 "chunks": len(chunks),
                 "query_nodes": len(index.graph),
+                "preset": args.preset,
                 "h": args.h,
                 "build_s": round(build, 1),
-                "qcg_p50_ms": round(rows["qcg"], 2),
-                "dense_p50_ms": round(rows["dense"], 2),
-                "ratio_qcg_over_dense": round(rows["qcg"] / rows["dense"], 2),
+                "qcg_p50_ms": p50[args.preset],
+                "dense_p50_ms": p50["dense"],
+                "ratio_qcg_over_dense": round(p50[args.preset] / p50["dense"], 2),
+                "p50_ms": p50,
             }
         )
     )
@@ -520,9 +538,11 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
 
 
 def ablation(args: argparse.Namespace) -> None:
-    """QCG against dense and BM25 on the closed sub-corpus of a HotpotQA-100 query set, with
-    the hop ablation (h = 0 / 1 / 2) and the chunk-similarity fusion (``chunk_weight``), all
-    in one process: one embedder, one QCG build, the query parameters changed between runs.
+    """QCG against dense, BM25 and the hybrid baseline on the closed sub-corpus of a
+    HotpotQA-100 query set, with the hop ablation (h = 0 / 1 / 2), the chunk-similarity
+    fusion (``chunk_weight``, ``chunk_candidates``) and its hybrid chunk side
+    (``chunk_similarity="hybrid"``, h = 0 / 1), all in one process: one embedder, one QCG
+    build, the query parameters changed between runs.
 
     The questions are those the query set covers (``extra["questions_done"]``), the corpus
     their context passages (the ``snapshot`` sub-corpus); a complete set gives HotpotQA-100.
@@ -553,7 +573,7 @@ def ablation(args: argparse.Namespace) -> None:
         res = evaluate_retriever(name, retriever, dataset, ks=ks, index_s=index_s)
         rows[name] = res.to_json()
 
-    for base in ("dense", "bm25"):
+    for base in ("dense", "bm25", "hybrid"):
         reg = get_registration(base)
         start = time.perf_counter()
         retriever = reg.build(emb, {"passages": dataset.passages}, reg.parse_options({}))
@@ -580,6 +600,13 @@ def ablation(args: argparse.Namespace) -> None:
             (f"qcg h={h} w={w:g} c={c}", {"h": h, "chunk_weight": w, "chunk_candidates": c})
             for h in (0, 1, 2)
         ),
+        *(
+            (
+                f"qcg h={h} w={w:g} c={c} hybrid",
+                {"h": h, "chunk_weight": w, "chunk_candidates": c, "chunk_similarity": "hybrid"},
+            )
+            for h in (0, 1)
+        ),
     ]
     for label, overrides in variants:
         index.query_params = dataclasses.replace(paper, **overrides)
@@ -592,13 +619,13 @@ def ablation(args: argparse.Namespace) -> None:
         f"{index.generation_report()['skipped_chunks']} passages without a set entry"
     )
     dense5 = rows["dense"]["R@5"]
-    header = f"{'method':<24}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'p50 ms':>8}{'R@5/dense':>11}"
+    header = f"{'method':<31}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'p50 ms':>8}{'R@5/dense':>11}"
     print(header)
     print("-" * len(header))
     for name, row in rows.items():
         ratio = row["R@5"] / dense5 if dense5 else float("nan")
         print(
-            f"{name:<24}{row['R@2']:>7.1f}{row['R@5']:>7.1f}{row['R@10']:>7.1f}"
+            f"{name:<31}{row['R@2']:>7.1f}{row['R@5']:>7.1f}{row['R@10']:>7.1f}"
             f"{row['latency_p50_ms']:>8.1f}{ratio:>11.2f}"
         )
     if args.json is not None:
@@ -606,10 +633,11 @@ def ablation(args: argparse.Namespace) -> None:
 
 
 def lihua_ablation(args: argparse.Namespace) -> None:
-    """dense, BM25 and QCG on LiHuaWorld in one run (``eval``'s LiHuaWorld path), plus QCG
-    rows on the same index: h = 0 / 2 (the preset's h = 1 is the ``qcg`` row), the fusion
-    deviations alone and with h = 0 / 1 / 2. A partial query set means its closed
-    sub-corpus for every row (said in the title line)."""
+    """dense, BM25, the hybrid baseline (dense + BM25) and QCG on LiHuaWorld in one run
+    (``eval``'s LiHuaWorld path), plus QCG rows on the same index: h = 0 / 2 (the preset's
+    h = 1 is the ``qcg`` row), the fusion deviations alone and with h = 0 / 1 / 2, and both
+    with the hybrid chunk side (``chunk_similarity="hybrid"``) at h = 0 / 1. A partial query
+    set means its closed sub-corpus for every row (said in the title line)."""
     from graphrag_integrations.evaluation.lihuaworld_run import (
         format_lihua_report,
         run_lihuaworld_eval,
@@ -623,6 +651,13 @@ def lihua_ablation(args: argparse.Namespace) -> None:
         f"qcg w={w:g}": ("qcg", {"chunk_weight": w}),
         f"qcg c={c}": ("qcg", {"chunk_candidates": c}),
         **{f"qcg h={h} w={w:g} c={c}": ("qcg", {"h": h, **fused}) for h in (0, 1, 2)},
+        **{
+            f"qcg h={h} w={w:g} c={c} hybrid": (
+                "qcg",
+                {"h": h, **fused, "chunk_similarity": "hybrid"},
+            )
+            for h in (0, 1)
+        },
     }
     qcg_options = {"answerless": args.answerless}
     if args.query_set:
@@ -630,7 +665,7 @@ def lihua_ablation(args: argparse.Namespace) -> None:
     options = {"qcg": qcg_options}
     report = run_lihuaworld_eval(
         args.data / "lihuaworld",
-        ["dense", "bm25", "qcg"],
+        ["dense", "bm25", "hybrid", "qcg"],
         queries=args.queries,
         chunking=args.chunking,
         embedder=args.embedding,
@@ -761,6 +796,13 @@ def main() -> None:
     lat = sub.add_parser("latency")
     lat.add_argument("--queries", type=int, default=10_000)
     lat.add_argument("--h", type=int, default=1)
+    lat.add_argument("--preset", default="multihop-rag", help="QCG preset, e.g. fused-hybrid")
+    lat.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        help="another preset's query parameters timed on the same index, interleaved",
+    )
     lat.add_argument("--repeat", type=int, default=50)
     _generation_parser(sub, "generate", "hotpotqa100", end=100, group=2, cache="cache")
     _snapshot_parser(sub, "snapshot", "hotpotqa100")

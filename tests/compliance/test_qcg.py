@@ -32,3 +32,12 @@ class TestQueryCentricGraphIndexCompliance(IndexComplianceTests):
 
     def load_index(self, path: Path, embedder: Any) -> BaseIndex:
         return QueryCentricGraphIndex.load(path, embedding=embedder, llm=doc2query)
+
+
+class TestQueryCentricGraphIndexHybridCompliance(TestQueryCentricGraphIndexCompliance):
+    """The same suite with ``chunk_similarity="hybrid"`` on (preset ``fused-hybrid``): the BM25
+    over the chunks follows inserts and deletes and is persisted with the index."""
+
+    def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
+        options.setdefault("preset", "fused-hybrid")
+        return super().build_index(documents, embedder, **options)

@@ -1,8 +1,8 @@
 """Sparse BM25 retrieval (``bm25s``): the lexical baseline every method is measured against.
 
-Tokenisation is ``bm25s.tokenize`` with its defaults (lower-casing, the ``\\b\\w\\w+\\b`` token
-pattern) plus English stopwords and **no stemming**; scoring is ``bm25s.BM25`` with its
-defaults (Lucene variant, ``k1=1.5``, ``b=0.75``).
+Tokenisation and scoring are the core's :class:`~graphrag_integrations.core.lexical.BM25Scorer`
+(``bm25s.tokenize`` defaults plus English stopwords, no stemming; ``bm25s.BM25`` defaults:
+Lucene variant, ``k1=1.5``, ``b=0.75``).
 
 ``bm25s`` builds a static sparse matrix and has no incremental add, so :meth:`insert` and
 :meth:`delete` re-tokenise the whole corpus and rebuild the matrix (linear in the corpus size;
@@ -16,8 +16,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.embeddings import FloatMatrix
@@ -27,6 +25,8 @@ from graphrag_integrations.core.index_base import (
     document_ids,
     drop_indexed,
 )
+from graphrag_integrations.core.lexical import MATRIX_DIR as _MATRIX_DIR
+from graphrag_integrations.core.lexical import STOPWORDS, BM25Scorer, tokenize
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -40,29 +40,12 @@ from graphrag_integrations.core.persistence import (
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
+__all__ = ["STOPWORDS", "BM25Retriever", "tokenize"]
+
 logger = logging.getLogger(__name__)
 
-#: Stopword list handed to ``bm25s.tokenize``.
-STOPWORDS = "en"
 _MANIFEST = "manifest.json"
 _PASSAGES = "passages.json"
-_MATRIX_DIR = "bm25s"
-
-
-def tokenize(texts: Sequence[str]) -> list[list[str]]:
-    """Tokenise ``texts`` the way the index and the queries are tokenised.
-
-    Examples
-    --------
-    >>> tokenize(["The capital of France is Paris."])
-    [['capital', 'france', 'paris']]
-    """
-    import bm25s
-
-    tokens = bm25s.tokenize(
-        list(texts), stopwords=STOPWORDS, stemmer=None, return_ids=False, show_progress=False
-    )
-    return [list(t) for t in tokens]
 
 
 class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
@@ -93,7 +76,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
     def __init__(self, passages: Sequence[Passage] = (), *, k: int = 5) -> None:
         self.default_k = k
         self.passages: list[Passage] = list(passages)
-        self._bm25: Any = None
+        self._scorer = BM25Scorer()
         self._reindex()
 
     # -- building -------------------------------------------------------------------------
@@ -106,14 +89,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
 
     def _reindex(self) -> None:
         """Rebuild the BM25 matrix from :attr:`passages` (bm25s has no incremental add)."""
-        if not self.passages:
-            self._bm25 = None
-            return
-        import bm25s
-
-        bm25 = bm25s.BM25()
-        bm25.index(tokenize([p.text for p in self.passages]), show_progress=False)
-        self._bm25 = bm25
+        self._scorer = BM25Scorer([p.text for p in self.passages])
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Append ``passages`` and rebuild the matrix."""
@@ -147,13 +123,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
     # -- retrieval ------------------------------------------------------------------------
     def scores(self, query: str) -> FloatMatrix:
         """BM25 score of ``query`` against every passage (corpus order)."""
-        tokens = tokenize([check_query(query)])[0]
-        if self._bm25 is None:
-            return np.zeros((0,), dtype=np.float32)
-        if not tokens:
-            logger.debug("query %r has only stopwords; every BM25 score is 0", query)
-            return np.zeros((len(self.passages),), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
+        return self._scorer.scores(check_query(query))
 
     # -- persistence ----------------------------------------------------------------------
     def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
@@ -168,8 +138,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
         """
         with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
             write_passages(tmp, self.passages)
-            if self._bm25 is not None:
-                self._bm25.save(str(tmp / _MATRIX_DIR), show_progress=False)
+            self._scorer.save(tmp / _MATRIX_DIR)
             write_manifest(
                 tmp,
                 Manifest(
@@ -207,8 +176,5 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
                     f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
                     f"found {len(obj.passages)}"
                 )
-            if obj.passages:
-                import bm25s
-
-                obj._bm25 = bm25s.BM25.load(str(src / _MATRIX_DIR), show_progress=False)
+            obj._scorer = BM25Scorer.load(src / _MATRIX_DIR, len(obj.passages))
             return obj

@@ -1,4 +1,5 @@
-"""Hybrid retrieval: dense and BM25 scores fused per query.
+"""Hybrid retrieval: dense and BM25 scores fused per query (the core
+:class:`~graphrag_integrations.core.fusion.ScoreFusion`).
 
 Candidates are the union of the dense top-``k * candidate_factor`` and the BM25
 top-``k * candidate_factor`` (default factor 4). Two fusions are offered:
@@ -20,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,8 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
+from graphrag_integrations.core.filters import MetadataFilter, filter_mask
+from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
 from graphrag_integrations.core.index_base import (
     BaseIndex,
     check_query,
@@ -48,35 +50,11 @@ from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
+__all__ = ["Fusion", "HybridRetriever", "minmax", "ranks"]
+
 logger = logging.getLogger(__name__)
 
-Fusion = Literal["minmax", "rrf"]
-_FUSIONS = ("minmax", "rrf")
 _MANIFEST = "manifest.json"
-
-
-def minmax(values: FloatMatrix) -> FloatMatrix:
-    """Map ``values`` linearly onto ``[0, 1]``; a constant (or empty) array maps to zeros.
-
-    Examples
-    --------
-    >>> minmax(np.array([2.0, 4.0, 3.0], dtype=np.float32)).tolist()
-    [0.0, 1.0, 0.5]
-    """
-    if values.size == 0:
-        return values.astype(np.float32)
-    lo, hi = float(values.min()), float(values.max())
-    if hi - lo <= 0.0:
-        return np.zeros_like(values, dtype=np.float32)
-    return ((values - lo) / (hi - lo)).astype(np.float32)
-
-
-def ranks(scores: FloatMatrix) -> FloatMatrix:
-    """1-based rank of every entry in descending score order (ties: lower index first)."""
-    order = sorted(range(scores.shape[0]), key=lambda i: (-float(scores[i]), i))
-    out = np.empty(scores.shape[0], dtype=np.float32)
-    out[order] = np.arange(1, scores.shape[0] + 1, dtype=np.float32)
-    return out
 
 
 class HybridRetriever(FrameworkSurface, BaseIndex):
@@ -131,18 +109,9 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         rrf_k: int = 60,
         k: int = 5,
     ) -> None:
-        if not 0.0 <= weight <= 1.0:
-            raise ValueError(f"weight must be in [0, 1], got {weight}")
-        if fusion not in _FUSIONS:
-            raise ValueError(f"fusion must be one of {_FUSIONS}, got {fusion!r}")
-        if candidate_factor < 1:
-            raise ValueError(f"candidate_factor must be >= 1, got {candidate_factor}")
         self.dense = dense
         self.bm25 = bm25
-        self.weight = float(weight)
-        self.fusion: Fusion = fusion
-        self.candidate_factor = candidate_factor
-        self.rrf_k = rrf_k
+        self.scoring = ScoreFusion(float(weight), fusion, candidate_factor, rrf_k)
         self.default_k = k
         self._check_aligned()
 
@@ -154,6 +123,26 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
                 "dense and BM25 retrievers hold different passages "
                 f"({len(dense_ids)} vs {len(bm25_ids)}); build both from the same corpus"
             )
+
+    @property
+    def weight(self) -> float:
+        """Weight of the dense side."""
+        return self.scoring.weight
+
+    @property
+    def fusion(self) -> Fusion:
+        """``"minmax"`` or ``"rrf"``."""
+        return self.scoring.fusion
+
+    @property
+    def candidate_factor(self) -> int:
+        """Each side contributes its top ``k * candidate_factor`` candidates."""
+        return self.scoring.candidate_factor
+
+    @property
+    def rrf_k(self) -> int:
+        """Rank offset of reciprocal rank fusion."""
+        return self.scoring.rrf_k
 
     @property
     def passages(self) -> list[Passage]:
@@ -220,26 +209,17 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         sparse = self.bm25.scores(query)
         if dense.size == 0:
             return [], np.zeros((0,), dtype=np.float32)
-        n_cand = k * self.candidate_factor
         if where is None:
-            cands = sorted(set(top_k(dense, n_cand)) | set(top_k(sparse, n_cand)))
+            cands = self.scoring.candidates(dense, sparse, k)
         else:
             mask = filter_mask(where, self.passages)
-            cands = sorted(
-                set(masked_top_k(dense, mask, n_cand)) | set(masked_top_k(sparse, mask, n_cand))
-            )
+            cands = self.scoring.candidates(dense, sparse, k, mask)
             if not cands:
                 return [], np.zeros((0,), dtype=np.float32)
             # non-matching passages rank below every matching one (RRF ranks stay exact)
             dense = np.where(mask, dense, -np.inf).astype(np.float32)
             sparse = np.where(mask, sparse, -np.inf).astype(np.float32)
-        idx = np.asarray(cands, dtype=np.int64)
-        if self.fusion == "minmax":
-            fused = self.weight * minmax(dense[idx]) + (1.0 - self.weight) * minmax(sparse[idx])
-        else:
-            fused = self.weight / (self.rrf_k + ranks(dense)[idx]) + (1.0 - self.weight) / (
-                self.rrf_k + ranks(sparse)[idx]
-            )
+        fused = self.scoring.fuse(dense, sparse, cands)
         return cands, np.asarray(fused, dtype=np.float32)
 
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.fusion import ScoreFusion
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import (
     BaseIndex,
@@ -39,6 +40,7 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError
@@ -73,8 +75,11 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     ----------
     embedding : Embedder, str, LangChain / LlamaIndex embeddings, optional
         ``None``: offline all-MiniLM-L6-v2 (the paper's default).
-    preset : {"multihop-rag", "lihuaworld"}
-        Starting parameters (the paper's two settings); keywords override them.
+    preset : str
+        Starting parameters: the paper's two settings ``"multihop-rag"`` (default) and
+        ``"lihuaworld"``, each with the fusion deviations (``"fused"``, ``"lihuaworld-fused"``)
+        and with them on the hybrid chunk side (``"fused-hybrid"``,
+        ``"lihuaworld-fused-hybrid"``); keywords override them.
     llm : LLM, LLMClient or framework model, optional
         Query generator; wrapped in ``core.llm.LLMClient(cache_dir=..., max_concurrency=...)``
         unless it is one. ``None``: the offline SmolLM2-135M-Instruct, loaded only when a chunk
@@ -101,7 +106,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     **params
         Any field of :class:`QCGIndexParams` (``M``, ``alpha``, ``k_neighbors``, ``node_text``,
         ``symmetric_knn``) or :class:`QCGQueryParams` (``h``, ``n``, ``gamma``, ``epsilon``,
-        ``K``, ``chunk_weight``).
+        ``K``, ``chunk_weight``, ``chunk_candidates``, ``chunk_similarity``).
 
     Examples
     --------
@@ -385,16 +390,51 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         if not len(self.graph):
             return []
         vector = self.embedder.embed_query(text)
+        params = self.query_params
+        uses_chunks = params.chunk_weight > 0 or params.chunk_candidates > 0
+        if uses_chunks and params.chunk_similarity == "hybrid":
+            cosine, top = self._hybrid_chunks(text, vector, k)
+        else:
+            cosine, top = self._chunk_cosine(vector), self._top_chunks(vector)
         hits = rank_chunks(
             self.graph,
             vector,
-            self.query_params,
+            params,
             k,
             symmetric=self.index_params.symmetric_knn,
-            chunk_cosine=self._chunk_cosine(vector),
-            top_chunks=self._top_chunks(vector),
+            chunk_cosine=cosine,
+            top_chunks=top,
         )
         return [self._result(hit) for hit in hits]
+
+    def _hybrid_chunks(self, text: str, vector: FloatMatrix, k: int) -> tuple[Any, Any]:
+        """``chunk_similarity="hybrid"``: the chunk side from the core's dense + BM25 fusion.
+
+        The fusion (:class:`ScoreFusion` with the ``hybrid`` baseline's defaults) is fitted
+        on the hybrid candidates of a top-``c`` query (``c = chunk_candidates``, else ``k``),
+        so the ``c`` candidate chunks are exactly the hybrid baseline's top ``c`` over these
+        chunks; a chunk's similarity is its fused score on the candidates' cosine range
+        (:meth:`ScoreFusion.on_dense_scale`), comparable with the query nodes' cosines.
+        """
+        import numpy as np
+
+        lexicon = self.store.lexicon()
+        ids = list(lexicon.ids)
+        dense = np.asarray(self.store.chunk_vectors(ids) @ vector, dtype=np.float32)
+        sparse = lexicon.scorer.scores(text)
+        fusion = ScoreFusion()
+        c = self.query_params.chunk_candidates
+        cands = fusion.candidates(dense, sparse, c if c > 0 else k)
+        row = {cid: i for i, cid in enumerate(ids)}
+
+        def similarity(chunk_ids: list[str]) -> FloatMatrix:
+            return fusion.on_dense_scale(dense, sparse, cands, [row[i] for i in chunk_ids])
+
+        def top(n: int) -> list[str]:
+            fused = fusion.fuse(dense, sparse, cands)
+            return [ids[cands[j]] for j in top_k(fused, n)]  # ties: lower chunk id
+
+        return similarity, top
 
     def _chunk_cosine(self, vector: FloatMatrix) -> Any:
         def cosine(chunk_ids: list[str]) -> FloatMatrix:
@@ -491,7 +531,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         """Write the index directory atomically: manifest, ``graph.json``, ``vectors/``
         (:meth:`IndexStore.persist`) and the generated pairs as a query set
         (``query_set.jsonl.gz``, :meth:`export_query_set`), which ``query_set=<this folder>``
-        reuses (e.g. ``eval --option qcg.query_set=IDX`` after ``index --method qcg``).
+        reuses (e.g. ``eval --option qcg.query_set=IDX`` after ``index --method qcg``). With
+        ``chunk_similarity="hybrid"``, the BM25 over the chunks too (``bm25/``, read back by
+        :meth:`load`; without it, a hybrid query builds it on first use).
 
         Raises
         ------
@@ -501,6 +543,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         """
         with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
             self.store.persist(out)
+            if self.query_params.chunk_similarity == "hybrid":
+                self.store.persist_lexicon(out)
             self.export_query_set().save(out / QUERY_SET_FILE)
             write_manifest(out, self.manifest())
 

@@ -4,7 +4,7 @@
 :class:`QCGQueryParams` shape retrieval. The paper's defaults (appendix B.3) are the MultiHop-RAG
 setting (``h=1, k=3, n=15, gamma=1.0``); :data:`PRESETS` adds the LiHuaWorld setting
 (``k=2, n=10, gamma=1.5``). Deviations added for quality are parameters whose default is the
-paper's behaviour (``chunk_weight=0``, ``symmetric_knn=False``).
+paper's behaviour (``chunk_weight=0``, ``symmetric_knn=False``, ``chunk_similarity="dense"``).
 
 Examples
 --------
@@ -39,6 +39,8 @@ _LIHUA_INDEX: dict[str, Any] = {"k_neighbors": 2}
 _LIHUA_QUERY: dict[str, Any] = {"n": 10, "gamma": 1.5}
 #: The quality deviation (not the paper): chunk similarity fused in, chunks as candidates.
 _FUSED: dict[str, Any] = {"chunk_weight": 0.3, "chunk_candidates": 10}
+#: The same with the chunk side scored by the core's dense + BM25 fusion.
+_FUSED_HYBRID: dict[str, Any] = {**_FUSED, "chunk_similarity": "hybrid"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class QCGIndexParams(Params):
         "lihuaworld": _LIHUA_INDEX,
         "fused": {},
         "lihuaworld-fused": _LIHUA_INDEX,
+        "fused-hybrid": {},
+        "lihuaworld-fused-hybrid": _LIHUA_INDEX,
     }
 
     M: int = param(20, symbol="M", doc="query-answer pairs asked of the LLM per chunk", ge=1)
@@ -98,6 +102,15 @@ class QCGQueryParams(Params):
     no retrieved query reached scores its own ``cos(q_u, chunk) + ε`` (the chunk stands in
     for its missing query nodes), so chunks the generator left without queries stay
     reachable. Preset ``fused`` (MultiHop-RAG values plus both) and ``lihuaworld-fused``.
+
+    ``chunk_similarity`` (a deviation; only read when ``chunk_weight`` or
+    ``chunk_candidates`` is on) says where the chunk side comes from: ``"dense"`` (default)
+    is ``cos(q_u, chunk)``; ``"hybrid"`` is the core's dense + BM25 fusion
+    (:class:`~graphrag_integrations.core.fusion.ScoreFusion` with the ``hybrid`` baseline's
+    defaults): the ``c`` candidates are the hybrid baseline's top ``c`` and a chunk's own
+    similarity is its fused score mapped onto the candidates' cosine range
+    (:meth:`~graphrag_integrations.core.fusion.ScoreFusion.on_dense_scale`), so it mixes with
+    ``s`` like a cosine. Presets ``fused-hybrid`` and ``lihuaworld-fused-hybrid``.
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
@@ -105,6 +118,8 @@ class QCGQueryParams(Params):
         "lihuaworld": _LIHUA_QUERY,
         "fused": _FUSED,
         "lihuaworld-fused": {**_LIHUA_QUERY, **_FUSED},
+        "fused-hybrid": _FUSED_HYBRID,
+        "lihuaworld-fused-hybrid": {**_LIHUA_QUERY, **_FUSED_HYBRID},
     }
 
     h: int = param(1, symbol="h", doc="kNN hops expanded from the retrieved queries", ge=0)
@@ -120,6 +135,11 @@ class QCGQueryParams(Params):
         doc="deviation: the c chunks most similar to the query also compete, scored by their "
         "own s when no query matched them (paper: 0)",
         ge=0,
+    )
+    chunk_similarity: Literal["dense", "hybrid"] = param(
+        "dense",
+        doc="deviation: the chunk side of chunk_weight / chunk_candidates is the dense cosine "
+        "or the dense + BM25 fusion of the hybrid baseline, on the cosine scale",
     )
 
 

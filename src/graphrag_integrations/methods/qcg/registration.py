@@ -10,8 +10,10 @@ them off.
 
 Examples
 --------
->>> QCG.name, sorted(QCG.inputs), QCG.presets
+>>> QCG.name, sorted(QCG.inputs), QCG.presets[:4]
 ('qcg', ['passages'], ('multihop-rag', 'lihuaworld', 'fused', 'lihuaworld-fused'))
+>>> QCG.presets[4:]
+('fused-hybrid', 'lihuaworld-fused-hybrid')
 >>> opts = QCG.parse_options({"preset": "lihuaworld", "h": "2"})
 >>> opts.index_params.k_neighbors, opts.query_params.n, opts.query_params.h
 (2, 10, 2)

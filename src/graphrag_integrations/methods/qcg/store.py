@@ -20,11 +20,21 @@ Provenance is the document id on every node and edge, so ``delete(doc_id)`` is
 (the node text of each query) and ``"chunks"`` (each chunk's text); the derived retrieval
 arrays (:class:`~graphrag_integrations.methods.qcg.graph.QueryGraph`) are the store's derived
 view ``"qcg"``.
+
+``chunk_similarity="hybrid"`` also needs BM25 over the chunks: the derived view
+``"qcg-bm25"`` (:class:`ChunkLexicon`, built on first use and after a mutation, so insert and
+delete keep it consistent). :meth:`QCGStore.persist_lexicon` writes it to ``bm25/`` in the
+index directory and :meth:`QCGStore.load` reads it back, so a loaded index does not
+re-tokenise its chunks (a lexicon whose chunks differ from the graph's is rebuilt, logged).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +46,59 @@ from graphrag_integrations.core.index_store import (
     node_id,
     node_key,
 )
-from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.lexical import MATRIX_DIR, BM25Scorer
+from graphrag_integrations.core.persistence import Manifest, atomic_write_json
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.generation import QAPair
 from graphrag_integrations.methods.qcg.graph import QueryGraph
 
-__all__ = ["CHUNK", "FROM_CHUNK", "LAYERS", "QUERY", "SIMILAR", "QCGStore", "query_id"]
+__all__ = [
+    "CHUNK",
+    "FROM_CHUNK",
+    "LAYERS",
+    "LEXICON_DIR",
+    "QUERY",
+    "SIMILAR",
+    "ChunkLexicon",
+    "QCGStore",
+    "query_id",
+]
+
+logger = logging.getLogger(__name__)
 
 CHUNK, QUERY = "chunk", "query"
 FROM_CHUNK, SIMILAR = "from_chunk", "similar"
 LAYERS = {QUERY: "queries", CHUNK: "chunks"}
+#: Folder of the persisted BM25 over the chunks (``chunks.json`` + ``bm25s/``).
+LEXICON_DIR = "bm25"
+_LEXICON_CHUNKS = "chunks.json"
+
+
+@dataclass(frozen=True)
+class ChunkLexicon:
+    """BM25 over the chunks: ``scorer`` row ``i`` is chunk ``ids[i]`` (ids sorted).
+
+    ``fingerprint`` (:func:`chunk_fingerprint`) identifies the chunks it was built over.
+    """
+
+    ids: tuple[str, ...]
+    fingerprint: str
+    scorer: BM25Scorer
+
+
+def chunk_fingerprint(passages: Sequence[Passage]) -> str:
+    """SHA-256 over the ids and texts of ``passages`` (in the order given).
+
+    Examples
+    --------
+    >>> a = chunk_fingerprint([Passage("p", "Paris.", "d")])
+    >>> a == chunk_fingerprint([Passage("p", "Rome.", "d")]), len(a)
+    (False, 64)
+    """
+    digest = hashlib.sha256()
+    for p in passages:
+        digest.update(f"{len(p.id)}:{p.id}{len(p.text)}:{p.text}".encode())
+    return digest.hexdigest()
 
 
 def query_id(passage_id: str, index: int) -> str:
@@ -94,6 +147,8 @@ class QCGStore:
         self.store = store or IndexStore(
             model_name, LAYERS, factory=factory, graph=graph, metadata=qcg_metadata
         )
+        #: A lexicon read by :meth:`load`, reused by the first view build if it still fits.
+        self._stored_lexicon: ChunkLexicon | None = None
 
     @property
     def model_name(self) -> str:
@@ -117,7 +172,7 @@ class QCGStore:
 
     def passages(self) -> list[Passage]:
         """Every chunk, sorted by passage id."""
-        return [self.passage(key) for key in sorted(self.store.keys(CHUNK))]
+        return [self.passage(key) for key in self.chunk_ids()]
 
     def generated_pairs(self, passage_id: str) -> list[QAPair]:
         """Every pair generated for a chunk (before filtering)."""
@@ -125,8 +180,10 @@ class QCGStore:
         return [QAPair(str(q), str(a)) for q, a in data["pairs"]]
 
     def chunk_ids(self) -> list[str]:
-        """Chunk (passage) ids, sorted."""
-        return sorted(self.store.keys(CHUNK))
+        """Chunk (passage) ids, sorted (the derived view ``"qcg-chunk-ids"``: listing the
+        graph's chunk nodes costs ~5 ms at 10k query nodes, once per mutation here)."""
+        ids: tuple[str, ...] = self.store.derived("qcg-chunk-ids", _sorted_chunk_ids)
+        return list(ids)
 
     def query_ids(self) -> list[str]:
         """Query ids, sorted."""
@@ -156,6 +213,23 @@ class QCGStore:
     def query_graph(self) -> QueryGraph:
         """The derived arrays retrieval reads (rebuilt only after a mutation)."""
         return self.store.derived("qcg", _build_query_graph)
+
+    def lexicon(self) -> ChunkLexicon:
+        """BM25 over the current chunks (the derived view ``"qcg-bm25"``)."""
+        return self.store.derived("qcg-bm25", self._build_lexicon)
+
+    def _build_lexicon(self, store: IndexStore, previous: ChunkLexicon | None) -> ChunkLexicon:
+        passages = self.passages()
+        fingerprint = chunk_fingerprint(passages)
+        for old in (previous, self._stored_lexicon):
+            if old is not None and old.fingerprint == fingerprint:
+                return old  # immutable, same chunks: nothing to re-tokenise
+        if self._stored_lexicon is not None:
+            logger.info("the stored BM25 lexicon is for other chunks: rebuilding it")
+            self._stored_lexicon = None
+        return ChunkLexicon(
+            tuple(p.id for p in passages), fingerprint, BM25Scorer([p.text for p in passages])
+        )
 
     # -- mutation --------------------------------------------------------------------------
     def add_chunk(
@@ -226,6 +300,17 @@ class QCGStore:
         :meth:`IndexStore.persist`: atomic, checksums, foreign folders refused)."""
         self.store.persist(directory, manifest, overwrite=overwrite)
 
+    def persist_lexicon(self, directory: str | Path) -> None:
+        """Write :meth:`lexicon` to ``directory/bm25/`` (chunk ids, fingerprint, matrix)."""
+        lexicon = self.lexicon()
+        folder = Path(directory) / LEXICON_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        lexicon.scorer.save(folder / MATRIX_DIR)
+        atomic_write_json(
+            folder / _LEXICON_CHUNKS,
+            {"ids": list(lexicon.ids), "fingerprint": lexicon.fingerprint},
+        )
+
     @classmethod
     def load(
         cls,
@@ -236,7 +321,8 @@ class QCGStore:
         factory: VectorIndexFactory | None = None,
         graph: type[GraphBackend] | None = None,
     ) -> QCGStore:
-        """Read what :meth:`persist` wrote (:meth:`IndexStore.load` checks graph and vectors).
+        """Read what :meth:`persist` wrote (:meth:`IndexStore.load` checks graph and vectors)
+        and the BM25 lexicon of :meth:`persist_lexicon` when there is one.
 
         Raises
         ------
@@ -254,7 +340,18 @@ class QCGStore:
             graph=graph,
             metadata=qcg_metadata,
         )
-        return cls(model_name, store=store)
+        qcg = cls(model_name, store=store)
+        chunks = Path(directory) / LEXICON_DIR / _LEXICON_CHUNKS
+        if chunks.is_file():
+            record = json.loads(chunks.read_text(encoding="utf-8"))
+            ids = tuple(str(i) for i in record["ids"])
+            scorer = BM25Scorer.load(chunks.parent / MATRIX_DIR, len(ids))
+            qcg._stored_lexicon = ChunkLexicon(ids, str(record["fingerprint"]), scorer)
+        return qcg
+
+
+def _sorted_chunk_ids(store: IndexStore, previous: tuple[str, ...] | None) -> tuple[str, ...]:
+    return tuple(sorted(store.keys(CHUNK)))
 
 
 def _build_query_graph(store: IndexStore, previous: QueryGraph | None) -> QueryGraph:
