@@ -299,6 +299,15 @@ def test_chunk_without_pairs_is_counted(caplog: pytest.LogCaptureFixture) -> Non
     assert "only chunk_candidates > 0 can retrieve" in caplog.text
 
 
+@pytest.mark.parametrize("preset", ["fused", "fused-hybrid"])
+def test_chunk_candidates_answer_when_no_chunk_has_a_query(preset: str) -> None:
+    idx = build(CORPUS[:3], llm=lambda prompt: "I cannot do that.", preset=preset)
+    assert len(idx.graph) == 0
+    hits = idx.retrieve("Who won the European Cup in 1979?", k=2)
+    assert len(hits) == 2 and hits[0].passage.doc_id == "forest"
+    assert all(h.explanation["queries"] == [] for h in hits)
+
+
 def test_node_text_ablation_changes_the_embedded_text() -> None:
     q_only = build(CORPUS[:3], node_text="query")
     both = build(CORPUS[:3])

@@ -387,10 +387,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         """The top ``k`` chunks (default ``K``) with the generated queries that matched."""
         text = check_query(query)
         k = check_k(k, self.default_k)
-        if not len(self.graph):
-            return []
-        vector = self.embedder.embed_query(text)
         params = self.query_params
+        if not len(self.graph) and not (params.chunk_candidates > 0 and self.store.chunk_ids()):
+            return []  # nothing retrievable: no query node, no chunk candidates
+        vector = self.embedder.embed_query(text)
         uses_chunks = params.chunk_weight > 0 or params.chunk_candidates > 0
         if uses_chunks and params.chunk_similarity == "hybrid":
             cosine, top = self._hybrid_chunks(text, vector, k)

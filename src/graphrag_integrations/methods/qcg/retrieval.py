@@ -112,13 +112,15 @@ def rank_chunks(
     ``params.chunk_candidates > 0``; ``top_chunks(c) -> chunk ids`` (the ``c`` chunks most
     similar to the query) when ``params.chunk_candidates > 0``.
     """
-    if not len(graph) or k <= 0:
+    if k <= 0:
         return []
-    s = query_scores(graph, vector, params.epsilon)
-    hops = expand(graph, select_queries(s, params.gamma, params.n), params.h, symmetric)
     by_chunk: dict[str, list[MatchedQuery]] = {}
-    for row, hop in hops.items():
-        by_chunk.setdefault(graph.chunk_of[row], []).append(MatchedQuery(row, hop, float(s[row])))
+    if len(graph):  # no query node at all: only chunk candidates (if on) can be returned
+        s = query_scores(graph, vector, params.epsilon)
+        hops = expand(graph, select_queries(s, params.gamma, params.n), params.h, symmetric)
+        for row, hop in hops.items():
+            match = MatchedQuery(row, hop, float(s[row]))
+            by_chunk.setdefault(graph.chunk_of[row], []).append(match)
     w, c = params.chunk_weight, params.chunk_candidates
     if c > 0:
         if top_chunks is None:
