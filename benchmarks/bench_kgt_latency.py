@@ -48,7 +48,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--translator", default="musique-100-a")
     ap.add_argument("--profile", default=None)
     ap.add_argument(
-        "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
+        "--translator-dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="auto: bfloat16 on a CPU with AVX-512 BF16 / AMX, else float32",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     ap.add_argument("--early-stopping", action="store_true", help="beam search early stopping")

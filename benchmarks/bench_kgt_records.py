@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> None:
     from graphrag_integrations.baselines.bm25 import BM25Retriever
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.llm.precision import cpu_has_native_bf16
     from graphrag_integrations.core.nlp import SpacyNLP
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -142,7 +143,8 @@ def run(args: argparse.Namespace) -> None:
         "translators": [t or "musique-100-a" for t, _ in plan],
         "preset": args.preset,
         "reverse": params.reverse,
-        "translator_dtype": params.translator_dtype,
+        "translator_dtype": indexes[0].translator_dtype,  # resolved ("auto" -> this CPU's)
+        "cpu_bf16_native": cpu_has_native_bf16(),
         "early_stopping": params.early_stopping,
         "dense_build_s": round(dense_build, 1),
         "load_average": os.getloadavg(),
@@ -302,7 +304,10 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--translator", default=None, help="adapter name / path or 'base'")
     r.add_argument("--preset", default="paper-musique")
     r.add_argument(
-        "--translator-dtype", default="float32", choices=["float32", "bfloat16", "float16"]
+        "--translator-dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="auto: bfloat16 on a CPU with AVX-512 BF16 / AMX, else float32",
     )
     r.add_argument("--early-stopping", action="store_true", help="beam search early stopping")
     r.add_argument("--reverse", default=None, choices=["fallback", "always", "never"])

@@ -95,6 +95,8 @@ SUBPACKAGE_ALL: dict[str, list[str] | None] = {
         "default_gguf_path",
         "estimate_tokens",
         "extract_json",
+        "preferred_dtype",
+        "resolve_dtype",
         "strip_trailing_commas",
         "usage_from",
     ],

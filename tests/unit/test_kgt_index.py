@@ -176,6 +176,39 @@ def test_persist_load_same_answers_and_constraint_cache(
     assert loaded.counters["constraint_cache_hits"] == 1
 
 
+@pytest.mark.parametrize(("native", "expected"), [(True, "bfloat16"), (False, "float32")])
+def test_auto_translator_dtype_resolves_and_is_recorded(
+    lm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool, expected: str
+) -> None:
+    from graphrag_integrations.core.llm import precision
+
+    precision.clear_cache()
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: native)
+    try:
+        # a translator loaded by path: "auto" (the default) becomes this CPU's precision
+        index = make(lm.model_name, alpha=1)
+        assert index.query_params.translator_dtype == "auto"
+        assert index.translator_dtype == expected
+        suffix = "[bfloat16]" if native else ""
+        assert index.translator_label == f"{lm.model_name}{suffix}"
+        # recorded resolved in the manifest (the query setting stays "auto") ...
+        manifest = index.manifest()
+        assert manifest.models["translator"] == lm.model_name
+        assert manifest.models["translator_dtype"] == expected
+        assert manifest.parameters["query"]["translator_dtype"] == "auto"
+        # ... before loading the model, which then runs in that precision under that name
+        assert index.lm.dtype == expected and index.lm.model_name == index.translator_label
+        assert str(index.lm.model.dtype) == f"torch.{expected}"
+        hits = index.retrieve("Where was Marie Curie born?")
+        assert hits and {h.explanation["translator"] for h in hits} == {index.translator_label}
+        # a given model object keeps its own precision (float32 here), whatever "auto" says
+        given = make(lm, alpha=1)
+        assert given.translator_dtype is None and given.translator_label == lm.model_name
+        assert given.manifest().models["translator_dtype"] == "checkpoint"
+    finally:
+        precision.clear_cache()
+
+
 def test_load_refuses_another_embedding_model(
     lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
 ) -> None:
@@ -244,11 +277,13 @@ def test_registration_builder_presets(lm: Any) -> None:
     assert retriever.index_params.passage_vectors == "lazy"
     with pytest.raises(InvalidParameterError, match="preset"):
         KGT.parse_options({"preset": "nope"})
-    # the speed options reach the query settings (defaults: the paper's float32, no early stop)
+    # the speed options reach the query settings (defaults: the hardware's precision, no
+    # early stop, in the product default and the paper presets alike)
     assert (retriever.query_params.translator_dtype, retriever.query_params.early_stopping) == (
-        "float32",
+        "auto",
         False,
     )
+    assert KGT.parse_options({}).query_params.translator_dtype == "auto"
     fast = KGT.parse_options({"translator_dtype": "bfloat16", "early_stopping": "true"}, cli=True)
     assert fast.query_params.translator_dtype == "bfloat16" and fast.query_params.early_stopping
     with pytest.raises(InvalidParameterError, match="translator_dtype"):

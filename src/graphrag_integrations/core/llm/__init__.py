@@ -20,6 +20,7 @@ from graphrag_integrations.core.llm.adapters import (
 from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
 from graphrag_integrations.core.llm.client import LLMClient
 from graphrag_integrations.core.llm.json_output import extract_json, strip_trailing_commas
+from graphrag_integrations.core.llm.precision import preferred_dtype, resolve_dtype
 from graphrag_integrations.core.llm.protocol import LLM, LLMResult, estimate_tokens
 from graphrag_integrations.core.llm.transformers_lm import (
     TransformersLLM,
@@ -46,6 +47,8 @@ __all__ = [
     "default_gguf_path",
     "estimate_tokens",
     "extract_json",
+    "preferred_dtype",
+    "resolve_dtype",
     "strip_trailing_commas",
     "usage_from",
 ]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
 from graphrag_integrations.core.llm.protocol import LLMResult
 from graphrag_integrations.core.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
@@ -123,9 +124,6 @@ def convert_gguf(source: str | Path, gguf_file: str, target: str | Path) -> tupl
     return model, tokenizer
 
 
-_DTYPES = frozenset({"float32", "bfloat16", "float16"})
-
-
 class TransformersLLM:
     """A causal LM run locally with ``transformers`` (greedy by default).
 
@@ -148,13 +146,16 @@ class TransformersLLM:
         (default): when the tokenizer has a template.
     dtype : str, optional
         Weight and activation precision: ``None`` (default) keeps the checkpoint's (float32
-        for the offline SmolLM2), or ``"float32"`` / ``"bfloat16"`` / ``"float16"``. On a CPU
-        with AVX-512 BF16 (or AMX), ``"bfloat16"`` reads prompts ~2.8x and decodes ~1.6x
-        faster than float32 (``benchmarks/bench_llm.py --dtype``, docs/llm.md); greedy text
+        for the offline SmolLM2), ``"float32"`` / ``"bfloat16"`` / ``"float16"``, or
+        ``"auto"``: bfloat16 where ``device`` computes it natively, else float32
+        (:func:`~graphrag_integrations.core.llm.precision.preferred_dtype`), resolved here,
+        once. On a CPU with AVX-512 BF16 (or AMX), ``"bfloat16"`` reads prompts ~2.8x and
+        decodes ~1.6x faster than float32 (``benchmarks/bench_llm.py --dtype``,
+        docs/llm.md); on a CPU without (AVX2 only) it reads prompts ~6.6x slower. Greedy text
         can differ from float32 after a few tokens. A non-default precision is part of
-        :attr:`model_name` (``"...[bfloat16]"``), so response caches and the headers of
-        generated artefacts never mix precisions. Log-probabilities are always computed in
-        float32.
+        :attr:`model_name` (``"...[bfloat16]"``; the resolved one, never ``auto``), so
+        response caches and the headers of generated artefacts never mix precisions.
+        Log-probabilities are always computed in float32.
 
     Attributes
     ----------
@@ -184,9 +185,8 @@ class TransformersLLM:
     ) -> None:
         if max_new_tokens <= 0:
             raise ValueError(f"max_new_tokens must be positive, got {max_new_tokens}")
-        if dtype is not None and dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {sorted(_DTYPES)} or None, got {dtype!r}")
-        self.dtype = dtype
+        #: the precision the model runs in (``"auto"`` resolved; ``None``: the checkpoint's)
+        self.dtype = resolve_dtype(dtype, device)
         self.device = device
         self.max_new_tokens = max_new_tokens
         self.cache_dir = cache_dir
@@ -210,8 +210,7 @@ class TransformersLLM:
             elif gguf_file is not None:
                 self._gguf = (self._source, gguf_file)
                 self.model_name = f"{self._source}/{gguf_file}"
-        if dtype is not None and dtype != "float32":
-            self.model_name = f"{self.model_name}[{dtype}]"
+        self.model_name += precision_suffix(self.dtype)
         self._loaded: LazyModel[tuple[Any, Any]] = LazyModel(self._load_on_device)
         self._generate_lock = threading.Lock()
         self._kept_prompt: tuple[str, Any] | None = None

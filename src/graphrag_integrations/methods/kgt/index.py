@@ -39,6 +39,7 @@ from graphrag_integrations.core.index_base import (
     drop_indexed,
 )
 from graphrag_integrations.core.index_store import VectorIndexFactory
+from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
 from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -348,6 +349,28 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return self._lm.llm
 
     @property
+    def translator_dtype(self) -> str | None:
+        """The precision the translator runs in, without loading it.
+
+        ``query_params.translator_dtype`` resolved (``"auto"``: ``"bfloat16"`` on a CPU that
+        computes it natively, else ``"float32"``) for a translator loaded by name or path; a
+        given model's own ``dtype`` (``None``: its checkpoint's).
+        """
+        spec = self._translator_spec
+        if spec is None or isinstance(spec, (str, Path)):
+            return resolve_dtype(self.query_params.translator_dtype)
+        return getattr(getattr(spec, "llm", spec), "dtype", None)
+
+    @property
+    def translator_label(self) -> str:
+        """The translator as recorded in explanations: its name (``"default"``, an adapter
+        name, a path) with the resolved precision, e.g. ``"default[bfloat16]"``."""
+        spec = self._translator_spec
+        if spec is None or isinstance(spec, (str, Path)):
+            return self._translator_name() + precision_suffix(self.translator_dtype)
+        return self._translator_name()  # a model object's name carries its precision
+
+    @property
     def client(self) -> Any:
         """The ``LLMClient`` of the translator (its ``usage`` counts the translation tokens)."""
         self.lm  # noqa: B018 - loads the client
@@ -443,12 +466,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         if self.query_params.fusion == "rrf":
             return self._fused(question, best, evidence, rounds, k)
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
+        label = self.translator_label
         out = [
             RetrievedPassage(
                 self.view.passages[pid],
                 score,
                 {
                     "method": self.method,
+                    "translator": label,
                     "source": "traced",
                     "step": step,
                     "clues": evidence[pid],
@@ -492,12 +517,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         dense_rank = {pid: r for r, pid in enumerate(dense, 1)}
         ranked = sorted(score, key=lambda p: (-score[p], p))[:k]
         sources = {(True, False): "traced", (False, True): "dense", (True, True): "traced+dense"}
+        label = self.translator_label
         return [
             RetrievedPassage(
                 self.view.passages[pid],
                 score[pid],
                 {
                     "method": self.method,
+                    "translator": label,
                     "source": sources[(pid in traced_rank, pid in dense_rank)],
                     "traced_rank": traced_rank.get(pid),
                     "dense_rank": dense_rank.get(pid),
@@ -533,12 +560,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         hits = self._dense_ranking(question, n + len(exclude))
         extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
         logger.info("top-up: %d traced passages, %d added by dense retrieval", ctx, len(extra))
+        label = self.translator_label
         return [
             RetrievedPassage(
                 self.view.passages[pid],
                 float(score),
                 {
                     "method": self.method,
+                    "translator": label,
                     "source": "top_up",
                     "clues": [],
                     "traced_passages": ctx,
@@ -565,6 +594,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 "embedding": self.embedder.model_name,
                 "spacy": self.parser.model_name,
                 "translator": self._translator_name(),
+                # resolved ("auto" -> this machine's precision); "checkpoint": the model's own
+                "translator_dtype": self.translator_dtype or "checkpoint",
             },
             # lazy vectors: none may exist yet, the embedder still fixes the dimension
             embedding_dimension=self.store.dimension or int(self.embedder.dimension) or None,

@@ -14,6 +14,8 @@ Examples
 1
 >>> IndexParams().max_relation_tokens, IndexParams().passage_vectors
 (16, 'lazy')
+>>> QueryParams().translator_dtype, QueryParams.paper("musique").early_stopping
+('auto', False)
 """
 
 from __future__ import annotations
@@ -126,8 +128,11 @@ class QueryParams(Params):
     ``fusion_weight``) and the dense ranking of the corpus (top ``fusion_depth``) are fused by
     reciprocal rank, ``sum w / (fusion_k + rank)``; ``top_up`` is then moot (fusion fills k).
     ``translator_dtype`` is the precision of a translator the index loads (``None`` / a
-    name / a path; a given ``TransformersLLM`` keeps its own): ``"bfloat16"`` halves the
-    CPU time per query on a CPU with AVX-512 BF16 (docs/kgt.md, "Latency").
+    name / a path; a given ``TransformersLLM`` keeps its own): ``"auto"`` (default, also in
+    the paper presets: precision is not a parameter of the method) resolves once to
+    ``"bfloat16"`` on a CPU with AVX-512 BF16 or AMX (half the CPU time per query; docs/kgt.md,
+    "Latency") and to ``"float32"`` on one without (where emulated bfloat16 is slower).
+    ``early_stopping`` stays off (it changes beams).
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, **PAPER_PRESETS}
@@ -157,10 +162,10 @@ class QueryParams(Params):
         False,
         doc="beam search stops once every row has its beams finished (speed; paper: false)",
     )
-    translator_dtype: Literal["float32", "bfloat16", "float16"] = param(
-        "float32",
-        doc="precision of a translator loaded by name or path (bfloat16: ~2x faster on "
-        "AVX-512 BF16 CPUs)",
+    translator_dtype: Literal["auto", "float32", "bfloat16", "float16"] = param(
+        "auto",
+        doc="precision of a translator loaded by name or path (auto: bfloat16 where the CPU "
+        "computes it natively, ~2x faster; else float32)",
     )
 
     @classmethod

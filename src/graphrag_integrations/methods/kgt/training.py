@@ -394,6 +394,7 @@ def _half_precision(file: Path) -> None:
 
 def _adapted_lm_class() -> type:
     from graphrag_integrations.core.llm import TransformersLLM
+    from graphrag_integrations.core.llm.precision import precision_suffix
 
     class AdaptedTranslator(TransformersLLM):
         """A ``TransformersLLM`` whose model is the base with a LoRA adapter merged in."""
@@ -401,8 +402,7 @@ def _adapted_lm_class() -> type:
         def __init__(self, base: str | None, adapter: Path, **kwargs: Any) -> None:
             super().__init__(base, **kwargs)
             self.adapter = adapter
-            suffix = "" if self.dtype in (None, "float32") else f"[{self.dtype}]"
-            self.model_name = f"{adapter}{suffix}"
+            self.model_name = f"{adapter}{precision_suffix(self.dtype)}"
 
         def _load(self) -> tuple[Any, Any]:
             from peft import PeftModel
@@ -420,16 +420,18 @@ def load_translator(path: str | Path, *, dtype: str | None = None) -> Any:
 
     A LoRA folder gives a ``TransformersLLM`` (subclass) whose model is the base model with
     the adapter merged (in float32) on first use, then cast to ``dtype``; ``model_name`` is
-    the adapter folder, with a ``[dtype]`` suffix for a precision other than float32 (as
-    ``TransformersLLM`` names its model, so response caches never mix precisions).
+    the adapter folder, with a ``[dtype]`` suffix for a precision other than float32 (the
+    resolved one for ``"auto"``, as ``TransformersLLM`` names its model, so response caches
+    never mix precisions).
 
     Parameters
     ----------
     path : str or Path
         Adapter folder written by :func:`train_translator`, or a causal LM path / name.
     dtype : str, optional
-        ``TransformersLLM``'s ``dtype``: ``None`` (the checkpoint's), ``"float32"``,
-        ``"bfloat16"`` or ``"float16"``.
+        ``TransformersLLM``'s ``dtype``: ``None`` (the checkpoint's), ``"auto"`` (bfloat16
+        on hardware that computes it natively, else float32), ``"float32"``, ``"bfloat16"``
+        or ``"float16"``.
 
     Raises
     ------
