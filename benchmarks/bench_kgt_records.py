@@ -209,7 +209,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def summarise(args: argparse.Namespace) -> dict[str, Any]:
-    headers, records = [], []
+    headers: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
     for path in args.records:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
