@@ -3,6 +3,7 @@ Llama (built in a temporary folder, no download), directly and through ``LLMClie
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,7 @@ def test_score_continuations_reads_the_prompt_once(random_lm: Path) -> None:
     model = fresh.model
     forward = model.forward
 
+    @functools.wraps(forward)  # keeps forward's signature (the cache keyword is read from it)
     def spy(*args: Any, **kwargs: Any) -> Any:
         widths.append(int(kwargs["input_ids"].shape[1]))
         return forward(*args, **kwargs)

@@ -236,6 +236,15 @@ class TransformersLLM:
         """The matching tokenizer (loaded on first access)."""
         return self._loaded.get()[1]
 
+    @property
+    def _cache_arg(self) -> str:
+        """Keyword of the key/value cache in ``forward`` / ``generate``: ``cache`` in recent
+        transformers (``past_key_values`` is deprecated there), ``past_key_values`` before."""
+        import inspect
+
+        params = inspect.signature(self.model.forward).parameters
+        return "cache" if "cache" in params else "past_key_values"
+
     def _load_on_device(self) -> tuple[Any, Any]:
         start = time.perf_counter()
         model, tokenizer = self._load()
@@ -573,8 +582,8 @@ class TransformersLLM:
                         input_ids=inputs["input_ids"][:, len(head) : -1],
                         attention_mask=mask_d[:, :-1],
                         position_ids=positions[:, len(head) : -1],
-                        past_key_values=past,
                         use_cache=True,
+                        **{self._cache_arg: past},
                     )
                 past.batch_repeat_interleave(num_beams)
             else:
@@ -647,7 +656,7 @@ class TransformersLLM:
             processors = LogitsProcessorList([RowDispatchProcessor(per_row, num_beams)])
         extra: dict[str, Any] = {}
         if past is not None:
-            extra["past_key_values"] = past
+            extra[self._cache_arg] = past
         with self._generate_lock, torch.inference_mode():
             out = self.model.generate(
                 **inputs, generation_config=config, logits_processor=processors, **extra
@@ -729,8 +738,8 @@ class TransformersLLM:
                     input_ids=ids.to(self.device),
                     attention_mask=mask.to(self.device),
                     position_ids=positions.to(self.device),
-                    past_key_values=past,
                     use_cache=past is not None,
+                    **{self._cache_arg: past},
                 ).logits[:, :longest]
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             token_scores = logprobs.gather(-1, targets[..., None])[..., 0] * valid
