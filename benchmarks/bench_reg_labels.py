@@ -15,7 +15,8 @@ selection holds none), ``P_q`` / ``P_a`` neighbourhood options selected, and the
 question and share on oracle paths (precision) of the weak, refined and oracle labels (oracle
 = every q->a shortest path to any answer with the oracle chain, as ``bench_reg_supervision``).
 ``--refinement K=V ...`` sets :class:`RefinementParams` (the variant whose cached scores are
-read); ``position`` reports where the best-scored option sits (0 = first, 1 = last; a
+read), ``--variants NAME:K=V,...`` adds one report per variant (pools built once);
+``position`` reports where the best-scored option sits (0 = first, 1 = last; a
 position-blind labeller averages 0.5) and how often it is the first / last option (uniform:
 the mean of 1 / options).
 """
@@ -23,6 +24,7 @@ the mean of 1 / options).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 from statistics import mean
@@ -53,12 +55,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--hops", type=int, default=2)
     ap.add_argument("--refined-cache", type=Path, required=True)
     ap.add_argument("--index-cache", type=Path, required=True)
+    ap.add_argument("--variants", nargs="*", default=[], help="NAME:K=V,K=V label variants")
+    ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
     ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     args = ap.parse_args(argv)
-    params = RefinementParams.from_options(dict(kv.split("=", 1) for kv in args.refinement))
+    params = _params(",".join(args.refinement))
     data = args.data / "metaqa"
     index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
     view = index.view
+    index.candidate_pool = functools.cache(index.candidate_pool)  # type: ignore[method-assign]
     qs = answerable(
         load_questions(data / f"{args.hops}-hop" / "dev.txt"),
         data / "answerable_with_reconstructed_kb.json",
@@ -68,9 +73,17 @@ def main(argv: list[str] | None = None) -> None:
         for rec in map(json.loads, args.refined_cache.read_text(encoding="utf-8").splitlines())
     }
     train = [q for q in disjoint_samples(qs, SIZES, seed=SEED)[0] if q.id in cached]
-    refiner = Refiner(_no_llm, params, cache_path=args.refined_cache)
-    rows: list[dict[str, float]] = []
-    for q in train:
+    train = train[: args.limit] if args.limit else train
+    settings = {
+        "refined": params,
+        **{name: _params(opts) for name, _, opts in (v.partition(":") for v in args.variants)},
+    }
+    refiners = {
+        name: Refiner(_no_llm, p, cache_path=args.refined_cache) for name, p in settings.items()
+    }
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in refiners}
+    for q, name in ((q, name) for q in train for name in refiners):
+        refiner = refiners[name]
         tq = TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
         pool = index.candidate_pool(tq)
         oracle_chain = tuple(qtype_relation_chain(q.qtype))
@@ -89,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         def precision(labels: set[int], gold: set[int] = oracle_rows) -> float:
             return len(labels & gold) / len(labels) if labels else 0.0
 
-        rows.append(
+        rows[name].append(
             {
                 "sp_chains": len(sp),
                 "options": len(pool.candidates),
@@ -112,19 +125,23 @@ def main(argv: list[str] | None = None) -> None:
                 "uniform_first_or_last": 1 / n if n > 1 else 0.0,
             }
         )
-    summary = {k: round(mean(r[k] for r in rows), 3) for k in rows[0]} if rows else {}
-    print(
-        json.dumps(
-            {
-                "hops": args.hops,
-                "refinement": params.to_kwargs(),
-                "questions": len(rows),
-                "refine_stats": vars(refiner.stats),
-                "mean": summary,
-            },
-            indent=1,
-        )
-    )
+    for name, refiner in refiners.items():
+        got = rows[name]
+        summary = {k: round(mean(r[k] for r in got), 3) for k in got[0]} if got else {}
+        report = {
+            "hops": args.hops,
+            "labels": name,
+            "refinement": settings[name].to_kwargs(),
+            "questions": len(got),
+            "refine_stats": vars(refiner.stats),
+            "mean": summary,
+        }
+        print(json.dumps(report), flush=True)
+
+
+def _params(options: str) -> RefinementParams:
+    """``"K=V,K=V"`` as :class:`RefinementParams`."""
+    return RefinementParams.from_options(dict(kv.split("=", 1) for kv in options.split(",") if kv))
 
 
 if __name__ == "__main__":

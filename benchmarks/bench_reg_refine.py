@@ -4,7 +4,7 @@ Usage (from the repository root; resumes from the committed caches)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_refine.py \\
         --index-cache /tmp/reg-metaqa-index --work DIR --plan 2:100 3:100 1:100 \\
-        [--deadline 05:45] [--llm NAME] [--refinement choice_scoring=content ...]
+        [--deadline 05:45] [--llm NAME] [--dtype bfloat16] [--refinement choice_scoring=content ...]
 
 For each ``H:N`` of ``--plan`` in turn, the first N questions of the training pool
 (``disjoint_samples(answerable H-hop dev, [300, 50, 200], seed=0)[0]``, the sample
@@ -18,7 +18,8 @@ LLM adds a line to ``DIR/refine-cost.jsonl``: wall and process CPU seconds, prom
 model's tokenizer: prompt + options), options, model name. ``--refinement K=V ...`` sets
 :class:`RefinementParams` (e.g. ``choice_scoring=content``: its scores are added to the same
 cache under their own keys; ``choice_scoring=calibrated`` adds only the content-free baselines,
-one per option count).
+one per option count). ``--dtype`` loads the local model in that precision (its model name gets
+a ``[dtype]`` suffix; use one precision for every label of a set).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.core.llm import LLMClient, TransformersLLM
 from graphrag_integrations.evaluation.metaqa import answerable, disjoint_samples, load_questions
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.params import RefinementParams
@@ -72,13 +73,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plan", nargs="+", required=True, help="HOPS:N items, in order")
     ap.add_argument("--deadline", default=None, help="HH:MM UTC: start no question after it")
     ap.add_argument("--llm", default=None, help="LLM name or path (default: offline SmolLM2)")
+    ap.add_argument("--dtype", default=None, help="local model precision (default float32)")
     ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     args = ap.parse_args(argv)
     params = RefinementParams.from_options(dict(kv.split("=", 1) for kv in args.refinement))
     data = args.data / "metaqa"
     args.work.mkdir(parents=True, exist_ok=True)
     index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
-    llm = LLMClient(args.llm)
+    llm = LLMClient(TransformersLLM(args.llm, dtype=args.dtype) if args.dtype else args.llm)
     cost_log = args.work / "refine-cost.jsonl"
     for hops, n in _plan(args.plan):
         qs = answerable(

@@ -8,7 +8,7 @@ Usage (from the repository root; the refinement cache comes from
         --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
         [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR] \\
         [--max-length 2 3] [--max-triples 5000] [--refinement K=V ...] \\
-        [--variants NAME:K=V,K=V ...] [--measure test|validation]
+        [--variants NAME:K=V,K=V ...] [--measure test|validation] [--limit N] [--skip oracle]
 
 Samples (seed 0, MetaQA answerable dev of the hop): ``disjoint_samples(qs, [300, 50, 200])``
 = training pool / validation / test (``--test N`` measures the first N of the test sample).
@@ -28,7 +28,8 @@ variant whose cached scores are read; default: label scoring, best-scored q->a f
 ``--variants NAME:K=V,...`` adds one refined run per variant (``refined[NAME]``), and
 ``--measure validation`` measures every scorer on the 50 validation questions instead of the
 test questions - choosing a variant this way never looks at the test questions (the same
-validation questions select each scorer's checkpoint).
+validation questions select each scorer's checkpoint). ``--limit N`` trains on the first N
+training questions with a cached selection only; ``--skip NAME ...`` leaves runs out.
 ``--save-scorers DIR`` writes ``{weak,refined,oracle}-<h>hop.pt.gz`` + ``.json`` (provenance)
 as ``methods.reg.artefacts`` reads them.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gzip
 import hashlib
 import json
@@ -139,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     ap.add_argument("--variants", nargs="*", default=[], help="NAME:K=V,K=V refined variants")
     ap.add_argument("--measure", choices=["test", "validation"], default="test")
+    ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
+    ap.add_argument("--skip", nargs="*", default=[], help="runs not to train (weak, oracle, ...)")
     args = ap.parse_args(argv)
     refinement = _refinement(args.refinement)
     variants = {
@@ -154,6 +158,8 @@ def main(argv: list[str] | None = None) -> None:
         index.retriever_params, subgraph_hops=max(2, args.hops), **bound
     )
     print(f"index loaded in {time.perf_counter() - t0:.1f}s", flush=True)
+    # every supervision (weak, each refined variant, oracle) reads the same pools: build once
+    index.candidate_pool = functools.cache(index.candidate_pool)  # type: ignore[method-assign]
     qs = answerable(
         load_questions(data / f"{args.hops}-hop" / "dev.txt"),
         data / "answerable_with_reconstructed_kb.json",
@@ -168,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     as_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in train]
     val_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in val]
-    refined_t = [q for q in as_t if q.id in cached]
+    refined_t = [q for q in as_t if q.id in cached][: args.limit]
     view = index.view
     weak_all = index.supervision((as_t if args.weak_all else refined_t) + val_t, mode="weak")
     sups = {
@@ -218,6 +224,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.weak_all:
         runs["weak-all"] = (as_t, {q.id: weak_all.labels[q.id] for q in as_t})
     for name, (questions, labels) in runs.items():
+        if name in args.skip:
+            continue
         cpu = time.process_time()
         report = index.train(
             questions,
