@@ -19,7 +19,7 @@ paths, and the LLM selects the relevant ones; their triples are the refined supe
     (:func:`content_free_prompt`: the same prompt with paths, question and answer replaced by
     a placeholder), so a preference for a label or position that does not depend on the
     paths cancels. One extra scoring per option count (cached with the selections);
-  - ``"content"``: the continuation ``"ans: <rendered path>\n"`` (:func:`content_option`)
+  - ``"content"``: the continuation ``"ans: <rendered path>\\n"`` (:func:`content_option`)
     scored by its mean per-token log-probability: which path the model would copy.
 
 With ``require_answer_path`` a selection without any q->a path gets the best-ranked ``P_sp``
@@ -140,7 +140,7 @@ def content_option(path: str) -> str:
     Examples
     --------
     >>> content_option("X -> [directed_by] -> D")
-    'ans: X -> [directed_by] -> D\n'
+    'ans: X -> [directed_by] -> D\\n'
     """
     return f"ans: {path}\n"
 
@@ -152,8 +152,8 @@ def content_free_prompt(n_paths: int, placeholder: str = "N/A") -> str:
 
     Examples
     --------
-    >>> content_free_prompt(2).endswith("Path 0.\nN/A\nPath 1.\nN/A\nQuestion:\nN/A\n"
-    ...                                 "Answer(s):\nN/A")
+    >>> content_free_prompt(2).endswith("Path 0.\\nN/A\\nPath 1.\\nN/A\\nQuestion:\\nN/A\\n"
+    ...                                 "Answer(s):\\nN/A")
     True
     """
     return refinement_prompt(placeholder, [placeholder], [placeholder] * n_paths)
