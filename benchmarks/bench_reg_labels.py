@@ -3,7 +3,8 @@
 Usage (from the repository root; no LLM call, no training)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_labels.py --hops 3 \\
-        --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index
+        --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
+        [--refinement choice_scoring=calibrated answer_path_fallback=all]
 
 For the training-pool questions with a cached selection (the questions
 ``bench_reg_supervision.py`` trains on), with the oracle chain = the question type's relation
@@ -13,11 +14,17 @@ its best-scored q->a chain is the oracle one (what ``require_answer_path`` adds 
 selection holds none), ``P_q`` / ``P_a`` neighbourhood options selected, and the triples per
 question and share on oracle paths (precision) of the weak, refined and oracle labels (oracle
 = every q->a shortest path to any answer with the oracle chain, as ``bench_reg_supervision``).
+``--refinement K=V ...`` sets :class:`RefinementParams` (the variant whose cached scores are
+read), ``--variants NAME:K=V,...`` adds one report per variant (pools built once);
+``position`` reports where the best-scored option sits (0 = first, 1 = last; a
+position-blind labeller averages 0.5) and how often it is the first / last option (uniform:
+the mean of 1 / options).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 from statistics import mean
@@ -29,8 +36,9 @@ from graphrag_integrations.evaluation.metaqa import (
     load_questions,
     qtype_relation_chain,
 )
-from graphrag_integrations.methods.reg.candidates import relation_chain
+from graphrag_integrations.evaluation.metaqa import oracle_rows as oracle_triples
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
+from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.refinement import Refiner
 
 SIZES = [300, 50, 200]
@@ -47,44 +55,54 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--hops", type=int, default=2)
     ap.add_argument("--refined-cache", type=Path, required=True)
     ap.add_argument("--index-cache", type=Path, required=True)
+    ap.add_argument("--variants", nargs="*", default=[], help="NAME:K=V,K=V label variants")
+    ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
+    ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     args = ap.parse_args(argv)
+    params = _params(",".join(args.refinement))
     data = args.data / "metaqa"
     index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
     view = index.view
+    index.candidate_pool = functools.cache(index.candidate_pool)  # type: ignore[method-assign]
     qs = answerable(
         load_questions(data / f"{args.hops}-hop" / "dev.txt"),
         data / "answerable_with_reconstructed_kb.json",
     )
-    records = {
-        rec["qid"]: rec
+    cached = {
+        rec["qid"]
         for rec in map(json.loads, args.refined_cache.read_text(encoding="utf-8").splitlines())
     }
-    train = [q for q in disjoint_samples(qs, SIZES, seed=SEED)[0] if q.id in records]
-    refiner = Refiner(_no_llm, cache_path=args.refined_cache)
-    rows: list[dict[str, float]] = []
-    for q in train:
+    train = [q for q in disjoint_samples(qs, SIZES, seed=SEED)[0] if q.id in cached]
+    train = train[: args.limit] if args.limit else train
+    settings = {
+        "refined": params,
+        **{name: _params(opts) for name, _, opts in (v.partition(":") for v in args.variants)},
+    }
+    refiners = {
+        name: Refiner(_no_llm, p, cache_path=args.refined_cache) for name, p in settings.items()
+    }
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in refiners}
+    for q, name in ((q, name) for q in train for name in refiners):
+        refiner = refiners[name]
         tq = TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
         pool = index.candidate_pool(tq)
         oracle_chain = tuple(qtype_relation_chain(q.qtype))
-        rec = records[q.id]
         sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
         is_oracle = {i for i in sp if pool.candidates[i].chain == oracle_chain}
-        picked = set(rec["selected"])
-        best_sp = next((i for i in rec.get("order") or sp if i in sp), None)
-        oracle_rows = {
-            r
-            for paths in pool.sp_paths.values()
-            for p in paths
-            if relation_chain(view, p) == oracle_chain
-            for r, _ in p
-        }
+        labels = refiner.refine(q.id, q.text, view, pool)
+        picked = set(labels.selected) - set(labels.added)
+        order = labels.order or sp
+        best_sp = next((i for i in order if i in sp), None)
+        oracle_rows = set(oracle_triples(pool, view, q.qtype))
         weak = set(pool.weak_triples())
-        refined = set(refiner.refine(q.id, q.text, view, pool).rows)
+        refined = set(labels.rows)
+        n = len(pool.candidates)
+        top = labels.order[0] if labels.order else 0
 
         def precision(labels: set[int], gold: set[int] = oracle_rows) -> float:
             return len(labels & gold) / len(labels) if labels else 0.0
 
-        rows.append(
+        rows[name].append(
             {
                 "sp_chains": len(sp),
                 "options": len(pool.candidates),
@@ -101,10 +119,29 @@ def main(argv: list[str] | None = None) -> None:
                 "weak_precision": precision(weak),
                 "refined_precision": precision(refined),
                 "refined_has_oracle": float(bool(refined & oracle_rows)),
+                "position": top / (n - 1) if n > 1 else 0.5,
+                "best_is_first": float(n > 1 and top == 0),
+                "best_is_last": float(n > 1 and top == n - 1),
+                "uniform_first_or_last": 1 / n if n > 1 else 0.0,
             }
         )
-    summary = {k: round(mean(r[k] for r in rows), 3) for k in rows[0]} if rows else {}
-    print(json.dumps({"hops": args.hops, "questions": len(rows), "mean": summary}, indent=1))
+    for name, refiner in refiners.items():
+        got = rows[name]
+        summary = {k: round(mean(r[k] for r in got), 3) for k in got[0]} if got else {}
+        report = {
+            "hops": args.hops,
+            "labels": name,
+            "refinement": settings[name].to_kwargs(),
+            "questions": len(got),
+            "refine_stats": vars(refiner.stats),
+            "mean": summary,
+        }
+        print(json.dumps(report), flush=True)
+
+
+def _params(options: str) -> RefinementParams:
+    """``"K=V,K=V"`` as :class:`RefinementParams`."""
+    return RefinementParams.from_options(dict(kv.split("=", 1) for kv in options.split(",") if kv))
 
 
 if __name__ == "__main__":

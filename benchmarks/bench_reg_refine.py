@@ -4,7 +4,7 @@ Usage (from the repository root; resumes from the committed caches)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_refine.py \\
         --index-cache /tmp/reg-metaqa-index --work DIR --plan 2:100 3:100 1:100 \\
-        [--deadline 05:45] [--llm NAME]
+        [--deadline 05:45] [--llm NAME] [--dtype bfloat16] [--refinement choice_scoring=content ...]
 
 For each ``H:N`` of ``--plan`` in turn, the first N questions of the training pool
 (``disjoint_samples(answerable H-hop dev, [300, 50, 200], seed=0)[0]``, the sample
@@ -15,7 +15,11 @@ from ``methods/reg/artefacts/refined-Hhop-supervision.jsonl.gz``, so already ref
 are cache hits. ``--deadline HH:MM`` (UTC) stops before a new question starts after that time
 (the cache stays consistent: one line per finished question). Every question that called the
 LLM adds a line to ``DIR/refine-cost.jsonl``: wall and process CPU seconds, prompt tokens (the
-model's tokenizer: prompt + options), options, model name.
+model's tokenizer: prompt + options), options, model name. ``--refinement K=V ...`` sets
+:class:`RefinementParams` (e.g. ``choice_scoring=content``: its scores are added to the same
+cache under their own keys; ``choice_scoring=calibrated`` adds only the content-free baselines,
+one per option count). ``--dtype`` loads the local model in that precision (its model name gets
+a ``[dtype]`` suffix; use one precision for every label of a set).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import time
 from pathlib import Path
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.core.llm import LLMClient, TransformersLLM
 from graphrag_integrations.evaluation.metaqa import answerable, disjoint_samples, load_questions
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
+from graphrag_integrations.methods.reg.params import RefinementParams
 
 ARTEFACTS = Path(__file__).resolve().parents[1] / "src/graphrag_integrations/methods/reg/artefacts"
 SIZES = [300, 50, 200]
@@ -68,11 +73,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plan", nargs="+", required=True, help="HOPS:N items, in order")
     ap.add_argument("--deadline", default=None, help="HH:MM UTC: start no question after it")
     ap.add_argument("--llm", default=None, help="LLM name or path (default: offline SmolLM2)")
+    ap.add_argument("--dtype", default=None, help="local model precision (default float32)")
+    ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     args = ap.parse_args(argv)
+    params = RefinementParams.from_options(dict(kv.split("=", 1) for kv in args.refinement))
     data = args.data / "metaqa"
     args.work.mkdir(parents=True, exist_ok=True)
     index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())
-    llm = LLMClient(args.llm)
+    llm = LLMClient(TransformersLLM(args.llm, dtype=args.dtype) if args.dtype else args.llm)
     cost_log = args.work / "refine-cost.jsonl"
     for hops, n in _plan(args.plan):
         qs = answerable(
@@ -89,7 +97,9 @@ def main(argv: list[str] | None = None) -> None:
             tq = TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
             calls, tokens = llm.usage.calls, llm.usage.prompt_tokens
             wall, cpu = time.perf_counter(), time.process_time()
-            sup = index.supervision([tq], mode="refined", llm=llm, cache_path=cache)
+            sup = index.supervision(
+                [tq], mode="refined", llm=llm, cache_path=cache, refinement=params
+            )
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             if llm.usage.calls == calls:
                 continue
@@ -104,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
                 "labels": len(sup.labels[q.id]),
                 "answer_path_added": stats.answer_path_added if stats else None,
                 "model": llm.model_name,
+                "scoring": params.choice_scoring,
                 "utc": time.strftime("%H:%M:%S", time.gmtime()),
             }
             with cost_log.open("a", encoding="utf-8") as fh:

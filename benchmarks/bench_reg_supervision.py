@@ -7,7 +7,8 @@ Usage (from the repository root; the refinement cache comes from
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_supervision.py \\
         --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
         [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR] \\
-        [--max-length 2 3] [--max-triples 5000]
+        [--max-length 2 3] [--max-triples 5000] [--refinement K=V ...] \\
+        [--variants NAME:K=V,K=V ...] [--measure test|validation] [--limit N] [--skip oracle]
 
 Samples (seed 0, MetaQA answerable dev of the hop): ``disjoint_samples(qs, [300, 50, 200])``
 = training pool / validation / test (``--test N`` measures the first N of the test sample).
@@ -22,6 +23,13 @@ Hit@1 of the top chain, chains, chain length, tokens of the chains vs the flat t
 list, latency of ``evidence_chains``); ``--max-length L1 L2 ...`` measures every scorer with
 each chain length (the first is the main row, the others under ``test_L<L>``; AnsR does not
 depend on L), ``--max-triples`` sets the subgraph bound (training and test).
+``--refinement K=V ...`` sets the :class:`RefinementParams` of the refined labels (the
+variant whose cached scores are read; default: label scoring, best-scored q->a fallback);
+``--variants NAME:K=V,...`` adds one refined run per variant (``refined[NAME]``), and
+``--measure validation`` measures every scorer on the 50 validation questions instead of the
+test questions - choosing a variant this way never looks at the test questions (the same
+validation questions select each scorer's checkpoint). ``--limit N`` trains on the first N
+training questions with a cached selection only; ``--skip NAME ...`` leaves runs out.
 ``--save-scorers DIR`` writes ``{weak,refined,oracle}-<h>hop.pt.gz`` + ``.json`` (provenance)
 as ``methods.reg.artefacts`` reads them.
 """
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gzip
 import hashlib
 import json
@@ -47,10 +56,9 @@ from graphrag_integrations.evaluation.metaqa import (
     disjoint_samples,
     kgqa_metrics,
     load_questions,
-    qtype_relation_chain,
+    oracle_rows,
 )
 from graphrag_integrations.methods.reg.artefacts import save_scorer
-from graphrag_integrations.methods.reg.candidates import relation_chain
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.kg import Triple
 from graphrag_integrations.methods.reg.params import RefinementParams, TrainParams
@@ -96,6 +104,11 @@ def _refinement_tokens(index: RegIndex, questions: list[TrainingQuestion]) -> di
     }
 
 
+def _refinement(options: list[str]) -> RefinementParams:
+    """``["K=V", ...]`` as :class:`RefinementParams`."""
+    return RefinementParams.from_options(dict(kv.split("=", 1) for kv in options))
+
+
 def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, Any]:
     """``kgqa_metrics`` of the current scorer with each chain length: ``{"test": first L,
     "test_L<L>": the others}``."""
@@ -125,7 +138,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save-scorers", type=Path, default=None)
     ap.add_argument("--max-length", type=int, nargs="+", default=[2], help="chain lengths L")
     ap.add_argument("--max-triples", type=int, default=None, help="subgraph bound")
+    ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
+    ap.add_argument("--variants", nargs="*", default=[], help="NAME:K=V,K=V refined variants")
+    ap.add_argument("--measure", choices=["test", "validation"], default="test")
+    ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
+    ap.add_argument("--skip", nargs="*", default=[], help="runs not to train (weak, oracle, ...)")
     args = ap.parse_args(argv)
+    refinement = _refinement(args.refinement)
+    variants = {
+        name: _refinement(opts.split(",") if opts else [])
+        for name, _, opts in (v.partition(":") for v in args.variants)
+    }
     data = args.data / "metaqa"
     t0 = time.perf_counter()
     embedder = SentenceTransformerEmbedder()
@@ -135,12 +158,14 @@ def main(argv: list[str] | None = None) -> None:
         index.retriever_params, subgraph_hops=max(2, args.hops), **bound
     )
     print(f"index loaded in {time.perf_counter() - t0:.1f}s", flush=True)
+    # every supervision (weak, each refined variant, oracle) reads the same pools: build once
+    index.candidate_pool = functools.cache(index.candidate_pool)  # type: ignore[method-assign]
     qs = answerable(
         load_questions(data / f"{args.hops}-hop" / "dev.txt"),
         data / "answerable_with_reconstructed_kb.json",
     )
     train, val, test = disjoint_samples(qs, SIZES, seed=SEED)
-    test = test[: args.test]
+    test = test[: args.test] if args.measure == "test" else val
     cache = _plain_cache(args.refined_cache)
     cached = {
         json.loads(line)["qid"]
@@ -149,23 +174,21 @@ def main(argv: list[str] | None = None) -> None:
     }
     as_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in train]
     val_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in val]
-    refined_t = [q for q in as_t if q.id in cached]
+    refined_t = [q for q in as_t if q.id in cached][: args.limit]
     view = index.view
     weak_all = index.supervision((as_t if args.weak_all else refined_t) + val_t, mode="weak")
-    sup = index.supervision(refined_t, mode="refined", llm=LLMClient(_no_llm), cache_path=cache)
+    sups = {
+        name: index.supervision(
+            refined_t, mode="refined", llm=LLMClient(_no_llm), cache_path=cache, refinement=params
+        )
+        for name, params in {"refined": refinement, **variants}.items()
+    }
+    sup = sups["refined"]
     oracle: dict[str, list[Triple]] = {}
     qtypes = {q.id: q.qtype for q in train}
     for q in refined_t:
-        chain = tuple(qtype_relation_chain(qtypes[q.id]))
-        pool = index.candidate_pool(q)
-        rows = [
-            r
-            for paths in pool.sp_paths.values()
-            for p in paths
-            if relation_chain(view, p) == chain
-            for r, _ in p
-        ]
-        oracle[q.id] = [view.triple(r) for r in dict.fromkeys(rows)]
+        rows = oracle_rows(index.candidate_pool(q), view, qtypes[q.id])
+        oracle[q.id] = [view.triple(r) for r in rows]
     val_labels = {q.id: weak_all.labels[q.id] for q in val_t}
     stats = sup.refine_stats
     n_ref = max(len(refined_t), 1)
@@ -175,12 +198,18 @@ def main(argv: list[str] | None = None) -> None:
         "command": " ".join(["python", "benchmarks/bench_reg_supervision.py", *sys.argv[1:]]),
         "train_refined": len(refined_t),
         "validation": len(val_t),
+        "measured_on": args.measure,
         "test": len(test),
+        "refinement": refinement.to_kwargs(),
+        "variants": {name: params.to_kwargs() for name, params in variants.items()},
         "refine_stats": dataclasses.asdict(stats) if stats else None,
         "refinement_tokens_estimated": _refinement_tokens(index, refined_t),
         "label_triples_mean": {
             "weak": sum(len(weak_all.labels[q.id]) for q in refined_t) / n_ref,
-            "refined": sum(len(sup.labels[q.id]) for q in refined_t) / n_ref,
+            **{
+                name: sum(len(s.labels[q.id]) for q in refined_t) / n_ref
+                for name, s in sups.items()
+            },
             "oracle": sum(len(oracle[q.id]) for q in refined_t) / n_ref,
         },
         "pool": sup.pool_summary(),
@@ -190,10 +219,13 @@ def main(argv: list[str] | None = None) -> None:
         "weak": (refined_t, {q.id: weak_all.labels[q.id] for q in refined_t}),
         "refined": (refined_t, sup.labels),
         "oracle": (refined_t, oracle),
+        **{f"refined[{name}]": (refined_t, sups[name].labels) for name in variants},
     }
     if args.weak_all:
         runs["weak-all"] = (as_t, {q.id: weak_all.labels[q.id] for q in as_t})
     for name, (questions, labels) in runs.items():
+        if name in args.skip:
+            continue
         cpu = time.process_time()
         report = index.train(
             questions,
@@ -214,7 +246,8 @@ def main(argv: list[str] | None = None) -> None:
         }
         print(name, json.dumps(results[name]), flush=True)
         if args.save_scorers is not None and index.scorer is not None:
-            refined = name == "refined"
+            labeller = {"refined": refinement, **{f"refined[{n}]": v for n, v in variants.items()}}
+            refined = name in labeller
             meta = {
                 "supervision": name,
                 "hops": args.hops,
@@ -227,9 +260,9 @@ def main(argv: list[str] | None = None) -> None:
                 "validation_ids": [q.id for q in val_t],
                 "validation_labels": "weak (q->a shortest paths) for every supervision",
                 "embedding": embedder.model_name,
-                "llm": "SmolLM2-135M-Instruct (offline), choice mode" if refined else None,
+                "llm": "SmolLM2-135M-Instruct (offline), float32" if refined else None,
                 "prompt_hash": prompt_hash if refined else None,
-                "choice_ratio": RefinementParams().choice_ratio if refined else None,
+                "refinement": labeller[name].to_kwargs() if refined else None,
                 "params": {"epochs": args.epochs, **index.scorer.config(), **bound},
                 "best_epoch": report.best_epoch,
                 "val_recall": report.best_recall,

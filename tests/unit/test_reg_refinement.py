@@ -13,7 +13,11 @@ from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.refinement import (
     ICL_PATHS,
     Refiner,
+    calibrate,
     choose,
+    content_free_prompt,
+    content_option,
+    continuation_lengths,
     option_text,
     parse_selection,
     refinement_prompt,
@@ -137,3 +141,125 @@ def test_local_model_scores_continuations() -> None:
     scores = score_continuations(LLMClient(lm), prompt, [option_text(i) for i in range(3)])
     assert len(scores) == 3 and all(s < 0 for s in scores)
     assert max(range(3), key=lambda i: scores[i]) == 1
+
+
+class ContentFreeScorer(FakeScorer):
+    """Label scores from ``table`` after a real prompt and from ``bias`` after the
+    content-free one (placeholder question); counts both kinds of call."""
+
+    def __init__(self, table: dict[int, float], bias: dict[int, float]) -> None:
+        super().__init__(table)
+        self.bias = bias
+        self.content_free_calls = 0
+
+    def score_continuations(self, prompt: str, continuations: list[str]) -> list[float]:
+        if prompt.endswith("Question:\nN/A\nAnswer(s):\nN/A"):
+            self.content_free_calls += 1
+            return [self.bias.get(int(c.split()[-1]), -20.0) for c in continuations]
+        return super().score_continuations(prompt, continuations)
+
+
+def _two_chain_pool() -> tuple:
+    """``Kismet`` -> ``Random Harvest``: two q->a chains (shared actor, shared genre)."""
+    view = movie_index().view
+    return view, build_pool(view, ["Kismet"], ["Random Harvest"])
+
+
+def test_content_free_prompt_and_calibrate() -> None:
+    prompt = content_free_prompt(3, "N/A")
+    assert prompt.count("Path 2.\nN/A") == 1 and "Path 3.\nN/A" not in prompt
+    assert prompt.startswith(refinement_prompt("N/A", ["N/A"], ["N/A"] * 3)[:50])
+    assert calibrate([-1.0, -5.0], [-4.0, -5.0]) == [3.0, 0.0]
+    with pytest.raises(ValueError, match="baseline"):
+        calibrate([-1.0], [-1.0, -2.0])
+
+
+def test_calibrated_scoring_cancels_a_label_bias(tmp_path: Path) -> None:
+    view, pool = _pool()
+    n = len(pool.candidates)
+    last = n - 1
+    sp = next(i for i, c in enumerate(pool.candidates) if c.kind == "sp")
+    # raw label scores prefer the last option by 2 nats; the content-free prompt shows the
+    # model prefers it by 3 regardless of the paths: calibrated, the sp option wins
+    table = {i: -10.0 for i in range(n)} | {last: -8.0, sp: -9.0}
+    bias = {i: -12.0 for i in range(n)} | {last: -9.0}
+    cache = tmp_path / "sel.jsonl"
+    label = Refiner(ContentFreeScorer(table, bias), RefinementParams(), cache)
+    assert label.refine("q1", "years?", view, pool).selected[0] == last
+    fake = ContentFreeScorer(table, bias)
+    calibrated = Refiner(fake, RefinementParams(choice_scoring="calibrated"), cache)
+    labels = calibrated.refine("q1", "years?", view, pool)
+    assert labels.selected == [sp] and labels.order[0] == sp and labels.added == []
+    # the label scores are shared with label scoring (no new question call); one baseline
+    assert calibrated.stats.llm_calls == 0 and calibrated.stats.cache_hits == 1
+    assert fake.content_free_calls == 1 and calibrated.stats.calibration_calls == 1
+    calibrated.refine("q2", "other years?", view, pool)  # same option count: baseline reused
+    assert fake.content_free_calls == 1 and calibrated.stats.llm_calls == 1
+    again = Refiner(FakeScorer({}), RefinementParams(choice_scoring="calibrated"), cache)
+    assert again.refine("q1", "years?", view, pool).selected == [sp]
+    assert again.stats.calibration_calls == 0 and again.stats.llm_calls == 0
+
+
+class ContentScorer(FakeScorer):
+    """Summed log-prob of a path continuation: ``per_token`` (by a keyword) x its chars / 4."""
+
+    def __init__(self, per_token: dict[str, float], default: float) -> None:
+        super().__init__({})
+        self.per_token = per_token
+        self.default = default
+        self.continuations: list[str] = []
+
+    def score_continuations(self, prompt: str, continuations: list[str]) -> list[float]:
+        self.continuations += continuations
+        out = []
+        for c in continuations:
+            rate = next((v for k, v in self.per_token.items() if k in c), self.default)
+            out.append(rate * math.ceil(len(c) / 4))
+        return out
+
+
+def test_content_scoring_uses_the_mean_token_log_prob(tmp_path: Path) -> None:
+    view, pool = _pool()
+    paths = [c.render(view) for c in pool.candidates]
+    sp = next(i for i, c in enumerate(pool.candidates) if c.kind == "sp")
+    assert len(paths[sp]) > min(len(p) for p in paths)  # the sp path is not the shortest
+    # per token the sp path is likelier; summed, a shorter path would win
+    fake = ContentScorer({"release_year": -1.0}, default=-3.0)
+    refiner = Refiner(fake, RefinementParams(choice_scoring="content"), tmp_path / "c.jsonl")
+    labels = refiner.refine("q1", "years of Colman films", view, pool)
+    assert fake.continuations == [content_option(p) for p in paths]
+    assert labels.selected[0] == sp and labels.added == []
+    rec = json.loads((tmp_path / "c.jsonl").read_text().splitlines()[0])
+    assert rec["scores"][sp] == pytest.approx(-1.0)
+    # a label-scoring refiner on the same cache does not reuse the content record
+    label = Refiner(FakeScorer({0: -1.0}), RefinementParams(), tmp_path / "c.jsonl")
+    label.refine("q1", "years of Colman films", view, pool)
+    assert label.stats.llm_calls == 1 and label.stats.cache_hits == 0
+
+
+def test_content_lengths_come_from_the_tokenizer_when_there_is_one() -> None:
+    class Tokenizing(FakeScorer):
+        def encode_continuation(self, text: str) -> list[int]:
+            return [0] * len(text.split())
+
+    assert continuation_lengths(LLMClient(Tokenizing({})), ["a b c", "d"]) == [3, 1]
+    assert continuation_lengths(LLMClient(FakeScorer({})), ["abcdefgh"]) == [2]
+
+
+def test_answer_path_fallback_all_adds_every_q_to_a_path() -> None:
+    view, pool = _two_chain_pool()
+    sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
+    other = next(i for i, c in enumerate(pool.candidates) if c.kind != "sp")
+    assert len(sp) == 2
+    table = {other: -0.1, sp[1]: -5.0, sp[0]: -6.0}  # only a neighbourhood option is kept
+    best = Refiner(FakeScorer(table), RefinementParams()).refine("q", "?", view, pool)
+    assert best.added == [sp[1]] and best.selected == [other, sp[1]]
+    every = Refiner(FakeScorer(table), RefinementParams(answer_path_fallback="all"))
+    labels = every.refine("q", "?", view, pool)
+    assert labels.added == sp and every.stats.answer_path_added == 1
+    assert set(pool.weak_triples()) <= set(labels.rows)
+    assert set(pool.candidates[other].triples(view)) <= set(labels.rows)
+    assert not set(pool.weak_triples()) <= set(best.rows)
+    # a selection holding a q->a path is left alone
+    kept = Refiner(FakeScorer({sp[0]: -0.1}), RefinementParams(answer_path_fallback="all"))
+    assert kept.refine("q", "?", view, pool).added == []

@@ -103,6 +103,23 @@ def qtype_relation_chain(qtype: str) -> list[tuple[str, bool]]:
     return chain
 
 
+def oracle_rows(pool: Any, view: Any, qtype: str) -> list[int]:
+    """Triple rows of the oracle labels of a ReG candidate pool: every q->a shortest path (to
+    any answer) whose relation chain is the question type's (:func:`qtype_relation_chain`),
+    first-seen order. ``pool`` is a ``CandidatePool``, ``view`` its ``KGView``."""
+    from graphrag_integrations.methods.reg.candidates import relation_chain
+
+    chain = tuple(qtype_relation_chain(qtype))
+    rows = [
+        r
+        for paths in pool.sp_paths.values()
+        for p in paths
+        if relation_chain(view, p) == chain
+        for r, _ in p
+    ]
+    return list(dict.fromkeys(rows))
+
+
 def kgqa_metrics(
     index: Any,
     questions: Sequence[KGQuestion],
@@ -149,7 +166,6 @@ def train_reg(
     """
     from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.methods.reg.artefacts import save_scorer
-    from graphrag_integrations.methods.reg.candidates import relation_chain
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever, TrainingQuestion
     from graphrag_integrations.methods.reg.kg import Triple
     from graphrag_integrations.methods.reg.params import TrainParams
@@ -198,15 +214,8 @@ def train_reg(
         view = index.view
         oracle: dict[str, list[Triple]] = {}
         for q, t in zip(train_q, as_t, strict=True):
-            chain = tuple(qtype_relation_chain(q.qtype))
-            rows = [
-                r
-                for paths in index.candidate_pool(t).sp_paths.values()
-                for p in paths
-                if relation_chain(view, p) == chain
-                for r, _ in p
-            ]
-            oracle[q.id] = [view.triple(r) for r in dict.fromkeys(rows)]
+            rows = oracle_rows(index.candidate_pool(t), view, q.qtype)
+            oracle[q.id] = [view.triple(r) for r in rows]
         labels = oracle
     label_s = time.perf_counter() - label_start
     report = index.train(

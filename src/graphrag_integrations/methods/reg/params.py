@@ -64,8 +64,23 @@ class RefinementParams(Params):
     choice_ratio: float = param(
         0.5, doc="choice mode: keep options with probability >= ratio * the best one's", gt=0, le=1
     )
+    choice_scoring: Literal["label", "calibrated", "content"] = param(
+        "label",
+        doc="choice mode: 'label' scores 'ans: Path i' (summed log-prob); 'calibrated' "
+        "subtracts each label's log-prob after a content-free prompt (paths, question and "
+        "answer replaced by calibration_placeholder; Zhao et al. 2021); 'content' scores "
+        "'ans: <rendered path>' by mean per-token log-prob",
+    )
+    calibration_placeholder: str = param(
+        "N/A", doc="choice_scoring='calibrated': the content-free text of the baseline prompt"
+    )
     require_answer_path: bool = param(
         True, doc="add the best q->a candidate when the LLM kept none (logged, counted)"
+    )
+    answer_path_fallback: Literal["best", "all"] = param(
+        "best",
+        doc="require_answer_path: add the best-scored q->a candidate ('best') or every q->a "
+        "shortest path, i.e. the question's weak labels ('all')",
     )
     ground_to_all_answers: bool = param(
         True, doc="label the kept relation chains' paths to every answer, not only a*"

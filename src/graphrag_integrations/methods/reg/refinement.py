@@ -11,10 +11,22 @@ paths, and the LLM selects the relevant ones; their triples are the refined supe
   log-probability after the prompt (:func:`score_continuations`); options whose probability
   (softmax over options) is at least ``choice_ratio`` times the best one's are kept. Chosen as
   the default because the offline 135M model rarely writes a parseable free-text reply.
+  ``RefinementParams.choice_scoring`` picks what is scored (the default ``"label"`` is the
+  above):
+
+  - ``"calibrated"``: contextual calibration (Zhao et al. 2021, "Calibrate before use"):
+    each label's log-probability minus its log-probability after the *content-free* prompt
+    (:func:`content_free_prompt`: the same prompt with paths, question and answer replaced by
+    a placeholder), so a preference for a label or position that does not depend on the
+    paths cancels. One extra scoring per option count (cached with the selections);
+  - ``"content"``: the continuation ``"ans: <rendered path>\\n"`` (:func:`content_option`)
+    scored by its mean per-token log-probability: which path the model would copy.
 
 With ``require_answer_path`` a selection without any q->a path gets the best-ranked ``P_sp``
-candidate added (logged, counted). Results are appended to a JSONL cache keyed by the question
-id and a hash of prompt and mode, so a refinement run resumes where it stopped.
+candidate added, or with ``answer_path_fallback="all"`` every q->a shortest path (the
+question's weak labels); logged, counted. Results are appended to a JSONL cache keyed by the
+question id and a hash of prompt, mode and what was scored, so a refinement run resumes where
+it stopped; label and calibrated scoring share their records (the label scores).
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.llm import LLMClient
+from graphrag_integrations.core.llm.protocol import estimate_tokens
 from graphrag_integrations.methods.reg.candidates import CandidatePool, ground
 from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.store import KGView
@@ -121,6 +134,54 @@ def option_text(i: int) -> str:
     return f"ans: Path {i}\n"
 
 
+def content_option(path: str) -> str:
+    """The continuation scored for a rendered path with ``choice_scoring="content"``.
+
+    Examples
+    --------
+    >>> content_option("X -> [directed_by] -> D")
+    'ans: X -> [directed_by] -> D\\n'
+    """
+    return f"ans: {path}\n"
+
+
+def content_free_prompt(n_paths: int, placeholder: str = "N/A") -> str:
+    """The refinement prompt with ``n_paths`` paths, the question and the answer all replaced
+    by ``placeholder`` (the content-free input of contextual calibration); it depends only on
+    the option count.
+
+    Examples
+    --------
+    >>> content_free_prompt(2).endswith("Path 0.\\nN/A\\nPath 1.\\nN/A\\nQuestion:\\nN/A\\n"
+    ...                                 "Answer(s):\\nN/A")
+    True
+    """
+    return refinement_prompt(placeholder, [placeholder], [placeholder] * n_paths)
+
+
+def calibrate(scores: Sequence[float], baseline: Sequence[float]) -> list[float]:
+    """Contextually calibrated option scores: ``log p(label | prompt) - log p(label |
+    content-free prompt)`` per option.
+
+    Examples
+    --------
+    >>> calibrate([-1.0, -2.0], [-3.0, -1.0])
+    [2.0, -1.0]
+    """
+    if len(scores) != len(baseline):
+        raise ValueError(f"{len(scores)} scores but {len(baseline)} baseline scores")
+    return [s - b for s, b in zip(scores, baseline, strict=True)]
+
+
+def continuation_lengths(llm: LLMClient, continuations: Sequence[str]) -> list[int]:
+    """Tokens of each continuation: the model's tokenizer (``encode_continuation``) when it
+    has one, else the chars / 4 estimate."""
+    encode = getattr(llm.llm, "encode_continuation", None)
+    if callable(encode):
+        return [len(encode(c)) for c in continuations]
+    return [estimate_tokens(c) for c in continuations]
+
+
 def score_continuations(llm: Any, prompt: str, continuations: Sequence[str]) -> list[float]:
     """Summed log-probability of each continuation after ``prompt``, through
     ``LLMClient.score_continuations`` (response cache and token accounting); ``llm`` is an
@@ -162,6 +223,7 @@ class RefineStats:
     unparsed: int = 0  # generate-mode replies without a valid line -> weak labels
     answer_path_added: int = 0
     no_candidates: int = 0
+    calibration_calls: int = 0  # content-free prompts scored (one per option count)
 
 
 @dataclass(frozen=True)
@@ -169,10 +231,12 @@ class RefinedLabels:
     """Supervision of one question: triple rows and how they were obtained."""
 
     rows: list[int]
-    selected: list[int]
+    selected: list[int]  # the LLM's selection, then what ``require_answer_path`` added
     source: str  # "llm", "weak" (fallback) or "empty"
     prompt: str = ""
     raw: str = ""
+    added: list[int] = field(default_factory=list)  # added by ``require_answer_path``
+    order: list[int] = field(default_factory=list)  # choice mode: options, best-scored first
 
 
 @dataclass
@@ -224,35 +288,67 @@ class Refiner:
         answer = [view.entities[pool.representative]] if pool.representative is not None else []
         paths = [c.render(view) for c in pool.candidates]
         prompt = refinement_prompt(question, answer, paths)
-        key = hashlib.sha256(
-            json.dumps([qid, prompt, self.params.mode, self.params.choice_ratio]).encode()
-        ).hexdigest()
+        content = self.params.mode == "choice" and self.params.choice_scoring == "content"
+        # label and calibrated scoring share one record (the label scores)
+        key_parts: list[Any] = [qid, prompt, self.params.mode, self.params.choice_ratio]
+        key = _key([*key_parts, "content"] if content else key_parts)
         rec = self._load_cache().get(key)
         if rec is None:
-            rec = {"key": key, "qid": qid, **self._ask(prompt, len(paths))}
+            rec = {"key": key, "qid": qid, **self._ask(prompt, paths)}
             self._remember(rec)
         else:
             self.stats.cache_hits += 1
         selected: list[int] | None = rec["selected"]
+        order: list[int] | None = rec.get("order")
+        if self.params.mode == "choice" and self.params.choice_scoring == "calibrated":
+            scores = calibrate(rec["scores"], self._baseline(len(paths)))
+            selected = choose(scores, self.params.choice_ratio)
+            order = sorted(range(len(scores)), key=lambda i: -scores[i])
         if selected is None:
             self.stats.unparsed += 1
             logger.info("%s: no 'ans: Path i' in the reply; weak labels used", qid)
             return RefinedLabels(pool.weak_triples(), [], "weak", prompt, rec.get("raw", ""))
-        selected = list(selected)
+        added: list[int] = []
+        extra: list[int] = []
         sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
         if self.params.require_answer_path and sp and not set(selected) & set(sp):
-            order = rec.get("order") or sp
-            best = next(i for i in order if i in sp)
-            selected.append(best)
             self.stats.answer_path_added += 1
-            logger.info("%s: the LLM kept no q->a path; added candidate %d", qid, best)
+            if self.params.answer_path_fallback == "all":
+                added, extra = sp, pool.weak_triples()
+                logger.info("%s: the LLM kept no q->a path; added all %d", qid, len(sp))
+            else:
+                added = [next(i for i in (order or sp) if i in sp)]
+                logger.info("%s: the LLM kept no q->a path; added candidate %d", qid, added[0])
+        selected = [*selected, *added]
         rows = ground(view, pool, selected, all_answers=self.params.ground_to_all_answers)
-        return RefinedLabels(rows, selected, "llm", prompt, rec.get("raw", ""))
+        rows = list(dict.fromkeys([*rows, *extra]))
+        return RefinedLabels(
+            rows, selected, "llm", prompt, rec.get("raw", ""), added, list(order or [])
+        )
 
-    def _ask(self, prompt: str, n: int) -> dict[str, Any]:
-        self.stats.llm_calls += 1
-        if self.params.mode == "choice":
+    def _baseline(self, n: int) -> list[float]:
+        """Label scores of ``n`` options after the content-free prompt (cached)."""
+        prompt = content_free_prompt(n, self.params.calibration_placeholder)
+        key = _key(["content-free", prompt, self.params.mode])
+        rec = self._load_cache().get(key)
+        if rec is None:
+            self.stats.calibration_calls += 1
             scores = score_continuations(self.llm, prompt, [option_text(i) for i in range(n)])
+            rec = {"key": key, "qid": None, "content_free": n, "scores": scores}
+            self._remember(rec)
+        return [float(s) for s in rec["scores"]]
+
+    def _ask(self, prompt: str, paths: Sequence[str]) -> dict[str, Any]:
+        self.stats.llm_calls += 1
+        n = len(paths)
+        if self.params.mode == "choice":
+            if self.params.choice_scoring == "content":
+                options = [content_option(p) for p in paths]
+                sums = score_continuations(self.llm, prompt, options)
+                lengths = continuation_lengths(self.llm, options)
+                scores = [s / max(k, 1) for s, k in zip(sums, lengths, strict=True)]
+            else:
+                scores = score_continuations(self.llm, prompt, [option_text(i) for i in range(n)])
             order = sorted(range(n), key=lambda i: -scores[i])
             return {
                 "selected": choose(scores, self.params.choice_ratio),
@@ -261,3 +357,7 @@ class Refiner:
             }
         text = self.llm.complete(prompt, max_tokens=self.params.max_tokens)
         return {"selected": parse_selection(text, n), "raw": text}
+
+
+def _key(parts: Sequence[Any]) -> str:
+    return hashlib.sha256(json.dumps(list(parts)).encode()).hexdigest()
