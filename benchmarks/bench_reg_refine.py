@@ -54,7 +54,7 @@ def _plan(items: list[str]) -> list[tuple[int, int]]:
 def _past(deadline: str | None) -> bool:
     if not deadline:
         return False
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.now(dt.timezone.utc)
     hh, mm = (int(x) for x in deadline.split(":"))
     return (now.hour, now.minute) >= (hh, mm)
 
