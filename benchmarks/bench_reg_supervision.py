@@ -8,7 +8,8 @@ Usage (from the repository root; the refinement cache comes from
         --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
         [--epochs 20] [--test 200] [--weak-all] [--out figures.json] [--save-scorers DIR] \\
         [--max-length 2 3] [--max-triples 5000] [--refinement K=V ...] \\
-        [--variants NAME:K=V,K=V ...] [--measure test|validation] [--limit N] [--skip oracle]
+        [--variants NAME:K=V,K=V ...] [--measure test|validation] [--limit N] [--skip oracle] \\
+        [--seeds 42 43 44 45 46]
 
 Samples (seed 0, MetaQA answerable dev of the hop): ``disjoint_samples(qs, [300, 50, 200])``
 = training pool / validation / test (``--test N`` measures the first N of the test sample).
@@ -32,6 +33,12 @@ validation questions select each scorer's checkpoint). ``--limit N`` trains on t
 training questions with a cached selection only; ``--skip NAME ...`` leaves runs out.
 ``--save-scorers DIR`` writes ``{weak,refined,oracle}-<h>hop.pt.gz`` + ``.json`` (provenance)
 as ``methods.reg.artefacts`` reads them.
+``--seeds S1 S2 ...`` trains every supervision once per training seed (``TrainParams.seed``;
+same questions, labels and validation) and measures each scorer: with one seed the output is
+the single-run one (default: the ``TrainParams`` seed, 42); with several, each run's entry
+holds the per-seed rows (``seeds``), their ``summary`` (mean, sample sd, min, max of every
+numeric figure) and ``paired`` differences to weak (same seed), and a markdown table of
+AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then writes ``...-seed<S>``).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import functools
 import gzip
 import hashlib
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -124,6 +132,71 @@ def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, 
     return out
 
 
+def _numeric(row: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numeric leaves of ``row`` (nested dicts flattened to ``"outer.inner"``)."""
+    out: dict[str, float] = {}
+    for key, value in row.items():
+        if isinstance(value, dict):
+            out.update(_numeric(value, f"{prefix}{key}."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = float(value)
+    return out
+
+
+def seed_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean, sample sd (0 for one row), min and max of every numeric figure of ``rows`` (the
+    per-seed results of one supervision), keyed by the flattened name.
+
+    Examples
+    --------
+    >>> seed_summary([{"test": {"AnsR@50": 40.0}}, {"test": {"AnsR@50": 50.0}}])
+    {'test.AnsR@50': {'mean': 45.0, 'sd': 7.0710678118654755, 'min': 40.0, 'max': 50.0, 'n': 2.0}}
+    """
+    flat = [_numeric(r) for r in rows]
+    keys = [k for k in flat[0] if all(k in f for f in flat)] if flat else []
+    out = {}
+    for key in keys:
+        values = [f[key] for f in flat]
+        out[key] = {
+            "mean": statistics.fmean(values),
+            "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values),
+            "max": max(values),
+            "n": float(len(values)),
+        }
+    return out
+
+
+def paired_differences(
+    rows: list[dict[str, Any]], reference: list[dict[str, Any]], keys: list[str]
+) -> dict[str, dict[str, float]]:
+    """Per-seed ``rows - reference`` (same seed = same initialisation and order) of the
+    flattened ``keys``, summarised as :func:`seed_summary` does."""
+    by_seed = {r["seed"]: _numeric(r) for r in reference}
+    diffs = [
+        {k: _numeric(r)[k] - by_seed[r["seed"]][k] for k in keys}
+        for r in rows
+        if r["seed"] in by_seed
+    ]
+    return seed_summary(diffs)
+
+
+def seed_table(runs: dict[str, dict[str, dict[str, float]]], metrics: list[str]) -> str:
+    """Markdown table, one row per supervision: ``mean ± sd [min, max]`` of each metric
+    (flattened keys of :func:`seed_summary`)."""
+    head = ["supervision", *(m.split(".", 1)[-1] for m in metrics)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, summary in runs.items():
+        cells = [
+            f"{s['mean']:.1f} ± {s['sd']:.1f} [{s['min']:.1f}, {s['max']:.1f}]"
+            if (s := summary.get(m))
+            else "-"
+            for m in metrics
+        ]
+        lines.append("| " + " | ".join([name, *cells]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
@@ -143,6 +216,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--measure", choices=["test", "validation"], default="test")
     ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
     ap.add_argument("--skip", nargs="*", default=[], help="runs not to train (weak, oracle, ...)")
+    ap.add_argument(
+        "--seeds", type=int, nargs="+", default=[TrainParams().seed], help="training seeds"
+    )
     args = ap.parse_args(argv)
     refinement = _refinement(args.refinement)
     variants = {
@@ -223,55 +299,81 @@ def main(argv: list[str] | None = None) -> None:
     }
     if args.weak_all:
         runs["weak-all"] = (as_t, {q.id: weak_all.labels[q.id] for q in as_t})
-    for name, (questions, labels) in runs.items():
-        if name in args.skip:
-            continue
-        cpu = time.process_time()
-        report = index.train(
-            questions,
-            labels,
-            validation=val_t,
-            validation_labels=val_labels,
-            params=TrainParams(epochs=args.epochs),
-        )
-        cpu = time.process_time() - cpu
-        measured = _measure(index, test, args.max_length)
-        results[name] = {
-            "train_questions": len(questions),
-            "train_s": report.seconds,
-            "train_cpu_s": cpu,
-            "best_epoch": report.best_epoch,
-            "val_recall": report.best_recall,
-            **measured,
-        }
-        print(name, json.dumps(results[name]), flush=True)
-        if args.save_scorers is not None and index.scorer is not None:
-            labeller = {"refined": refinement, **{f"refined[{n}]": v for n, v in variants.items()}}
-            refined = name in labeller
-            meta = {
-                "supervision": name,
-                "hops": args.hops,
-                "dataset": "MetaQA (../shared/data/metaqa): kb.txt, "
-                f"{args.hops}-hop/dev.txt answerable subset",
-                "kg_triples": view.n_triples,
-                "samples": f"disjoint_samples(answerable {args.hops}-hop dev, {SIZES}, "
-                f"seed={SEED}): train / validation / test",
-                "train_ids": [q.id for q in questions],
-                "validation_ids": [q.id for q in val_t],
-                "validation_labels": "weak (q->a shortest paths) for every supervision",
-                "embedding": embedder.model_name,
-                "llm": "SmolLM2-135M-Instruct (offline), float32" if refined else None,
-                "prompt_hash": prompt_hash if refined else None,
-                "refinement": labeller[name].to_kwargs() if refined else None,
-                "params": {"epochs": args.epochs, **index.scorer.config(), **bound},
+    several = len(args.seeds) > 1
+    per_seed: dict[str, list[dict[str, Any]]] = {}
+    # seed-major: an interrupted run still holds paired rows of every supervision
+    for seed in args.seeds:
+        for name, (questions, labels) in runs.items():
+            if name in args.skip:
+                continue
+            cpu = time.process_time()
+            report = index.train(
+                questions,
+                labels,
+                validation=val_t,
+                validation_labels=val_labels,
+                params=TrainParams(epochs=args.epochs, seed=seed),
+            )
+            cpu = time.process_time() - cpu
+            measured = _measure(index, test, args.max_length)
+            row = {
+                "seed": seed,
+                "train_questions": len(questions),
+                "train_s": report.seconds,
+                "train_cpu_s": cpu,
                 "best_epoch": report.best_epoch,
                 "val_recall": report.best_recall,
-                "train_s": round(report.seconds, 1),
-                "train_cpu_s": round(cpu, 1),
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "command": results["command"],
+                **measured,
             }
-            save_scorer(index.scorer, args.save_scorers / f"{name}-{args.hops}hop", meta)
+            per_seed.setdefault(name, []).append(row)
+            if not several:
+                results[name] = row
+            print(f"{name} seed={seed}" if several else name, json.dumps(row), flush=True)
+            if args.out and several:  # partial results survive an interruption
+                args.out.write_text(json.dumps({**results, "per_seed": per_seed}, indent=2))
+            if args.save_scorers is not None and index.scorer is not None:
+                labeller = {
+                    "refined": refinement,
+                    **{f"refined[{n}]": v for n, v in variants.items()},
+                }
+                refined = name in labeller
+                meta = {
+                    "supervision": name,
+                    "hops": args.hops,
+                    "dataset": "MetaQA (../shared/data/metaqa): kb.txt, "
+                    f"{args.hops}-hop/dev.txt answerable subset",
+                    "kg_triples": view.n_triples,
+                    "samples": f"disjoint_samples(answerable {args.hops}-hop dev, {SIZES}, "
+                    f"seed={SEED}): train / validation / test",
+                    "train_ids": [q.id for q in questions],
+                    "validation_ids": [q.id for q in val_t],
+                    "validation_labels": "weak (q->a shortest paths) for every supervision",
+                    "embedding": embedder.model_name,
+                    "llm": "SmolLM2-135M-Instruct (offline), float32" if refined else None,
+                    "prompt_hash": prompt_hash if refined else None,
+                    "refinement": labeller[name].to_kwargs() if refined else None,
+                    "params": {"epochs": args.epochs, **index.scorer.config(), **bound},
+                    "best_epoch": report.best_epoch,
+                    "val_recall": report.best_recall,
+                    "train_s": round(report.seconds, 1),
+                    "train_cpu_s": round(cpu, 1),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "command": results["command"],
+                }
+                stem = f"{name}-{args.hops}hop" + (f"-seed{seed}" if several else "")
+                save_scorer(index.scorer, args.save_scorers / stem, meta)
+    if several:
+        compared = [f"test.AnsR@{k}" for k in KS] + ["test.Hit@1"]
+        for name, seed_rows in per_seed.items():
+            results[name] = {"seeds": seed_rows, "summary": seed_summary(seed_rows)}
+            if name != "weak" and "weak" in per_seed:
+                results[name]["paired"] = paired_differences(seed_rows, per_seed["weak"], compared)
+        print(f"seeds {args.seeds}, {args.measure} questions: mean ± sd [min, max]")
+        print(seed_table({n: results[n]["summary"] for n in per_seed}, compared), flush=True)
+        paired = {f"{n} - weak": results[n]["paired"] for n in per_seed if "paired" in results[n]}
+        if paired:
+            print("paired by seed:")
+            print(seed_table(paired, compared), flush=True)
     if not args.no_untrained:
         index.scorer = None
         results["untrained"] = _measure(index, test, args.max_length)

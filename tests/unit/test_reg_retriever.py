@@ -44,3 +44,15 @@ def test_scorer_round_trip_and_untrained_order() -> None:
     assert zero_shot.shape == (ex.feats.heads.shape[0],)
     with pytest.raises(ValueError):
         triple_recall(zero_shot, np.array([], dtype=np.int64), 3)
+
+
+def test_training_is_reproducible_per_seed() -> None:
+    ex = [
+        _example("Kismet", "directed_by", "who directed kismet"),
+        _example("Ronald Colman", "starred_actors", "films with ronald colman"),
+    ]
+    params = TrainParams(epochs=3, lr=1e-2)
+    runs = [train_scorer(ex, ex, RetrieverParams(hidden=16), params)[0] for _ in range(2)]
+    assert runs[0].to_bytes() == runs[1].to_bytes()
+    other, _ = train_scorer(ex, ex, RetrieverParams(hidden=16), TrainParams(epochs=3, seed=7))
+    assert other.to_bytes() != runs[0].to_bytes()
