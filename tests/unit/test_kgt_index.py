@@ -286,8 +286,9 @@ def test_registration_builder_presets(lm: Any) -> None:
     assert KGT.parse_options({}).query_params.translator_dtype == "auto"
     fast = KGT.parse_options({"translator_dtype": "bfloat16", "early_stopping": "true"}, cli=True)
     assert fast.query_params.translator_dtype == "bfloat16" and fast.query_params.early_stopping
+    assert KGT.parse_options({"translator_dtype": "int8"}).query_params.translator_dtype == "int8"
     with pytest.raises(InvalidParameterError, match="translator_dtype"):
-        KGT.parse_options({"translator_dtype": "int8"})
+        KGT.parse_options({"translator_dtype": "int4"})
 
 
 def test_lazy_passage_vectors_give_the_same_answers(

@@ -14,6 +14,7 @@ from graphrag_integrations.core.llm.precision import (
     precision_suffix,
     preferred_dtype,
     resolve_dtype,
+    torch_dtype_name,
 )
 
 X86_AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n\nprocessor\t: 1\nflags\t: fpu\n"
@@ -93,12 +94,25 @@ def test_cuda_and_other_devices(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_explicit_values_and_names() -> None:
     assert resolve_dtype(None) is None
-    for name in ("float32", "bfloat16", "float16"):
+    for name in ("float32", "bfloat16", "float16", "int8"):
         assert resolve_dtype(name) == name
     with pytest.raises(ValueError, match="dtype must be one of"):
-        resolve_dtype("int8")
+        resolve_dtype("int4")
+    with pytest.raises(ValueError, match="CPU only"):
+        resolve_dtype("int8", "cuda:0")
+    assert resolve_dtype("int8", "CPU") == "int8"
+    assert precision_suffix("int8") == "[int8]"
+    assert torch_dtype_name("int8") == "float32"
+    assert torch_dtype_name("bfloat16") == "bfloat16"
     assert precision_suffix("bfloat16") == "[bfloat16]"
     assert precision_suffix("float16") == "[float16]"
     assert precision_suffix("float32") == precision_suffix(None) == ""
     with pytest.raises(ValueError, match="resolve"):
         precision_suffix("auto")
+
+
+def test_auto_never_picks_int8(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for text in (X86_AVX2, X86_BF16, X86_AMX, None):
+        precision.clear_cache()
+        use_cpuinfo(monkeypatch, tmp_path, text)
+        assert resolve_dtype("auto") in ("float32", "bfloat16")

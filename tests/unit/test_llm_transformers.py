@@ -154,6 +154,31 @@ def test_dtype_casts_the_weights_and_names_the_model(tmp_path: Path) -> None:
     assert half.complete("hello", max_tokens=2).completion_tokens == 2
 
 
+def test_int8_quantises_the_linear_layers_only(tmp_path: Path) -> None:
+    path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False, init_std=1.0)
+    full = TransformersLLM(str(path), use_chat_template=False)
+    q = TransformersLLM(str(path), use_chat_template=False, dtype="int8")
+    assert q.model_name == f"{path}[int8]" and "dtype='int8'" in repr(q)
+    linear = [type(m).__module__ for m in q.model.modules() if type(m).__name__ == "Linear"]
+    assert linear and all("quantized.dynamic" in m for m in linear)
+    assert not any(isinstance(m, torch.nn.Linear) for m in q.model.modules())
+    emb = q.model.get_input_embeddings()
+    assert emb.weight.dtype == torch.float32  # embeddings (and norms) stay float32
+    # scores stay float32 and close to the float32 model's; generation and beams work
+    opts = ["paris", "hello world"]
+    exact = full.score_continuations("capital france", opts)
+    approx = q.score_continuations("capital france", opts)
+    assert all(isinstance(x, float) for x in approx)
+    assert approx == pytest.approx(exact, abs=0.1 * max(abs(x) for x in exact))
+    assert q.complete("hello", max_tokens=2).completion_tokens == 2
+    beams = q.generate_many(
+        "capital france", [[], [4]], num_beams=2, num_return_sequences=2, max_tokens=3
+    )
+    assert [len(r) for r in beams] == [2, 2]
+    with pytest.raises(ValueError, match="CPU only"):
+        TransformersLLM(str(path), dtype="int8", device="cuda")
+
+
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     llm = TransformersLLM(str(tmp_path / "missing"))
     with pytest.raises(ModelUnavailableError, match="cannot load causal LM"):

@@ -23,7 +23,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
+from graphrag_integrations.core.llm.precision import (
+    QUANTIZED,
+    precision_suffix,
+    quantize_int8,
+    resolve_dtype,
+    torch_dtype_name,
+)
 from graphrag_integrations.core.llm.protocol import LLMResult
 from graphrag_integrations.core.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
@@ -155,6 +161,10 @@ class TransformersLLM:
         can differ from float32 after a few tokens. A non-default precision is part of
         :attr:`model_name` (``"...[bfloat16]"``; the resolved one, never ``auto``), so
         response caches and the headers of generated artefacts never mix precisions.
+        ``"int8"`` (CPU only, never chosen by ``"auto"``): dynamic int8 quantisation of the
+        linear layers after loading in float32
+        (:func:`~graphrag_integrations.core.llm.precision.quantize_int8`); on an AVX2-only CPU
+        it decodes 1.8-3x faster than float32, and its outputs can differ from float32's.
         Log-probabilities are always computed in float32.
 
     Attributes
@@ -251,8 +261,10 @@ class TransformersLLM:
         if self.dtype is not None:
             import torch
 
-            model.to(getattr(torch, self.dtype))
+            model.to(getattr(torch, torch_dtype_name(self.dtype)))
         model.to(self.device)
+        if self.dtype in QUANTIZED:
+            model = quantize_int8(model)
         model.eval()
         self.load_seconds = time.perf_counter() - start
         return model, tokenizer
