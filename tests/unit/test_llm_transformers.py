@@ -134,6 +134,17 @@ def test_acomplete_and_as_llm_path(tiny_lm: Path) -> None:
     assert result.completion_tokens == 2
 
 
+def assert_scores_close_and_generates(full: TransformersLLM, other: TransformersLLM) -> None:
+    """``other`` (another precision of ``full``'s model) scores in float32, close to ``full``,
+    and generates."""
+    opts = ["paris", "hello world"]
+    exact = full.score_continuations("capital france", opts)
+    approx = other.score_continuations("capital france", opts)
+    assert all(isinstance(x, float) for x in approx)
+    assert approx == pytest.approx(exact, abs=0.1 * max(abs(x) for x in exact))
+    assert other.complete("hello", max_tokens=2).completion_tokens == 2
+
+
 def test_dtype_casts_the_weights_and_names_the_model(tmp_path: Path) -> None:
     path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False, init_std=1.0)
     full = TransformersLLM(str(path), use_chat_template=False)
@@ -146,12 +157,7 @@ def test_dtype_casts_the_weights_and_names_the_model(tmp_path: Path) -> None:
     assert half.model_name == f"{path}[bfloat16]"
     assert "dtype='bfloat16'" in repr(half)
     # log-probabilities stay float32 and close to the float32 model's
-    opts = ["paris", "hello world"]
-    exact = full.score_continuations("capital france", opts)
-    approx = half.score_continuations("capital france", opts)
-    assert all(isinstance(x, float) for x in approx)
-    assert approx == pytest.approx(exact, abs=0.1 * max(abs(x) for x in exact))
-    assert half.complete("hello", max_tokens=2).completion_tokens == 2
+    assert_scores_close_and_generates(full, half)
 
 
 def test_int8_quantises_the_linear_layers_only(tmp_path: Path) -> None:
@@ -165,12 +171,7 @@ def test_int8_quantises_the_linear_layers_only(tmp_path: Path) -> None:
     emb = q.model.get_input_embeddings()
     assert emb.weight.dtype == torch.float32  # embeddings (and norms) stay float32
     # scores stay float32 and close to the float32 model's; generation and beams work
-    opts = ["paris", "hello world"]
-    exact = full.score_continuations("capital france", opts)
-    approx = q.score_continuations("capital france", opts)
-    assert all(isinstance(x, float) for x in approx)
-    assert approx == pytest.approx(exact, abs=0.1 * max(abs(x) for x in exact))
-    assert q.complete("hello", max_tokens=2).completion_tokens == 2
+    assert_scores_close_and_generates(full, q)
     beams = q.generate_many(
         "capital france", [[], [4]], num_beams=2, num_return_sequences=2, max_tokens=3
     )
