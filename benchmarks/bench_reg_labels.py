@@ -18,7 +18,8 @@ question and share on oracle paths (precision) of the weak, refined and oracle l
 read), ``--variants NAME:K=V,...`` adds one report per variant (pools built once);
 ``position`` reports where the best-scored option sits (0 = first, 1 = last; a
 position-blind labeller averages 0.5) and how often it is the first / last option (uniform:
-the mean of 1 / options).
+the mean of 1 / options). A ``choice_scoring=batch`` variant fits its position prior on the
+reported questions.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from statistics import mean
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.metaqa import (
     answerable,
     disjoint_samples,
@@ -81,11 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     refiners = {
         name: Refiner(_no_llm, p, cache_path=args.refined_cache) for name, p in settings.items()
     }
+    for refiner in refiners.values():
+        if refiner.params.choice_scoring == "batch":  # the position prior of these questions
+            refiner.fit_batch(view, [(q.id, q.text, index.candidate_pool(_tq(q))) for q in train])
     rows: dict[str, list[dict[str, float]]] = {name: [] for name in refiners}
     for q, name in ((q, name) for q in train for name in refiners):
         refiner = refiners[name]
-        tq = TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
-        pool = index.candidate_pool(tq)
+        pool = index.candidate_pool(_tq(q))
         oracle_chain = tuple(qtype_relation_chain(q.qtype))
         sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
         is_oracle = {i for i in sp if pool.candidates[i].chain == oracle_chain}
@@ -137,6 +141,10 @@ def main(argv: list[str] | None = None) -> None:
             "mean": summary,
         }
         print(json.dumps(report), flush=True)
+
+
+def _tq(q: KGQuestion) -> TrainingQuestion:
+    return TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
 
 
 def _params(options: str) -> RefinementParams:

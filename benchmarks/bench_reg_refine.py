@@ -18,8 +18,10 @@ LLM adds a line to ``DIR/refine-cost.jsonl``: wall and process CPU seconds, prom
 model's tokenizer: prompt + options), options, model name. ``--refinement K=V ...`` sets
 :class:`RefinementParams` (e.g. ``choice_scoring=content``: its scores are added to the same
 cache under their own keys; ``choice_scoring=calibrated`` adds only the content-free baselines,
-one per option count). ``--dtype`` loads the local model in that precision (its model name gets
-a ``[dtype]`` suffix; use one precision for every label of a set).
+one per option count; ``choice_scoring=permuted`` only the reversed-order label scores, one
+scoring per question, in the label records). ``--dtype`` loads the local model in that
+precision (its model name gets a ``[dtype]`` suffix; use one precision for every label of a
+set).
 """
 
 from __future__ import annotations

@@ -13,13 +13,17 @@ from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.refinement import (
     ICL_PATHS,
     Refiner,
+    batch_calibrate,
     calibrate,
     choose,
     content_free_prompt,
     content_option,
     continuation_lengths,
+    option_position,
     option_text,
     parse_selection,
+    permuted_scores,
+    position_bias,
     refinement_prompt,
     score_continuations,
 )
@@ -263,3 +267,115 @@ def test_answer_path_fallback_all_adds_every_q_to_a_path() -> None:
     # a selection holding a q->a path is left alone
     kept = Refiner(FakeScorer({sp[0]: -0.1}), RefinementParams(answer_path_fallback="all"))
     assert kept.refine("q", "?", view, pool).added == []
+
+
+class ListingScorer(FakeScorer):
+    """Label scores that follow the *listed* path: ``content[path]`` (by a keyword, else
+    ``default``) plus ``slope`` x the label's position; records every prompt."""
+
+    def __init__(self, content: dict[str, float], default: float, slope: float) -> None:
+        super().__init__({})
+        self.content = content
+        self.default = default
+        self.slope = slope
+
+    def score_continuations(self, prompt: str, continuations: list[str]) -> list[float]:
+        self.prompts.append(prompt)
+        sample = prompt.rsplit("User:\nPaths:\n", 1)[1].split("\nQuestion:\n")[0]
+        listed = sample.split("\n")[1::2]  # "Path j." lines alternate with the paths
+        out = []
+        for c in continuations:
+            j = int(c.split()[-1])
+            rate = next((v for k, v in self.content.items() if k in listed[j]), self.default)
+            out.append(rate + self.slope * j)
+        return out
+
+
+def test_permuted_scores_map_the_reversed_listing_back() -> None:
+    # path 0 listed last in the reversed prompt: its label there is Path 2
+    assert permuted_scores([-1.0, -5.0, -3.0], [-7.0, -9.0, -2.0]) == [-1.5, -7.0, -5.0]
+    # a pure position effect (linear in the position) cancels exactly
+    bias = [0.0, 1.0, 2.0, 3.0]
+    content = [-4.0, -1.0, -3.0, -2.0]
+    given = [c + b for c, b in zip(content, bias, strict=True)]
+    reversed_labels = [content[3 - j] + bias[j] for j in range(4)]
+    averaged = permuted_scores(given, reversed_labels)
+    assert [a - 1.5 for a in averaged] == content
+    with pytest.raises(ValueError, match="reversed"):
+        permuted_scores([-1.0], [-1.0, -2.0])
+
+
+def test_permuted_scoring_cancels_a_position_preference(tmp_path: Path) -> None:
+    view, pool = _two_chain_pool()
+    paths = [c.render(view) for c in pool.candidates]
+    n = len(paths)
+    sp = 1  # Kismet -> [starred_actors] -> Ronald Colman <- [starred_actors] <- Random Harvest
+    assert pool.candidates[sp].kind == "sp" and n == 10
+    # content: that path is better by 1 nat; the position adds 3 nats from first to last:
+    # label scoring keeps the last options, permuted scoring only the sp one
+    fake = ListingScorer({"<- [starred_actors] <-": -1.0}, default=-2.0, slope=3.0 / (n - 1))
+    cache = tmp_path / "sel.jsonl"
+    label = Refiner(fake, RefinementParams(), cache).refine("q1", "years?", view, pool)
+    assert label.order[0] == n - 1 and sp not in set(label.selected) - set(label.added)
+    permuted = Refiner(fake, RefinementParams(choice_scoring="permuted"), cache)
+    labels = permuted.refine("q1", "years?", view, pool)
+    assert labels.order[0] == sp and labels.selected == [sp] and labels.added == []
+    # the label scores were reused; one new scoring, of the reversed listing
+    assert permuted.stats.llm_calls == 0 and permuted.stats.permutation_calls == 1
+    assert fake.prompts[-1] == refinement_prompt("years?", ["Random Harvest"], paths[::-1])
+    lines = [json.loads(x) for x in cache.read_text().splitlines()]
+    assert len(lines) == 2 and lines[0]["key"] == lines[1]["key"]
+    assert lines[1]["scores"] == lines[0]["scores"] and len(lines[1]["reversed_scores"]) == n
+    # resumable: the reversed scores are read from the cache, nothing is scored
+    again = Refiner(FakeScorer({}), RefinementParams(choice_scoring="permuted"), cache)
+    assert again.refine("q1", "years?", view, pool).selected == [sp]
+    assert again.stats.llm_calls == 0 and again.stats.permutation_calls == 0
+    # label scoring still reads the same record
+    reread = Refiner(FakeScorer({}), RefinementParams(), cache).refine("q1", "years?", view, pool)
+    assert reread.selected == label.selected
+
+
+def test_position_bias_and_batch_calibrate() -> None:
+    # from the end: position 0 is each question's last option
+    bias = position_bias([[-3.0, -1.0], [-4.0, -2.0, -3.0]], "end")
+    assert bias == {0: 0.5, 1: 0.0, 2: -1.0}
+    start = position_bias([[-3.0, -1.0], [-4.0, -2.0, -3.0]], "start")
+    assert start == {0: -1.0, 1: 1.0, 2: 0.0}
+    assert batch_calibrate([-2.0, -1.0, -1.0], bias, "end") == [-1.0, -1.0, -1.5]
+    assert batch_calibrate([-2.0, -1.0], {}, "end") == [-2.0, -1.0]
+    assert option_position(0, 3, "end") == 2 and option_position(0, 3, "start") == 0
+    with pytest.raises(ValueError, match="anchor"):
+        option_position(0, 3, "middle")
+
+
+def test_batch_scoring_through_the_index() -> None:
+    from graphrag_integrations.methods.reg.index import TrainingQuestion
+
+    index = movie_index()
+    qs = [
+        TrainingQuestion("q1", "years of Colman films", ("Ronald Colman",), ("1944", "1942")),
+        TrainingQuestion("q2", "films like Kismet", ("Kismet",), ("Random Harvest",)),
+    ]
+    pools = {q.id: index.candidate_pool(q) for q in qs}
+    n = {qid: len(p.candidates) for qid, p in pools.items()}
+    fake = FakeScorer({})
+    # every question prefers its last option by 5 nats: the batch prior removes it
+    fake.score_continuations = lambda prompt, cs: [  # type: ignore[method-assign]
+        -2.0 + (5.0 if int(c.split()[-1]) == len(cs) - 1 else 0.0) for c in cs
+    ]
+    label = Refiner(fake, RefinementParams()).refine("q1", qs[0].text, index.view, pools["q1"])
+    assert set(label.selected) - set(label.added) == {n["q1"] - 1}
+    batch = index.supervision(
+        qs, mode="refined", llm=fake, refinement=RefinementParams(choice_scoring="batch")
+    )
+    assert batch.refine_stats is not None and batch.refine_stats.llm_calls == 2
+    refiner = Refiner(fake, RefinementParams(choice_scoring="batch"))
+    with pytest.raises(ValueError, match="fit_batch"):
+        refiner.refine("q1", qs[0].text, index.view, pools["q1"])
+    refiner.fit_batch(index.view, [(q.id, q.text, pools[q.id]) for q in qs])
+    assert refiner.position_bias is not None and refiner.position_bias[0] > 0
+    # calibrated, every option of a question scores the same: all are kept
+    kept = refiner.refine("q1", qs[0].text, index.view, pools["q1"])
+    assert sorted(kept.selected) == list(range(n["q1"]))
+    assert refiner.stats.llm_calls == 2 and refiner.stats.cache_hits == 1
+    assert refiner.stats.questions == 1

@@ -440,8 +440,12 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         elif mode != "weak":
             raise ValueError(f"mode must be 'weak' or 'refined', got {mode!r}")
         out = Supervision({}, refine_stats=refiner.stats if refiner else None)
+        pools = {q.id: self.candidate_pool(q) for q in questions}
+        if refiner is not None and refiner.params.choice_scoring == "batch":
+            # Batch Calibration: the position prior of the questions labelled together
+            refiner.fit_batch(view, [(q.id, q.text, pools[q.id]) for q in questions])
         for q in progress(questions, f"ReG {mode} supervision", enabled=self.show_progress):
-            pool = self.candidate_pool(q)
+            pool = pools[q.id]
             out.pool_stats[q.id] = pool.stats
             if refiner is None:
                 rows, source = pool.weak_triples(), "weak"

@@ -64,12 +64,21 @@ class RefinementParams(Params):
     choice_ratio: float = param(
         0.5, doc="choice mode: keep options with probability >= ratio * the best one's", gt=0, le=1
     )
-    choice_scoring: Literal["label", "calibrated", "content"] = param(
+    choice_scoring: Literal["label", "calibrated", "content", "permuted", "batch"] = param(
         "label",
         doc="choice mode: 'label' scores 'ans: Path i' (summed log-prob); 'calibrated' "
         "subtracts each label's log-prob after a content-free prompt (paths, question and "
         "answer replaced by calibration_placeholder; Zhao et al. 2021); 'content' scores "
-        "'ans: <rendered path>' by mean per-token log-prob",
+        "'ans: <rendered path>' by mean per-token log-prob; 'permuted' averages each path's "
+        "label log-prob with the paths listed as given and reversed (permutation "
+        "de-biasing, Zheng et al. 2024); 'batch' subtracts the mean centred label log-prob "
+        "of each option position over the questions labelled together (Batch Calibration, "
+        "Zhou et al. 2024; positions counted as batch_position says)",
+    )
+    batch_position: Literal["end", "start"] = param(
+        "end",
+        doc="choice_scoring='batch': count option positions from the end of the list (the "
+        "last option is position 0) or from its start",
     )
     calibration_placeholder: str = param(
         "N/A", doc="choice_scoring='calibrated': the content-free text of the baseline prompt"

@@ -20,13 +20,27 @@ paths, and the LLM selects the relevant ones; their triples are the refined supe
     a placeholder), so a preference for a label or position that does not depend on the
     paths cancels. One extra scoring per option count (cached with the selections);
   - ``"content"``: the continuation ``"ans: <rendered path>\\n"`` (:func:`content_option`)
-    scored by its mean per-token log-probability: which path the model would copy.
+    scored by its mean per-token log-probability: which path the model would copy;
+  - ``"permuted"``: permutation de-biasing (Zheng et al. 2024, "Large Language Models Are
+    Not Robust Multiple Choice Selectors"): the label scores are computed a second time with
+    the paths listed in reverse order (``Path j`` of that prompt names path ``n - 1 - j``),
+    mapped back to the paths and averaged with the given-order scores
+    (:func:`permuted_scores`), so a preference for a position or label cancels to first
+    order. One extra scoring per question, cached in the label record as
+    ``reversed_scores`` (the reversed prompt's scores by label, as scored);
+  - ``"batch"``: Batch Calibration (Zhou et al. 2024) in log space, no extra LLM call: each
+    option's label score minus the mean centred label score of its position over the
+    questions labelled together (:func:`position_bias`, :func:`batch_calibrate`; positions
+    counted from the end of the list by default, ``batch_position``). The batch is fitted by
+    :meth:`Refiner.fit_batch` (``RegIndex.supervision`` does it for its questions).
 
 With ``require_answer_path`` a selection without any q->a path gets the best-ranked ``P_sp``
 candidate added, or with ``answer_path_fallback="all"`` every q->a shortest path (the
 question's weak labels); logged, counted. Results are appended to a JSONL cache keyed by the
 question id and a hash of prompt, mode and what was scored, so a refinement run resumes where
-it stopped; label and calibrated scoring share their records (the label scores).
+it stopped; label, calibrated, permuted and batch scoring share their records (the label
+scores; a record's ``scores`` are indexed by the path's number in the prompt, ``order`` lists
+the path numbers best-scored first).
 """
 
 from __future__ import annotations
@@ -173,6 +187,81 @@ def calibrate(scores: Sequence[float], baseline: Sequence[float]) -> list[float]
     return [s - b for s, b in zip(scores, baseline, strict=True)]
 
 
+def permuted_scores(scores: Sequence[float], reversed_label_scores: Sequence[float]) -> list[float]:
+    """Each path's mean label log-probability over the given and the reversed listing.
+
+    ``scores[i]`` is path ``i``'s label score with the paths listed as given;
+    ``reversed_label_scores[j]`` is the score of label ``Path j`` with the paths listed in
+    reverse, where ``Path j`` names path ``n - 1 - j``.
+
+    Examples
+    --------
+    >>> permuted_scores([-1.0, -2.0, -3.0], [-6.0, -4.0, -2.0])
+    [-1.5, -3.0, -4.5]
+    """
+    if len(scores) != len(reversed_label_scores):
+        raise ValueError(
+            f"{len(scores)} scores but {len(reversed_label_scores)} reversed-order scores"
+        )
+    back = list(reversed(reversed_label_scores))
+    return [(a + b) / 2 for a, b in zip(scores, back, strict=True)]
+
+
+def option_position(i: int, n: int, anchor: str = "end") -> int:
+    """Position of option ``i`` of ``n``: from the end (the last option is 0) or the start.
+
+    Examples
+    --------
+    >>> option_position(4, 5), option_position(4, 5, "start")
+    (0, 4)
+    """
+    if anchor not in ("end", "start"):
+        raise ValueError(f"anchor must be 'end' or 'start', got {anchor!r}")
+    return n - 1 - i if anchor == "end" else i
+
+
+def position_bias(score_lists: Sequence[Sequence[float]], anchor: str = "end") -> dict[int, float]:
+    """Mean centred score per option position over a batch of questions (Batch Calibration's
+    contextual prior, in log space).
+
+    Each question's scores are centred (minus their mean, so questions with different option
+    counts and score levels are comparable); the result maps a position
+    (:func:`option_position`) to the mean centred score over the questions that have it.
+
+    Examples
+    --------
+    >>> position_bias([[-3.0, -1.0], [-4.0, -2.0, -3.0]])
+    {0: 0.5, 1: 0.0, 2: -1.0}
+    """
+    sums: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    for scores in score_lists:
+        n = len(scores)
+        if n == 0:
+            continue
+        centre = sum(scores) / n
+        for i, s in enumerate(scores):
+            pos = option_position(i, n, anchor)
+            sums[pos] = sums.get(pos, 0.0) + s - centre
+            counts[pos] = counts.get(pos, 0) + 1
+    return {pos: sums[pos] / counts[pos] for pos in sorted(sums)}
+
+
+def batch_calibrate(
+    scores: Sequence[float], bias: dict[int, float], anchor: str = "end"
+) -> list[float]:
+    """``scores`` minus the batch's mean centred score of each option's position (0 for a
+    position the batch did not have).
+
+    Examples
+    --------
+    >>> batch_calibrate([-3.0, -1.0], {0: 0.5, 1: -0.5})
+    [-2.5, -1.5]
+    """
+    n = len(scores)
+    return [s - bias.get(option_position(i, n, anchor), 0.0) for i, s in enumerate(scores)]
+
+
 def continuation_lengths(llm: LLMClient, continuations: Sequence[str]) -> list[int]:
     """Tokens of each continuation: the model's tokenizer (``encode_continuation``) when it
     has one, else the chars / 4 estimate."""
@@ -224,6 +313,7 @@ class RefineStats:
     answer_path_added: int = 0
     no_candidates: int = 0
     calibration_calls: int = 0  # content-free prompts scored (one per option count)
+    permutation_calls: int = 0  # reversed-order prompts scored (choice_scoring="permuted")
 
 
 @dataclass(frozen=True)
@@ -257,6 +347,7 @@ class Refiner:
     params: RefinementParams = field(default_factory=RefinementParams)
     cache_path: Path | None = None
     stats: RefineStats = field(default_factory=RefineStats)
+    position_bias: dict[int, float] | None = None  # choice_scoring="batch": :meth:`fit_batch`
     _cache: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
@@ -279,29 +370,65 @@ class Refiner:
             with self.cache_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    def refine(self, qid: str, question: str, view: KGView, pool: CandidatePool) -> RefinedLabels:
-        """Refined labels of one question."""
-        self.stats.questions += 1
-        if not pool.candidates:
-            self.stats.no_candidates += 1
-            return RefinedLabels([], [], "empty")
+    def _scoring(self) -> str:
+        return self.params.choice_scoring if self.params.mode == "choice" else "generate"
+
+    def _record(
+        self, qid: str, question: str, view: KGView, pool: CandidatePool
+    ) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The cached (or new) record of one question, its answer line and rendered paths."""
         answer = [view.entities[pool.representative]] if pool.representative is not None else []
         paths = [c.render(view) for c in pool.candidates]
         prompt = refinement_prompt(question, answer, paths)
-        content = self.params.mode == "choice" and self.params.choice_scoring == "content"
-        # label and calibrated scoring share one record (the label scores)
+        # label, calibrated, permuted and batch scoring share one record (the label scores)
         key_parts: list[Any] = [qid, prompt, self.params.mode, self.params.choice_ratio]
-        key = _key([*key_parts, "content"] if content else key_parts)
+        key = _key([*key_parts, "content"] if self._scoring() == "content" else key_parts)
         rec = self._load_cache().get(key)
         if rec is None:
             rec = {"key": key, "qid": qid, **self._ask(prompt, paths)}
             self._remember(rec)
         else:
             self.stats.cache_hits += 1
+        return rec, answer, paths
+
+    def fit_batch(self, view: KGView, items: Sequence[tuple[str, str, CandidatePool]]) -> None:
+        """Fit :attr:`position_bias` (``choice_scoring="batch"``) on the label scores of the
+        ``(qid, question, pool)`` items labelled together (scored now if not cached)."""
+        lists = [
+            self._record(qid, question, view, pool)[0]["scores"]
+            for qid, question, pool in items
+            if pool.candidates
+        ]
+        self.position_bias = position_bias(lists, self.params.batch_position)
+
+    def refine(self, qid: str, question: str, view: KGView, pool: CandidatePool) -> RefinedLabels:
+        """Refined labels of one question.
+
+        Raises
+        ------
+        ValueError
+            ``choice_scoring="batch"`` before :meth:`fit_batch`.
+        """
+        scoring = self._scoring()
+        if scoring == "batch" and self.position_bias is None:
+            raise ValueError("choice_scoring='batch' needs Refiner.fit_batch first")
+        self.stats.questions += 1
+        if not pool.candidates:
+            self.stats.no_candidates += 1
+            return RefinedLabels([], [], "empty")
+        rec, answer, paths = self._record(qid, question, view, pool)
+        prompt = refinement_prompt(question, answer, paths)
         selected: list[int] | None = rec["selected"]
         order: list[int] | None = rec.get("order")
-        if self.params.mode == "choice" and self.params.choice_scoring == "calibrated":
-            scores = calibrate(rec["scores"], self._baseline(len(paths)))
+        if scoring in ("calibrated", "permuted", "batch"):
+            if scoring == "calibrated":
+                scores = calibrate(rec["scores"], self._baseline(len(paths)))
+            elif scoring == "permuted":
+                rev = self._reversed_scores(rec, question, answer, paths)
+                scores = permuted_scores(rec["scores"], rev)
+            else:
+                bias = self.position_bias or {}
+                scores = batch_calibrate(rec["scores"], bias, self.params.batch_position)
             selected = choose(scores, self.params.choice_ratio)
             order = sorted(range(len(scores)), key=lambda i: -scores[i])
         if selected is None:
@@ -325,6 +452,21 @@ class Refiner:
         return RefinedLabels(
             rows, selected, "llm", prompt, rec.get("raw", ""), added, list(order or [])
         )
+
+    def _reversed_scores(
+        self, rec: dict[str, Any], question: str, answer: list[str], paths: list[str]
+    ) -> list[float]:
+        """Label scores with the paths listed in reverse (``Path j`` = path ``n - 1 - j``), as
+        scored (by label); cached in the question's label record."""
+        if "reversed_scores" not in rec:
+            self.stats.permutation_calls += 1
+            prompt = refinement_prompt(question, answer, paths[::-1])
+            scores = score_continuations(
+                self.llm, prompt, [option_text(i) for i in range(len(paths))]
+            )
+            rec = {**rec, "reversed_scores": scores}
+            self._remember(rec)  # appended again: the later line wins when the cache is read
+        return [float(s) for s in rec["reversed_scores"]]
 
     def _baseline(self, n: int) -> list[float]:
         """Label scores of ``n`` options after the content-free prompt (cached)."""
