@@ -375,8 +375,9 @@ class Refiner:
 
     def _record(
         self, qid: str, question: str, view: KGView, pool: CandidatePool
-    ) -> tuple[dict[str, Any], list[str], list[str]]:
-        """The cached (or new) record of one question, its answer line and rendered paths."""
+    ) -> tuple[dict[str, Any], list[str], list[str], str]:
+        """The cached (or new) record of one question, its answer line, rendered paths and
+        prompt."""
         answer = [view.entities[pool.representative]] if pool.representative is not None else []
         paths = [c.render(view) for c in pool.candidates]
         prompt = refinement_prompt(question, answer, paths)
@@ -389,7 +390,7 @@ class Refiner:
             self._remember(rec)
         else:
             self.stats.cache_hits += 1
-        return rec, answer, paths
+        return rec, answer, paths, prompt
 
     def fit_batch(self, view: KGView, items: Sequence[tuple[str, str, CandidatePool]]) -> None:
         """Fit :attr:`position_bias` (``choice_scoring="batch"``) on the label scores of the
@@ -416,8 +417,7 @@ class Refiner:
         if not pool.candidates:
             self.stats.no_candidates += 1
             return RefinedLabels([], [], "empty")
-        rec, answer, paths = self._record(qid, question, view, pool)
-        prompt = refinement_prompt(question, answer, paths)
+        rec, answer, paths, prompt = self._record(qid, question, view, pool)
         selected: list[int] | None = rec["selected"]
         order: list[int] | None = rec.get("order")
         if scoring in ("calibrated", "permuted", "batch"):
