@@ -25,6 +25,7 @@ import numpy as np
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.embeddings import FloatMatrix, SentenceTransformerEmbedder
+from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.harness import evaluate_retriever
 from graphrag_integrations.methods.clue.index import ClueIndex
@@ -95,7 +96,7 @@ def main() -> None:
     ap.add_argument("--index-option", action="append", default=[], help="key=json")
     args = ap.parse_args()
     emb = CachedEmbedder(SentenceTransformerEmbedder(), Path(args.cache))
-    index_opts = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.index_option)}
+    index_opts = {k: json.loads(v) for k, v in key_values(args.index_option).items()}
     for name in args.datasets:
         path = Path(name) if Path(name).exists() else args.data / ALIASES.get(name, name)
         dataset = load_dataset(

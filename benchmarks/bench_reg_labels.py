@@ -31,6 +31,7 @@ from pathlib import Path
 from statistics import mean
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.metaqa import (
     answerable,
@@ -149,7 +150,7 @@ def _tq(q: KGQuestion) -> TrainingQuestion:
 
 def _params(options: str) -> RefinementParams:
     """``"K=V,K=V"`` as :class:`RefinementParams`."""
-    return RefinementParams.from_options(dict(kv.split("=", 1) for kv in options.split(",") if kv))
+    return RefinementParams.from_options(key_values([kv for kv in options.split(",") if kv]))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient, TransformersLLM
+from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.metaqa import answerable, disjoint_samples, load_questions
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.params import RefinementParams
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--dtype", default=None, help="local model precision (default float32)")
     ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")
     args = ap.parse_args(argv)
-    params = RefinementParams.from_options(dict(kv.split("=", 1) for kv in args.refinement))
+    params = RefinementParams.from_options(key_values(args.refinement))
     data = args.data / "metaqa"
     args.work.mkdir(parents=True, exist_ok=True)
     index = RegIndex.load(args.index_cache, embedding=SentenceTransformerEmbedder())

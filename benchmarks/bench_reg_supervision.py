@@ -59,6 +59,7 @@ from typing import Any
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.core.llm.protocol import estimate_tokens
+from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.metaqa import (
     answerable,
     disjoint_samples,
@@ -114,7 +115,7 @@ def _refinement_tokens(index: RegIndex, questions: list[TrainingQuestion]) -> di
 
 def _refinement(options: list[str]) -> RefinementParams:
     """``["K=V", ...]`` as :class:`RefinementParams`."""
-    return RefinementParams.from_options(dict(kv.split("=", 1) for kv in options))
+    return RefinementParams.from_options(key_values(options))
 
 
 def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_integrations.core.params import key_values
 from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
@@ -98,19 +99,6 @@ def parse_options(items: Sequence[str]) -> dict[str, dict[str, str]]:
         if name in out.get(method, {}):
             raise GraphRAGError(f"option {key} is given twice")
         out.setdefault(method, {})[name] = raw
-    return out
-
-
-def _key_values(items: Sequence[str]) -> dict[str, str]:
-    """``KEY=VALUE`` items (the ``index`` command's options) as a dict."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise GraphRAGError(f"option {item!r} is not KEY=VALUE")
-        if key in out:
-            raise GraphRAGError(f"option {key} is given twice")
-        out[key] = raw
     return out
 
 
@@ -405,7 +393,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from graphrag_integrations.evaluation.registry import get_registration
 
     reg = get_registration(args.method)
-    given = _key_values(args.option)
+    given = key_values(args.option)
     query_only = set(reg.query_params.names()) - set(reg.index_params.names())
     for key in given:
         if key in query_only:
@@ -460,7 +448,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"method {reg.name!r} has nothing to train; methods with a trainer: "
             f"{', '.join(trainable) or '(none)'}"
         )
-    params = reg.train_params.from_options(_key_values(args.option), prefix=f"{reg.name}.")
+    params = reg.train_params.from_options(key_values(args.option), prefix=f"{reg.name}.")
     if not args.dataset.exists():
         raise GraphRAGError(f"dataset {args.dataset} does not exist")
     trainer = reg.resolve_trainer()

@@ -41,13 +41,13 @@ import json
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 from graphrag_integrations.errors import GraphRAGError
 
-__all__ = ["InvalidParameterError", "NoParams", "ParamSpec", "Params", "param"]
+__all__ = ["InvalidParameterError", "NoParams", "ParamSpec", "Params", "key_values", "param"]
 
 P = TypeVar("P", bound="Params")
 
@@ -421,3 +421,32 @@ def _show(value: Any) -> str:
 @dataclass(frozen=True)
 class NoParams(Params):
     """The parameters of a method phase that has none."""
+
+
+def key_values(items: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` items (command-line options) as a dict of strings, for
+    :meth:`Params.from_options`.
+
+    Examples
+    --------
+    >>> key_values(["choice_scoring=permuted", "choice_ratio=0.3"])
+    {'choice_scoring': 'permuted', 'choice_ratio': '0.3'}
+    >>> key_values(["k"])
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.GraphRAGError: option 'k' is not KEY=VALUE
+
+    Raises
+    ------
+    GraphRAGError
+        An item without ``=`` or key, or a key given twice.
+    """
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise GraphRAGError(f"option {item!r} is not KEY=VALUE")
+        if key in out:
+            raise GraphRAGError(f"option {key} is given twice")
+        out[key] = raw
+    return out
