@@ -5,7 +5,8 @@ Usage (from the repository root)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=src \
         python benchmarks/bench_kgt_latency.py INDEX_DIR musique-100 --skip 50 --n 5 \
         [--translator musique-100-a] [--preset paper-musique] [--profile FILE] \
-        [--translator-dtype bfloat16] [--early-stopping] [--threads 2] [--embed-all]
+        [--translator-dtype bfloat16] [--early-stopping] [--threads 2] [--embed-all] \
+        [--beam-loop transformers]
 
 ``INDEX_DIR`` is a persisted ``ParseKGTranslatorRetriever`` (built and persisted there when
 missing, lazy passage vectors). The translator, constraint indexes, embedder and spaCy are
@@ -50,11 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--translator-dtype",
         default="auto",
-        choices=["auto", "float32", "bfloat16", "float16", "int8"],
+        choices=["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed"],
         help="auto: bfloat16 on a CPU with AVX-512 BF16 / AMX, else float32",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     ap.add_argument("--early-stopping", action="store_true", help="beam search early stopping")
+    ap.add_argument(
+        "--beam-loop",
+        default="pruned",
+        choices=["pruned", "transformers"],
+        help="beam search: settled rows leave the batch (default) or transformers' generate",
+    )
     ap.add_argument(
         "--embed-all",
         action="store_true",
@@ -73,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     kgt = ParseKGTranslatorRetriever.load(
         a.index, embedding=embedder, translator=a.translator, query_params=params
     )
+    kgt.lm.beam_loop = a.beam_loop
     if a.embed_all and kgt.store.missing_vectors(kgt.view.passages):
         kgt._passage_vectors(list(kgt.view.passages))
         kgt.persist(a.index, overwrite=True)
@@ -112,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
                 "load_average": os.getloadavg(),
                 "translator": kgt.lm.model_name,
                 "threads": torch.get_num_threads(),
+                "beam_loop": a.beam_loop,
             }
         )
     )

@@ -374,6 +374,7 @@ def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> N
             seen.append(tuple(ids.shape))
 
     handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
+    llm._kept_prompt = None  # other tests' prompts share the chat template's first tokens
     try:
         llm.generate_many(prompt, prefixes, num_beams=2, num_return_sequences=2, max_tokens=3)
         first = list(seen)
@@ -397,7 +398,51 @@ def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> N
     # then the last column of the 2 x 2 beam rows
     assert first[:3] == [(1, n_prompt - 1), (2, tail - 1), (4, 1)]
     assert second[:2] == [(2, tail - 1), (4, 1)]  # the kept prompt cache: no prompt pass
-    assert plain[0] == (4, n_prompt - 1 + tail)  # without reuse every beam reads everything
+    # without reuse every row reads everything (the pruned beam loop: once per row, not beam)
+    assert plain[0] == (2, n_prompt - 1 + tail)
+
+
+def test_a_prompt_sharing_the_kept_prompts_start_encodes_only_the_rest(
+    llm: TransformersLLM,
+) -> None:
+    """Prompts with a fixed instruction before the query: the instruction is read once."""
+    fixed = "north south east west and the new small city is big . "
+    prefixes = [ids_of(llm, "paris"), ids_of(llm, "the big old city of")]
+    kwargs: dict[str, Any] = {"num_beams": 2, "num_return_sequences": 2, "max_tokens": 3}
+    first_ids = llm.encode_prompt(fixed + "paris")["input_ids"][0].tolist()
+    second_ids = llm.encode_prompt(fixed + "the capital of france")["input_ids"][0].tolist()
+    common = 0
+    while first_ids[common] == second_ids[common]:
+        common += 1
+    assert common > 5
+    seen: list[tuple[int, int]] = []
+
+    def hook(_module: Any, args: Any, kwargs: Any) -> None:
+        ids = kwargs.get("input_ids")
+        if ids is not None:
+            seen.append(tuple(ids.shape))
+
+    llm._kept_prompt = None
+    llm.generate_many(fixed + "paris", prefixes, **kwargs)
+    handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        shared = llm.generate_many(fixed + "the capital of france", prefixes, **kwargs)
+    finally:
+        handle.remove()
+    assert seen[0] == (1, len(second_ids) - 1 - common)  # only the tokens after the common start
+    llm._kept_prompt = None  # the same call from scratch: the same hypotheses
+    fresh = llm.generate_many(fixed + "the capital of france", prefixes, **kwargs)
+    for a, b in zip(shared, fresh, strict=True):
+        assert [r.token_ids for r in a] == [r.token_ids for r in b]
+        assert [r.score for r in a] == pytest.approx([r.score for r in b], abs=1e-4)
+    # a prompt that is a prefix of the kept one needs no model call for its cache
+    seen.clear()
+    handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        llm._prompt_cache(second_ids[: common - 1], 1)
+    finally:
+        handle.remove()
+    assert seen == []
 
 
 def test_client_generate_many_caches_rows_and_checks_input(random_lm: Path, tmp_path: Path) -> None:

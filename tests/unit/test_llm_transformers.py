@@ -180,6 +180,23 @@ def test_int8_quantises_the_linear_layers_only(tmp_path: Path) -> None:
         TransformersLLM(str(path), dtype="int8", device="cuda")
 
 
+def test_int8_mixed_keeps_the_mlp_down_projections_float32(tmp_path: Path) -> None:
+    path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False, init_std=1.0)
+    full = TransformersLLM(str(path), use_chat_template=False)
+    q = TransformersLLM(str(path), use_chat_template=False, dtype="int8-mixed")
+    assert q.model_name == f"{path}[int8-mixed]"
+    kinds = {
+        name.rsplit(".", 1)[-1]: type(m).__module__
+        for name, m in q.model.named_modules()
+        if type(m).__name__ == "Linear"
+    }
+    assert kinds["down_proj"] == "torch.nn.modules.linear"  # float32, as loaded
+    assert all("quantized.dynamic" in kinds[n] for n in ("q_proj", "up_proj", "lm_head"))
+    assert_scores_close_and_generates(full, q)
+    with pytest.raises(ValueError, match="CPU only"):
+        TransformersLLM(str(path), dtype="int8-mixed", device="cuda")
+
+
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     llm = TransformersLLM(str(tmp_path / "missing"))
     with pytest.raises(ModelUnavailableError, match="cannot load causal LM"):

@@ -19,7 +19,10 @@ quantisation on CPU (:func:`quantize_int8`): the weights of every ``torch.nn.Lin
 stored as int8 with one scale per output channel, activations are quantised per batch at run
 time, everything else (embeddings, norms, attention) stays float32. On an AVX2-only CPU it
 decodes SmolLM2-135M 1.2-1.8x faster than float32 (docs/llm.md); greedy and beam outputs can
-differ from float32's.
+differ from float32's. ``"int8-mixed"`` does the same but keeps the layers that suffer most
+from per-batch activation scales in float32 (:data:`INT8_FLOAT_LAYERS`: the MLP output
+projection ``down_proj``, whose inputs carry the activation outliers): closer to float32, a
+little slower than ``"int8"``.
 
 Examples
 --------
@@ -44,6 +47,7 @@ __all__ = [
     "AUTO",
     "BF16_CPU_FLAGS",
     "DTYPES",
+    "INT8_FLOAT_LAYERS",
     "QUANTIZED",
     "clear_cache",
     "cpu_flags",
@@ -58,9 +62,12 @@ __all__ = [
 #: The value resolved to the hardware's preferred precision.
 AUTO = "auto"
 #: The concrete precisions a local model accepts.
-DTYPES: frozenset[str] = frozenset({"float32", "bfloat16", "float16", "int8"})
+DTYPES: frozenset[str] = frozenset({"float32", "bfloat16", "float16", "int8", "int8-mixed"})
 #: Precisions that quantise a float32 model after loading (CPU only).
-QUANTIZED: frozenset[str] = frozenset({"int8"})
+QUANTIZED: frozenset[str] = frozenset({"int8", "int8-mixed"})
+#: Per quantised precision, the linear layers (by the last part of their module name) that
+#: stay float32.
+INT8_FLOAT_LAYERS: dict[str, tuple[str, ...]] = {"int8": (), "int8-mixed": ("down_proj",)}
 #: CPU flags (``/proc/cpuinfo``) of native bfloat16 arithmetic.
 BF16_CPU_FLAGS: frozenset[str] = frozenset({"avx512_bf16", "amx_bf16"})
 _CPUINFO = Path("/proc/cpuinfo")
@@ -210,7 +217,7 @@ def torch_dtype_name(dtype: str) -> str:
     return "float32" if dtype in QUANTIZED else dtype
 
 
-def quantize_int8(model: Any) -> Any:
+def quantize_int8(model: Any, keep_float: tuple[str, ...] = ()) -> Any:
     """Dynamic int8 quantisation of a float32 CPU model's ``torch.nn.Linear`` layers, in place.
 
     Weights become int8 with one scale per output channel (closer to float32 than one scale
@@ -225,6 +232,9 @@ def quantize_int8(model: Any) -> Any:
     ----------
     model : torch.nn.Module
         A float32 model on the CPU.
+    keep_float : tuple of str
+        Linear layers left in float32, by the last part of their module name (e.g.
+        ``("down_proj",)``, :data:`INT8_FLOAT_LAYERS`); ``()``: every linear layer.
 
     Returns
     -------
@@ -251,8 +261,15 @@ def quantize_int8(model: Any) -> Any:
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", UserWarning)
+        spec: dict[Any, Any] = {torch.nn.Linear: per_channel_dynamic_qconfig}
+        if keep_float:
+            spec = {
+                name: per_channel_dynamic_qconfig
+                for name, module in model.named_modules()
+                if isinstance(module, torch.nn.Linear) and name.rsplit(".", 1)[-1] not in keep_float
+            }
         return quantize_dynamic(  # type: ignore[no-untyped-call]
-            model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True
+            model, spec, dtype=torch.qint8, inplace=True
         )
 
 

