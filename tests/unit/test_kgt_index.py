@@ -286,7 +286,8 @@ def test_registration_builder_presets(lm: Any) -> None:
     assert KGT.parse_options({}).query_params.translator_dtype == "auto"
     fast = KGT.parse_options({"translator_dtype": "bfloat16", "early_stopping": "true"}, cli=True)
     assert fast.query_params.translator_dtype == "bfloat16" and fast.query_params.early_stopping
-    assert KGT.parse_options({"translator_dtype": "int8"}).query_params.translator_dtype == "int8"
+    for name in ("int8", "int8-mixed"):
+        assert KGT.parse_options({"translator_dtype": name}).query_params.translator_dtype == name
     with pytest.raises(InvalidParameterError, match="translator_dtype"):
         KGT.parse_options({"translator_dtype": "int4"})
 
