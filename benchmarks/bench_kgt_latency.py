@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--translator-dtype",
         default="auto",
-        choices=["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed"],
+        choices=["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed", "int8-smooth"],
         help="auto: bfloat16 on a CPU with AVX-512 BF16 / AMX, else float32",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")

@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument(
         "--translator-dtype",
         default="auto",
-        choices=["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed"],
+        choices=["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed", "int8-smooth"],
         help="auto: bfloat16 on a CPU with AVX-512 BF16 / AMX, else float32",
     )
     r.add_argument("--early-stopping", action="store_true", help="beam search early stopping")

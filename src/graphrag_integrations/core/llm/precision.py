@@ -22,7 +22,9 @@ decodes SmolLM2-135M 1.2-1.8x faster than float32 (docs/llm.md); greedy and beam
 differ from float32's. ``"int8-mixed"`` does the same but keeps the layers that suffer most
 from per-batch activation scales in float32 (:data:`INT8_FLOAT_LAYERS`: the MLP output
 projection ``down_proj``, whose inputs carry the activation outliers): closer to float32, a
-little slower than ``"int8"``.
+little slower than ``"int8"``. ``"int8-smooth"`` quantises every linear layer but first
+moves the MLP's activation outliers into the weights (:func:`smooth_mlp_outliers`,
+SmoothQuant), calibrated on :data:`CALIBRATION_TEXTS`.
 
 Examples
 --------
@@ -49,6 +51,7 @@ __all__ = [
     "DTYPES",
     "INT8_FLOAT_LAYERS",
     "QUANTIZED",
+    "SMOOTHED",
     "clear_cache",
     "cpu_flags",
     "cpu_has_native_bf16",
@@ -56,18 +59,44 @@ __all__ = [
     "preferred_dtype",
     "quantize_int8",
     "resolve_dtype",
+    "smooth_mlp_outliers",
     "torch_dtype_name",
 ]
 
 #: The value resolved to the hardware's preferred precision.
 AUTO = "auto"
 #: The concrete precisions a local model accepts.
-DTYPES: frozenset[str] = frozenset({"float32", "bfloat16", "float16", "int8", "int8-mixed"})
+DTYPES: frozenset[str] = frozenset(
+    {"float32", "bfloat16", "float16", "int8", "int8-mixed", "int8-smooth"}
+)
 #: Precisions that quantise a float32 model after loading (CPU only).
-QUANTIZED: frozenset[str] = frozenset({"int8", "int8-mixed"})
+QUANTIZED: frozenset[str] = frozenset({"int8", "int8-mixed", "int8-smooth"})
+#: Quantised precisions that smooth the MLP activations first (:func:`smooth_mlp_outliers`).
+SMOOTHED: frozenset[str] = frozenset({"int8-smooth"})
+#: SmoothQuant's migration strength alpha used by ``"int8-smooth"``.
+SMOOTH_ALPHA = 0.8
+#: Text the activation ranges of ``"int8-smooth"`` are measured on (any English prose works:
+#: the outlier channels of a model's MLP do not depend much on the input).
+CALIBRATION_TEXTS: tuple[str, ...] = (
+    "The Eiffel Tower, completed in 1889 for the World's Fair, stands on the Champ de Mars in "
+    "Paris and was designed by the engineering company of Gustave Eiffel.",
+    "Who directed the film that won the Academy Award for Best Picture in 1998, and where was "
+    "that director born?",
+    "Marie Curie was a Polish and naturalised-French physicist and chemist who conducted "
+    "pioneering research on radioactivity; she won Nobel Prizes in physics and chemistry.",
+    "The river flows north through the valley, past the old mill and the market town, before "
+    "it joins the larger river near the capital of the province.",
+    "In 2015 the company moved its headquarters to Seattle, where its founder, a former "
+    "teacher, had studied computer science at the University of Washington.",
+    "Query: Which university did the author of the novel attend?\nClues: novel@@was written by",
+)
 #: Per quantised precision, the linear layers (by the last part of their module name) that
 #: stay float32.
-INT8_FLOAT_LAYERS: dict[str, tuple[str, ...]] = {"int8": (), "int8-mixed": ("down_proj",)}
+INT8_FLOAT_LAYERS: dict[str, tuple[str, ...]] = {
+    "int8": (),
+    "int8-mixed": ("down_proj",),
+    "int8-smooth": (),
+}
 #: CPU flags (``/proc/cpuinfo``) of native bfloat16 arithmetic.
 BF16_CPU_FLAGS: frozenset[str] = frozenset({"avx512_bf16", "amx_bf16"})
 _CPUINFO = Path("/proc/cpuinfo")
@@ -271,6 +300,114 @@ def quantize_int8(model: Any, keep_float: tuple[str, ...] = ()) -> Any:
         return quantize_dynamic(  # type: ignore[no-untyped-call]
             model, spec, dtype=torch.qint8, inplace=True
         )
+
+
+def smooth_mlp_outliers(
+    model: Any, tokenizer: Any, texts: tuple[str, ...] = CALIBRATION_TEXTS, alpha: float = 0.8
+) -> int:
+    """SmoothQuant for Llama-style decoder layers: move activation outliers into the weights.
+
+    Dynamic int8 gives a whole activation tensor ONE scale, so a few outlier channels flatten
+    every other channel to a handful of levels. Per input channel ``j`` of a group of linear
+    layers reading the same activation ``X``, dividing ``X_j`` by ``s_j`` where ``X`` is made
+    and multiplying the layers' weight column ``j`` by ``s_j`` leaves the function unchanged
+    (exactly, up to rounding) and moves the outliers into the weights, which are quantised per
+    output channel. ``s_j = max|X_j| ** alpha / max|W_j| ** (1 - alpha)`` (Xiao et al. 2023,
+    "SmoothQuant"), ``max|X_j|`` over ``texts``, ``max|W_j|`` over the group's weights. Groups:
+    ``q/k/v_proj`` (``X`` made by ``input_layernorm``, whose weight absorbs ``1 / s``),
+    ``gate/up_proj`` (``post_attention_layernorm``) and ``down_proj`` (``up_proj``'s output
+    rows absorb it, since the MLP multiplies ``act(gate) * up``). Run it on the float32 model
+    before quantising.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A float32 causal LM with Llama-style decoder layers (``input_layernorm``,
+        ``self_attn.{q,k,v}_proj``, ``post_attention_layernorm``, ``mlp.{gate,up,down}_proj``:
+        Llama, Mistral, Qwen2, SmolLM...); changed in place.
+    tokenizer
+        Its tokenizer.
+    texts : tuple of str
+        Calibration text.
+    alpha : float
+        Migration strength in ``[0, 1]`` (0: nothing moves to the weights).
+
+    Returns
+    -------
+    int
+        The number of decoder layers smoothed (``0``: no such layer; the model is unchanged).
+    """
+    import torch
+
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    layers = [m for m in model.modules() if _llama_like(m)]
+    if not layers:
+        return 0
+    # per layer: the activations read by q_proj, gate_proj and down_proj
+    readers = [(m.self_attn.q_proj, m.mlp.gate_proj, m.mlp.down_proj) for m in layers]
+    amax: dict[tuple[int, int], Any] = {}
+
+    def record(key: tuple[int, int]) -> Any:
+        def hook(_module: Any, args: tuple[Any, ...]) -> None:
+            x = args[0].detach().abs().reshape(-1, args[0].shape[-1]).amax(dim=0).float()
+            amax[key] = x if key not in amax else torch.maximum(amax[key], x)
+
+        return hook
+
+    handles = [
+        lin.register_forward_pre_hook(record((i, g)))
+        for i, group in enumerate(readers)
+        for g, lin in enumerate(group)
+    ]
+    try:
+        with torch.inference_mode():
+            for text in texts:
+                ids = tokenizer(text, return_tensors="pt")["input_ids"]
+                model(input_ids=ids.to(next(model.parameters()).device))
+    finally:
+        for h in handles:
+            h.remove()
+
+    def scales(key: tuple[int, int], weights: list[Any]) -> Any:
+        w_max = torch.stack([w.abs().amax(dim=0).float() for w in weights]).amax(dim=0)
+        s = amax[key].clamp(min=1e-5) ** alpha / w_max.clamp(min=1e-5) ** (1 - alpha)
+        return s.clamp(min=1e-5)
+
+    with torch.no_grad():
+        for i, m in enumerate(layers):
+            attn, mlp = m.self_attn, m.mlp
+            qkv = [attn.q_proj, attn.k_proj, attn.v_proj]
+            for key, norm, group in (
+                ((i, 0), m.input_layernorm, qkv),
+                ((i, 1), m.post_attention_layernorm, [mlp.gate_proj, mlp.up_proj]),
+            ):
+                s = scales(key, [lin.weight for lin in group])
+                norm.weight.div_(s.to(norm.weight.dtype))
+                for lin in group:
+                    lin.weight.mul_(s[None, :].to(lin.weight.dtype))
+            s = scales((i, 2), [mlp.down_proj.weight])
+            mlp.up_proj.weight.div_(s[:, None].to(mlp.up_proj.weight.dtype))
+            if getattr(mlp.up_proj, "bias", None) is not None:
+                mlp.up_proj.bias.div_(s.to(mlp.up_proj.bias.dtype))
+            mlp.down_proj.weight.mul_(s[None, :].to(mlp.down_proj.weight.dtype))
+    return len(layers)
+
+
+def _llama_like(module: Any) -> bool:
+    """A decoder layer :func:`smooth_mlp_outliers` can smooth (norms without bias)."""
+    import torch
+
+    attn, mlp = getattr(module, "self_attn", None), getattr(module, "mlp", None)
+    norms = [getattr(module, n, None) for n in ("input_layernorm", "post_attention_layernorm")]
+    names = [(attn, n) for n in ("q_proj", "k_proj", "v_proj")] + [
+        (mlp, n) for n in ("gate_proj", "up_proj", "down_proj")
+    ]
+    return (
+        all(isinstance(getattr(o, n, None), torch.nn.Linear) for o, n in names)
+        and all(isinstance(getattr(n, "weight", None), torch.Tensor) for n in norms)
+        and all(getattr(n, "bias", None) is None for n in norms)
+    )
 
 
 def precision_suffix(dtype: str | None) -> str:

@@ -162,14 +162,15 @@ class QueryParams(Params):
         False,
         doc="beam search stops once every row has its beams finished (speed; paper: false)",
     )
-    translator_dtype: Literal["auto", "float32", "bfloat16", "float16", "int8", "int8-mixed"] = (
-        param(
-            "auto",
-            doc="precision of a translator loaded by name or path (auto: bfloat16 where the CPU "
-            "computes it natively, ~2x faster; else float32; int8: dynamic int8 linear layers on "
-            "CPU, ~1.8x faster than float32 on AVX2, lossy; int8-mixed: int8 but the MLP "
-            "down_proj layers float32, closer to float32)",
-        )
+    translator_dtype: Literal[
+        "auto", "float32", "bfloat16", "float16", "int8", "int8-mixed", "int8-smooth"
+    ] = param(
+        "auto",
+        doc="precision of a translator loaded by name or path (auto: bfloat16 where the CPU "
+        "computes it natively, ~2x faster; else float32; int8: dynamic int8 linear layers on "
+        "CPU, ~1.8x faster than float32 on AVX2, lossy; int8-mixed: int8 but the MLP "
+        "down_proj layers float32, closer to float32; int8-smooth: int8 after SmoothQuant "
+        "smoothing of the MLP activations)",
     )
 
     @classmethod
