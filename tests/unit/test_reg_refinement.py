@@ -8,11 +8,13 @@ import pytest
 
 from graphrag_integrations.core.llm import LLMClient, LLMResult
 from graphrag_integrations.errors import ModelUnavailableError
-from graphrag_integrations.methods.reg.candidates import build_pool
+from graphrag_integrations.methods.reg.candidates import build_pool, ground
 from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.refinement import (
     ICL_PATHS,
+    RECORD_RATIO,
     Refiner,
+    _key,
     batch_calibrate,
     calibrate,
     choose,
@@ -379,3 +381,70 @@ def test_batch_scoring_through_the_index() -> None:
     assert sorted(kept.selected) == list(range(n["q1"]))
     assert refiner.stats.llm_calls == 2 and refiner.stats.cache_hits == 1
     assert refiner.stats.questions == 1
+
+
+def test_choose_with_a_limit_and_allowed_options() -> None:
+    scores = [math.log(0.4), math.log(0.35), math.log(0.15), math.log(0.1)]
+    assert choose(scores, 0.5) == [0, 1]
+    assert choose(scores, 0.9) == [0]  # stricter ratio: 0.35 < 0.9 * 0.4
+    assert choose(scores, 0.2, limit=2) == [0, 1] and choose(scores, 0.2) == [0, 1, 2, 3]
+    # relative to the best allowed option, which need not be the best overall
+    assert choose(scores, 0.5, allowed=[3, 2]) == [2, 3]
+    assert choose(scores, 0.5, allowed=[]) == []
+
+
+def test_choice_rules_are_applied_to_cached_scores(tmp_path: Path) -> None:
+    view, pool = _two_chain_pool()
+    sp = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
+    hood = [i for i, c in enumerate(pool.candidates) if c.kind != "sp"]
+    # two neighbourhood options lead, then both q->a paths, everything within ratio 0.5
+    table = {hood[0]: -1.0, hood[1]: -1.1, sp[0]: -1.3, sp[1]: -1.5}
+    cache = tmp_path / "sel.jsonl"
+    first = Refiner(FakeScorer(table), RefinementParams(), cache)
+    default = first.refine("q", "?", view, pool)
+    assert default.selected == [hood[0], hood[1], sp[0], sp[1]]
+
+    def reread(**options: object) -> tuple[list[int], list[int], Refiner]:
+        """What the LLM's scores kept and what the q->a fallback added, without scoring."""
+        params = RefinementParams.from_options({k: str(v) for k, v in options.items()})
+        refiner = Refiner(FakeScorer({}), params, cache)
+        labels = refiner.refine("q", "?", view, pool)
+        assert refiner.stats.llm_calls == 0 and refiner.stats.cache_hits == 1
+        kept = labels.selected[: len(labels.selected) - len(labels.added)]
+        return kept, labels.added, refiner
+
+    # a stricter ratio and a cap read the same record (the ratio is not part of its key)
+    assert reread(choice_ratio=0.8)[:2] == ([hood[0], hood[1]], [sp[0]])
+    assert reread(choice_max=3)[:2] == ([hood[0], hood[1], sp[0]], [])
+    top1, added, refiner = reread(choice_max=1)
+    assert top1 == [hood[0]] and added == [sp[0]]
+    assert refiner.stats.answer_path_added == 1
+    # only q->a paths may be kept: the ratio is relative to the best of them
+    assert reread(choice_options="answer_paths")[:2] == ([sp[0], sp[1]], [])
+    assert reread(choice_options="answer_paths", choice_ratio=0.9)[:2] == ([sp[0]], [])
+    only_sp = Refiner(FakeScorer(table), RefinementParams(choice_options="answer_paths"))
+    rows = only_sp.refine("q", "?", view, pool).rows
+    assert set(rows) == set(ground(view, pool, sp, all_answers=True))
+    assert len(cache.read_text().splitlines()) == 1  # nothing was scored again
+
+
+def test_records_keyed_with_another_ratio_stay_readable(tmp_path: Path) -> None:
+    view, pool = _two_chain_pool()
+    cache = tmp_path / "sel.jsonl"
+    labels = Refiner(FakeScorer({0: -1.0, 1: -1.2}), RefinementParams(), cache).refine(
+        "q", "?", view, pool
+    )
+    # the record as a version with the ratio in the key wrote it with ratio 0.3
+    rec = json.loads(cache.read_text())
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({**rec, "key": _key(["q", labels.prompt, "choice", 0.3])}) + "\n")
+    same = Refiner(FakeScorer({}), RefinementParams(choice_ratio=0.3), old)
+    assert same.refine("q", "?", view, pool).selected[:2] == [0, 1]
+    assert same.stats.llm_calls == 0
+    # new records are keyed with RECORD_RATIO whatever the run's ratio
+    fresh = tmp_path / "fresh.jsonl"
+    Refiner(FakeScorer({0: -1.0}), RefinementParams(choice_ratio=0.9), fresh).refine(
+        "q", "?", view, pool
+    )
+    key = json.loads(fresh.read_text())["key"]
+    assert key == rec["key"] == _key(["q", labels.prompt, "choice", RECORD_RATIO])

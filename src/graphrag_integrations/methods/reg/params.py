@@ -64,6 +64,18 @@ class RefinementParams(Params):
     choice_ratio: float = param(
         0.5, doc="choice mode: keep options with probability >= ratio * the best one's", gt=0, le=1
     )
+    choice_max: int = param(
+        0,
+        doc="choice mode: keep at most this many options, best-scored first (0: no cap); "
+        "applied after choice_ratio",
+        ge=0,
+    )
+    choice_options: Literal["all", "answer_paths"] = param(
+        "all",
+        doc="choice mode: the options a selection may keep: 'all', or only the q->a shortest "
+        "paths ('answer_paths': the neighbourhood options are still listed and scored, but "
+        "never kept; choice_ratio is then relative to the best-scored q->a path)",
+    )
     choice_scoring: Literal["label", "calibrated", "content", "permuted", "batch"] = param(
         "label",
         doc="choice mode: 'label' scores 'ans: Path i' (summed log-prob); 'calibrated' "

@@ -40,7 +40,10 @@ question's weak labels); logged, counted. Results are appended to a JSONL cache 
 question id and a hash of prompt, mode and what was scored, so a refinement run resumes where
 it stopped; label, calibrated, permuted and batch scoring share their records (the label
 scores; a record's ``scores`` are indexed by the path's number in the prompt, ``order`` lists
-the path numbers best-scored first).
+the path numbers best-scored first). In choice mode the selection is made from the cached
+scores on every read (``choice_ratio``, and two options off by default: ``choice_max`` keeps
+at most that many options, ``choice_options="answer_paths"`` only q->a paths), so changing
+them needs no new LLM call.
 """
 
 from __future__ import annotations
@@ -289,17 +292,43 @@ def as_client(llm: Any) -> LLMClient:
     return llm if isinstance(llm, LLMClient) else LLMClient(llm)
 
 
-def choose(scores: Sequence[float], ratio: float) -> list[int]:
+def choose(
+    scores: Sequence[float],
+    ratio: float,
+    *,
+    allowed: Sequence[int] | None = None,
+    limit: int = 0,
+) -> list[int]:
     """Options whose softmax probability is >= ``ratio`` times the best one's, best first.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        Log-probability (or any log-space score) of each option.
+    ratio : float
+        Keep an option when ``score - best >= log(ratio)``.
+    allowed : sequence of int, optional
+        The options that may be kept (default: every option); ``best`` is the best of them,
+        and none is kept when it is empty.
+    limit : int
+        Keep at most this many, best first (0: no cap).
 
     Examples
     --------
     >>> choose([-1.0, -1.2, -9.0], 0.5)
     [0, 1]
+    >>> choose([-1.0, -1.2, -9.0], 0.5, limit=1)
+    [0]
+    >>> choose([-1.0, -1.2, -9.0], 0.5, allowed=[1, 2])
+    [1]
     """
-    best = max(scores)
-    keep = [i for i, s in enumerate(scores) if s - best >= math.log(ratio)]
-    return sorted(keep, key=lambda i: -scores[i])
+    pool = range(len(scores)) if allowed is None else allowed
+    if not pool:
+        return []
+    best = max(scores[i] for i in pool)
+    keep = [i for i in pool if scores[i] - best >= math.log(ratio)]
+    keep.sort(key=lambda i: -scores[i])
+    return keep[:limit] if limit else keep
 
 
 @dataclass
@@ -381,16 +410,38 @@ class Refiner:
         answer = [view.entities[pool.representative]] if pool.representative is not None else []
         paths = [c.render(view) for c in pool.candidates]
         prompt = refinement_prompt(question, answer, paths)
-        # label, calibrated, permuted and batch scoring share one record (the label scores)
-        key_parts: list[Any] = [qid, prompt, self.params.mode, self.params.choice_ratio]
-        key = _key([*key_parts, "content"] if self._scoring() == "content" else key_parts)
-        rec = self._load_cache().get(key)
+        keys = self._keys(qid, prompt)
+        cache = self._load_cache()
+        rec = next((cache[k] for k in keys if k in cache), None)
         if rec is None:
-            rec = {"key": key, "qid": qid, **self._ask(prompt, paths)}
+            rec = {"key": keys[0], "qid": qid, **self._ask(prompt, paths)}
             self._remember(rec)
         else:
             self.stats.cache_hits += 1
         return rec, answer, paths, prompt
+
+    def _keys(self, qid: str, prompt: str) -> list[str]:
+        """Cache keys of a question's record, the one new records get first.
+
+        Label, calibrated, permuted and batch scoring share one record (the label scores).
+        Choice-mode scores do not depend on ``choice_ratio`` (:meth:`refine` chooses from
+        them), so choice records are keyed with :data:`RECORD_RATIO`, the ratio of every
+        record written while the ratio was part of the key; a record keyed with this run's
+        ratio (an older one written with another ratio) is read too.
+        """
+        p = self.params
+        ratios = [RECORD_RATIO, p.choice_ratio] if p.mode == "choice" else [p.choice_ratio]
+        extra = ["content"] if self._scoring() == "content" else []
+        return list(dict.fromkeys(_key([qid, prompt, p.mode, r, *extra]) for r in ratios))
+
+    def _choice(self, scores: Sequence[float], pool: CandidatePool) -> list[int]:
+        """Choice mode: the options kept by ``choice_ratio``, ``choice_options`` and
+        ``choice_max`` (:func:`choose`)."""
+        p = self.params
+        allowed = None
+        if p.choice_options == "answer_paths":
+            allowed = [i for i, c in enumerate(pool.candidates) if c.kind == "sp"]
+        return choose(scores, p.choice_ratio, allowed=allowed, limit=p.choice_max)
 
     def fit_batch(self, view: KGView, items: Sequence[tuple[str, str, CandidatePool]]) -> None:
         """Fit :attr:`position_bias` (``choice_scoring="batch"``) on the label scores of the
@@ -420,16 +471,17 @@ class Refiner:
         rec, answer, paths, prompt = self._record(qid, question, view, pool)
         selected: list[int] | None = rec["selected"]
         order: list[int] | None = rec.get("order")
-        if scoring in ("calibrated", "permuted", "batch"):
+        if scoring != "generate":  # choice mode: chosen from the (cached) scores
+            scores = [float(s) for s in rec["scores"]]  # label / content: as scored
             if scoring == "calibrated":
                 scores = calibrate(rec["scores"], self._baseline(len(paths)))
             elif scoring == "permuted":
                 rev = self._reversed_scores(rec, question, answer, paths)
                 scores = permuted_scores(rec["scores"], rev)
-            else:
+            elif scoring == "batch":
                 bias = self.position_bias or {}
                 scores = batch_calibrate(rec["scores"], bias, self.params.batch_position)
-            selected = choose(scores, self.params.choice_ratio)
+            selected = self._choice(scores, pool)
             order = sorted(range(len(scores)), key=lambda i: -scores[i])
         if selected is None:
             self.stats.unparsed += 1
@@ -499,6 +551,10 @@ class Refiner:
             }
         text = self.llm.complete(prompt, max_tokens=self.params.max_tokens)
         return {"selected": parse_selection(text, n), "raw": text}
+
+
+#: ``choice_ratio`` in the cache key of every choice-mode record (see ``Refiner._keys``).
+RECORD_RATIO = 0.5
 
 
 def _key(parts: Sequence[Any]) -> str:
