@@ -107,3 +107,24 @@ def test_train_reg_through_the_cli_then_eval(
     row = json.loads(report.read_text("utf-8"))["results"]["reg"]
     assert row["AnsR@100"] == 100.0  # the whole toy KG fits in the top-100 triples
     assert 0.0 <= row["Hit@1"] <= 100.0 and row["chains"] > 0 and row["flat_tokens"] > 0
+
+
+def test_train_reg_takes_refinement_options(
+    tmp_path: Path, fakes: FakeScorer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, out = _metaqa(tmp_path / "metaqa"), tmp_path / "scorers"
+    argv = ["train", "--method", "reg", "--dataset", str(data), "--out", str(out)]
+    for opt in ("supervision=refined", "hops=2", "train=3", "val=2", "test=1", "epochs=1"):
+        argv += ["--option", opt]
+    bad = [*argv, "--option", "refinement=choice_scoring=sideways", "--no-progress"]
+    assert cli.main(bad) != 0
+    assert not (out / "refined-2hop.jsonl").exists()  # refused before any labelling
+    capsys.readouterr()
+    spec = "refinement=choice_scoring=permuted,choice_options=answer_paths"
+    assert cli.main([*argv, "--option", spec, "--no-progress"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["refinement"]["choice_scoring"] == "permuted"
+    assert report["refinement"]["choice_options"] == "answer_paths"
+    assert load_scorer(out / "refined-2hop")[1]["refinement"] == report["refinement"]
+    # permuted scoring reads every question twice: the given and the reversed listing
+    assert report["refine_stats"]["permutation_calls"] == 3

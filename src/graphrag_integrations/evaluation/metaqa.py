@@ -30,7 +30,7 @@ from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.datasets import answerable_metaqa as answerable
 from graphrag_integrations.evaluation.datasets import load_metaqa_questions as load_questions
 from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics, latency_percentiles
-from graphrag_integrations.methods.reg.params import RegTrainParams
+from graphrag_integrations.methods.reg.params import RefinementParams, RegTrainParams
 
 __all__ = [
     "QTYPE_RELATIONS",
@@ -148,6 +148,23 @@ def kgqa_metrics(
     return out
 
 
+def refinement_params(spec: str) -> RefinementParams:
+    """``RegTrainParams.refinement`` (``"K=V,K=V"``, ``""`` = defaults) as RefinementParams.
+
+    Examples
+    --------
+    >>> p = refinement_params("choice_scoring=permuted,choice_options=answer_paths")
+    >>> p.choice_scoring, p.choice_options
+    ('permuted', 'answer_paths')
+    >>> refinement_params("") == RefinementParams()
+    True
+    """
+    from graphrag_integrations.core.params import key_values
+
+    items = [item.strip() for item in spec.split(",") if item.strip()]
+    return RefinementParams.from_options(key_values(items))
+
+
 def train_reg(
     dataset: Path, out: Path, *, params: RegTrainParams, show_progress: bool = False
 ) -> Mapping[str, Any]:
@@ -171,6 +188,7 @@ def train_reg(
     from graphrag_integrations.methods.reg.params import TrainParams
     from graphrag_integrations.methods.reg.refinement import refinement_prompt
 
+    refinement = refinement_params(params.refinement)  # bad options fail before any work
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     embedder = SentenceTransformerEmbedder()
@@ -205,7 +223,11 @@ def train_reg(
 
         llm = LLMClient(params.llm or None)
         sup = index.supervision(
-            as_t, mode="refined", llm=llm, cache_path=out / f"refined-{params.hops}hop.jsonl"
+            as_t,
+            mode="refined",
+            llm=llm,
+            refinement=refinement,
+            cache_path=out / f"refined-{params.hops}hop.jsonl",
         )
         labels = sup.labels
         refine_stats = vars(sup.refine_stats) if sup.refine_stats else None
@@ -240,6 +262,7 @@ def train_reg(
         if params.supervision == "refined"
         else None,
         "prompt_hash": prompt_hash if params.supervision == "refined" else None,
+        "refinement": refinement.to_kwargs() if params.supervision == "refined" else None,
         "best_epoch": report.best_epoch,
         "val_recall": report.best_recall,
         "train_s": round(report.seconds, 1),

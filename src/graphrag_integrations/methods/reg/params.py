@@ -184,6 +184,12 @@ class RegTrainParams(TrainParams):
     test: int = param(200, doc="held-out test questions (sample 3, not used)", ge=0, kwarg=False)
     sample_seed: int = param(0, doc="seed of the disjoint samples", kwarg=False)
     llm: str = param("", doc="refined: LLM name or path ('' = offline SmolLM2)", kwarg=False)
+    refinement: str = param(
+        "",
+        doc="refined: RefinementParams options as K=V,K=V ('' = the defaults; the committed "
+        "3-hop scorer: choice_scoring=permuted,choice_options=answer_paths)",
+        kwarg=False,
+    )
     index_cache: str = param(
         "", doc="persisted ReG index of kb.txt (loaded if present, else written)", kwarg=False
     )
