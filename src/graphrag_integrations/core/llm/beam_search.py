@@ -129,19 +129,20 @@ def beam_search(
 
     Examples
     --------
-    A toy "model" whose next-token log-probabilities ignore the context: token 2 is ``eos``.
+    A toy "model" whose next-token log-probabilities ignore the context: token 2 is ``eos``;
+    the length-normalised scores favour the hypotheses that run to the limit.
 
     >>> import torch
     >>> table = torch.log(torch.tensor([0.1, 0.5, 0.4]))
-    >>> def forward(ids, mask, pos, cache):
-    ...     return table.expand(ids.shape[0], 3).clone(), cache
-    >>> class Cache:
+    >>> class Cache:  # what the loop needs of a key/value cache
     ...     def reorder_cache(self, index): pass
     ...     def batch_repeat_interleave(self, n): pass
+    >>> def forward(ids, mask, pos, cache):
+    ...     return table.expand(ids.shape[0], 3).clone(), cache or Cache()
     >>> out = beam_search(forward, torch.tensor([[7]]), torch.tensor([[1]]), num_beams=2,
-    ...                   max_new_tokens=3, eos_token_ids=[2], pad_token_id=0, cache=Cache())
-    >>> [(ids, round(score, 3)) for ids, score in out.hypotheses[0]]
-    [([2], -0.916), ([1, 2], -0.805)]
+    ...                   max_new_tokens=3, eos_token_ids=[2], pad_token_id=0)
+    >>> [(ids, round(score, 3)) for ids, score in out.hypotheses[0]]  # mean log-probability
+    [([1, 1, 1], -0.693), ([1, 1, 2], -0.768)]
     """
     import torch
 
