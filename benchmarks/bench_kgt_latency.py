@@ -6,7 +6,7 @@ Usage (from the repository root)::
         python benchmarks/bench_kgt_latency.py INDEX_DIR musique-100 --skip 50 --n 5 \
         [--translator musique-100-a] [--preset paper-musique] [--profile FILE] \
         [--translator-dtype bfloat16] [--early-stopping] [--threads 2] [--embed-all] \
-        [--beam-loop transformers]
+        [--beam-loop transformers] [--rrf]
 
 ``INDEX_DIR`` is a persisted ``ParseKGTranslatorRetriever`` (built and persisted there when
 missing, lazy passage vectors). The translator, constraint indexes, embedder and spaCy are
@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> None:
         help="beam search: settled rows leave the batch (default) or transformers' generate",
     )
     ap.add_argument(
+        "--rrf",
+        action="store_true",
+        help="the product mode: fusion=rrf, fusion_k=5, fusion_weight=0.5 (adds a dense search)",
+    )
+    ap.add_argument(
         "--embed-all",
         action="store_true",
         help="embed every passage before timing (steady state of lazy vectors; persisted)",
@@ -77,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     params = replace(
         PRESETS[a.preset], translator_dtype=a.translator_dtype, early_stopping=a.early_stopping
     )
+    if a.rrf:
+        params = replace(params, fusion="rrf", fusion_k=5.0, fusion_weight=0.5)
     kgt = ParseKGTranslatorRetriever.load(
         a.index, embedding=embedder, translator=a.translator, query_params=params
     )
