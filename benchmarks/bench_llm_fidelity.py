@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     texts = [p.text for p in load_dataset(Path(a.dataset)).passages[: a.passages]]
 
-    def log_probs(llm: TransformersLLM) -> list[torch.Tensor]:
+    def log_probs(llm: TransformersLLM) -> list[tuple[torch.Tensor, torch.Tensor]]:
         out = []
         with torch.inference_mode():
             for text in texts:
