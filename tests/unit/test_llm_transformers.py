@@ -260,7 +260,7 @@ def test_auto_dtype_is_resolved_and_named(
 
 
 def test_smoothing_keeps_the_function_and_flattens_the_outliers(tmp_path: Path) -> None:
-    from graphrag_integrations.core.llm.precision import smooth_mlp_outliers
+    from graphrag_integrations.core.llm.precision import smooth_activation_outliers
 
     path = build_tiny_llama(tmp_path / "lm", WORDS, zero_head=False, init_std=1.0, layers=2)
     llm = TransformersLLM(str(path), use_chat_template=False)
@@ -274,7 +274,7 @@ def test_smoothing_keeps_the_function_and_flattens_the_outliers(tmp_path: Path) 
     )
     with torch.inference_mode():
         before = model(input_ids=ids).logits
-        assert smooth_mlp_outliers(model, tok, ("paris is the capital of france",)) == 2
+        assert smooth_activation_outliers(model, tok, ("paris is the capital of france",)) == 2
         after = model(input_ids=ids).logits
     hook.remove()
     torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)  # the same function
@@ -285,8 +285,8 @@ def test_smoothing_keeps_the_function_and_flattens_the_outliers(tmp_path: Path) 
 
     assert spread(last) < spread(first) / 3
     with pytest.raises(ValueError, match="alpha"):
-        smooth_mlp_outliers(model, tok, alpha=1.5)
-    assert smooth_mlp_outliers(torch.nn.Linear(2, 2), tok) == 0  # nothing to smooth
+        smooth_activation_outliers(model, tok, alpha=1.5)
+    assert smooth_activation_outliers(torch.nn.Linear(2, 2), tok) == 0  # nothing to smooth
 
 
 def test_int8_smooth_quantises_every_linear_layer(tmp_path: Path) -> None:

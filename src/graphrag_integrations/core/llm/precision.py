@@ -23,7 +23,7 @@ differ from float32's. ``"int8-mixed"`` does the same but keeps the layers that 
 from per-batch activation scales in float32 (:data:`INT8_FLOAT_LAYERS`: the MLP output
 projection ``down_proj``, whose inputs carry the activation outliers): closer to float32, a
 little slower than ``"int8"``. ``"int8-smooth"`` quantises every linear layer but first
-moves the MLP's activation outliers into the weights (:func:`smooth_mlp_outliers`,
+moves the MLP's activation outliers into the weights (:func:`smooth_activation_outliers`,
 SmoothQuant), calibrated on :data:`CALIBRATION_TEXTS`.
 
 Examples
@@ -59,7 +59,7 @@ __all__ = [
     "preferred_dtype",
     "quantize_int8",
     "resolve_dtype",
-    "smooth_mlp_outliers",
+    "smooth_activation_outliers",
     "torch_dtype_name",
 ]
 
@@ -71,7 +71,7 @@ DTYPES: frozenset[str] = frozenset(
 )
 #: Precisions that quantise a float32 model after loading (CPU only).
 QUANTIZED: frozenset[str] = frozenset({"int8", "int8-mixed", "int8-smooth"})
-#: Quantised precisions that smooth the MLP activations first (:func:`smooth_mlp_outliers`).
+#: Quantised precisions that smooth the activations first (:func:`smooth_activation_outliers`).
 SMOOTHED: frozenset[str] = frozenset({"int8-smooth"})
 #: SmoothQuant's migration strength alpha used by ``"int8-smooth"``.
 SMOOTH_ALPHA = 0.8
@@ -302,8 +302,11 @@ def quantize_int8(model: Any, keep_float: tuple[str, ...] = ()) -> Any:
         )
 
 
-def smooth_mlp_outliers(
-    model: Any, tokenizer: Any, texts: tuple[str, ...] = CALIBRATION_TEXTS, alpha: float = 0.8
+def smooth_activation_outliers(
+    model: Any,
+    tokenizer: Any,
+    texts: tuple[str, ...] = CALIBRATION_TEXTS,
+    alpha: float = SMOOTH_ALPHA,
 ) -> int:
     """SmoothQuant for Llama-style decoder layers: move activation outliers into the weights.
 
@@ -395,7 +398,7 @@ def smooth_mlp_outliers(
 
 
 def _llama_like(module: Any) -> bool:
-    """A decoder layer :func:`smooth_mlp_outliers` can smooth (norms without bias)."""
+    """A decoder layer :func:`smooth_activation_outliers` can smooth (norms without bias)."""
     import torch
 
     attn, mlp = getattr(module, "self_attn", None), getattr(module, "mlp", None)

@@ -26,12 +26,11 @@ from typing import Any
 from graphrag_integrations.core.llm.precision import (
     INT8_FLOAT_LAYERS,
     QUANTIZED,
-    SMOOTH_ALPHA,
     SMOOTHED,
     precision_suffix,
     quantize_int8,
     resolve_dtype,
-    smooth_mlp_outliers,
+    smooth_activation_outliers,
     torch_dtype_name,
 )
 from graphrag_integrations.core.llm.protocol import LLMResult
@@ -174,7 +173,7 @@ class TransformersLLM:
         ``"int8-mixed"``: the same with the MLP ``down_proj`` layers kept float32 (closer to
         float32, a little slower). ``"int8-smooth"``: every linear layer int8 after
         SmoothQuant smoothing of the MLP activations
-        (:func:`~graphrag_integrations.core.llm.precision.smooth_mlp_outliers`).
+        (:func:`~graphrag_integrations.core.llm.precision.smooth_activation_outliers`).
         Log-probabilities are always computed in float32.
     beam_loop : {"pruned", "transformers"}
         Beam search (``num_beams > 1``) implementation: ``"pruned"`` (default,
@@ -297,7 +296,7 @@ class TransformersLLM:
             model.to(getattr(torch, torch_dtype_name(self.dtype)))
         model.to(self.device)
         if self.dtype in SMOOTHED:
-            smooth_mlp_outliers(model, tokenizer, alpha=SMOOTH_ALPHA)
+            smooth_activation_outliers(model, tokenizer)
         if self.dtype in QUANTIZED:
             model = quantize_int8(model, INT8_FLOAT_LAYERS[self.dtype])
         model.eval()
