@@ -5,6 +5,7 @@
   phase-by-phase experiment logs live in ``docs/lab/``;
 * every relative link of the README, ``docs/`` and ``examples/README.md`` names an existing
   file, and an ``#anchor`` into a Markdown file names one of its headings;
+* the demo's answer helpers (``examples/quickstart.py``) behave as their doctests say;
 * the README's ``python`` blocks compile, and (``slow``: real models) run top to bottom in one
   fresh interpreter, in a folder where ``examples/`` is the repository's. A block preceded by
   ``<!-- no-run -->`` (one that needs a user's own LLM, say) is skipped.
@@ -13,6 +14,8 @@
 from __future__ import annotations
 
 import ast
+import doctest
+import importlib.util
 import os
 import re
 import subprocess
@@ -189,3 +192,12 @@ def test_readme_snippets_run(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_quickstart_shows_only_answers_the_passages_hold() -> None:
+    spec = importlib.util.spec_from_file_location("quickstart", REPO / "examples" / "quickstart.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = doctest.testmod(module)
+    assert result.attempted >= 8 and result.failed == 0
