@@ -158,7 +158,8 @@ def main() -> None:
                 found += 1
                 rank, sentence = holder
                 print(f"  answer (extracted from passage {rank}, {title_of(hits[rank - 1])!r}):")
-                print(textwrap.fill(sentence, 100, initial_indent=" " * 7, subsequent_indent=" " * 7))
+                indent = " " * 7
+                print(textwrap.fill(sentence, 100, initial_indent=indent, subsequent_indent=indent))
         if llm is not None:
             context = "\n\n".join(h.text for h in hits)
             generated = llm.complete(ANSWER_PROMPT.format(context=context, question=question))
