@@ -201,3 +201,26 @@ def test_quickstart_shows_only_answers_the_passages_hold() -> None:
     spec.loader.exec_module(module)
     result = doctest.testmod(module)
     assert result.attempted >= 8 and result.failed == 0
+
+
+@pytest.mark.slow
+def test_demo_shows_passages_paths_and_extracted_answers(tmp_path: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    script = REPO / "examples" / "quickstart.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--index-dir", str(tmp_path / "index")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "<- via '" in out  # the supporting sentences of each path, with their entities
+    assert "answer (extracted from passage" in out
+    assert "Georg Philipp Telemann" in out
+    assert re.search(r"^gold answer in the top 5 passages for \d of 6 questions$", out, re.M)
+    assert "SmolLM2" not in out  # no generated answer unless asked for
