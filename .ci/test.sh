@@ -11,7 +11,7 @@ export GRAPHRAG_REQUIRE_CHROMA_SERVER=1
 "$VENV/bin/ruff" check src tests examples benchmarks
 "$VENV/bin/ruff" format --check src tests examples benchmarks
 "$VENV/bin/mypy"
-"$VENV/bin/lint-imports"  # import contracts: pyproject [tool.importlinter], docs/architecture.md
+"$VENV/bin/lint-imports"  # import contracts: pyproject [tool.importlinter], docs/reference/architecture.md
 marker=()
 [ "${FAST:-0}" = "1" ] && marker=(-m "not slow")
 "$VENV/bin/python" -m pytest "${marker[@]}" "$@"

@@ -1,4 +1,4 @@
-"""Micro-benchmarks of the constrained-decoding indexes (docs/constraints.md quotes them).
+"""Micro-benchmarks of the constrained-decoding indexes (docs/reference/constraints.md quotes them).
 
 Every case runs in a fresh subprocess so its memory figures are its own:
 

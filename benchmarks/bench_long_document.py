@@ -3,7 +3,7 @@
 
 Builds the BM25 baseline over one 512 KB document and the dense baseline (model-free
 ``FakeEmbedder``) over one 5 MB document with the default splitter, and prints passages,
-the longest passage, build time, ``delete`` time and peak RSS. Figures in ``docs/chunking.md``.
+the longest passage, build time, ``delete`` time and peak RSS (``docs/reference/chunking.md``).
 
 Usage (from the repository root)::
 

@@ -18,7 +18,7 @@ parsed; ``latency`` times retrieval on a synthetic graph of ``--queries`` query 
 the dense baseline over the same chunks; ``generate`` / ``lihua-generate`` build the query sets
 resumably (closed prefixes), ``snapshot`` / ``lihua-snapshot`` write the committed artefacts
 and the covered questions; ``ablation`` compares QCG variants with dense and BM25 in one
-process on the HotpotQA closed sub-corpus (commands and figures: ``docs/qcg.md``).
+process on the HotpotQA closed sub-corpus (commands and figures: ``docs/lab/qcg.md``).
 """
 
 from __future__ import annotations
@@ -358,7 +358,7 @@ def snapshot(args: argparse.Namespace) -> None:
             "passages_covered": len(merged.pairs),
             **_pair_counts(merged, "passages"),
             "snapshot": _utc_now(),
-            "command": "python benchmarks/bench_qcg.py generate (see docs/qcg.md)",
+            "command": "python benchmarks/bench_qcg.py generate (see docs/lab/qcg.md)",
             "partial": len(done) < len(raw),
         }
     )
@@ -526,7 +526,7 @@ def lihua_snapshot(args: argparse.Namespace) -> None:
             "chats_covered": len(done),
             **_rates(usage),
             "snapshot": _utc_now(),
-            "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/qcg.md)",
+            "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/lab/qcg.md)",
             "partial": len(done) < len(chats),
         }
     )

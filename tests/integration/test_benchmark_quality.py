@@ -31,7 +31,7 @@ def test_qiter_beats_dense_on_hotpotqa(data_dir: Path) -> None:
     assert dense["R@5"] == pytest.approx(78.5, abs=1.0)  # the documented baseline
     assert clue["R@5"] >= dense["R@5"] + 5.0
     assert clue["R@2"] > dense["R@2"]
-    # Q-Iter's p50 is 5-9x dense's (both embed the question; docs/clue.md): a bound relative to
+    # Q-Iter's p50 is 5-9x dense's (both embed the question; docs/lab/clue.md): a bound relative to
     # dense in the same run holds on a loaded machine too (an absolute 1 s bound failed at load
     # average 13, 1,067 ms) and still catches a slowdown of Q-Iter alone
     assert clue["latency_p50_ms"] < 25.0 * max(dense["latency_p50_ms"], 5.0)

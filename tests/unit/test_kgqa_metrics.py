@@ -1,4 +1,4 @@
-"""KGQA metrics of triple retrievers (docs/metrics.md), against hand-computed values, and the
+"""KGQA metrics of triple retrievers (docs/reference/metrics.md), against hand-computed values, the
 harness's evidence hook."""
 
 from __future__ import annotations

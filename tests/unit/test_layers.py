@@ -3,7 +3,7 @@ a deliberately bad import graph.
 
 The contracts are run by ``lint-imports`` itself (a subprocess), once on this checkout and then
 on a tiny fake package laid out like ``graphrag_integrations`` with one bad import added per
-case, so a contract that stopped checking what docs/architecture.md says would fail here.
+case, so a contract that stopped checking what docs/reference/architecture.md says would fail here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import graphrag_integrations
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(graphrag_integrations.__file__).resolve().parent
 FAKE = "gi_layers_fake"
-# contract ids in pyproject order (docs/architecture.md names them); a dropped one fails here
+# contract ids in pyproject order (named in docs/reference/architecture.md); a dropped one fails
 CONTRACT_IDS = ("layers", "methods-independent", "acyclic")
 
 

@@ -21,7 +21,7 @@ Chunking
     :meth:`BaseIndex.default_splitter`, a
     :class:`~graphrag_integrations.core.chunking.TokenChunker` of the method's
     :attr:`BaseIndex.chunk_size` / :attr:`BaseIndex.chunk_overlap` tokens (table in
-    ``docs/chunking.md``). ``splitter=`` takes a LangChain text splitter (``split_text``), a
+    ``docs/reference/chunking.md``). ``splitter=``: a LangChain text splitter (``split_text``), a
     LlamaIndex node parser (``get_nodes_from_documents``) or another ``TokenChunker``
     (``chunker=`` is an alias); ``chunking=False`` (or ``splitter=None``) keeps each document
     whole. The splitter given to ``from_documents`` is the index's :attr:`BaseIndex.splitter`,
@@ -278,7 +278,7 @@ class BaseIndex(ABC):
 
     method: ClassVar[str] = "base"
     default_k: int = 5
-    #: Tokens per chunk of :meth:`default_splitter` (``docs/chunking.md`` lists each method's).
+    #: Tokens per chunk of :meth:`default_splitter` (each method's: ``docs/reference/chunking.md``).
     chunk_size: ClassVar[int] = 256
     #: Tokens shared by consecutive chunks of :meth:`default_splitter`.
     chunk_overlap: ClassVar[int] = 32

@@ -10,7 +10,7 @@ timing, so ``index_s`` measures indexing, not model loading. Per method:
 * ``R@k`` — :func:`~graphrag_integrations.evaluation.metrics.mean_recall_at_k` (percent) for
   every requested ``k`` (each question is retrieved once, at the largest ``k``);
 * ``latency_p50_ms`` / ``latency_p95_ms`` — wall time of each ``retrieve`` call;
-* KGQA hooks (questions with gold answers; see ``docs/metrics.md``): a triple retriever
+* KGQA hooks (questions with gold answers; see ``docs/reference/metrics.md``): a triple retriever
   implementing :class:`EvidenceRanker` gets ``AnsR@50`` and ``AnsR@100`` (share of gold
   answers among the entities of its top-50 / top-100 triples), ``Hit@1`` (its best evidence
   chain ends at a gold answer), ``chains``, ``tokens`` and ``flat_tokens`` (mean evidence

@@ -5,7 +5,7 @@ Question files hold ``question with [topic]<TAB>ans1|ans2`` lines; the hop count
 the folder name (``2-hop/dev.txt``) or the ``hops`` option. Parsing reuses
 :func:`~graphrag_integrations.evaluation.datasets.parse_metaqa_line`.
 
-Metrics (:func:`kgqa_metrics`; definitions in ``docs/metrics.md``, shared with the
+Metrics (:func:`kgqa_metrics`; definitions in ``docs/reference/metrics.md``, shared with the
 harness): ``AnsR@K`` = share of the gold answers (SQuAD-normalised) among the entities (heads
 and tails) of the top-``K`` retrieved triples; ``Hit@1`` = the best path's end entity of the
 top evidence chain is a gold answer; ``chains``, ``tokens`` (estimated, of the formatted

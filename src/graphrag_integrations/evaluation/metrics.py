@@ -1,6 +1,6 @@
 """Evaluation metrics: passage recall, SQuAD EM/F1, KGQA answer metrics, latency percentiles.
 
-Exact definitions (with worked examples) are in ``docs/metrics.md``. Per-question functions
+Exact definitions, with worked examples: ``docs/reference/metrics.md``. Per-question functions
 return fractions in ``[0, 1]``; the aggregate functions return percentages ``0-100``.
 """
 
@@ -235,7 +235,7 @@ def mean_percent(values: Sequence[float]) -> float:
 
 # -- KGQA evidence of triple retrievers -------------------------------------------------------
 class KGQAEvidence(Protocol):
-    """What a triple retriever gives the harness for one KGQA question (see docs/metrics.md)."""
+    """What a triple retriever gives the harness for a KGQA question (docs/reference/metrics.md)."""
 
     @property
     def triples(self) -> Sequence[tuple[str, str, str]]:

@@ -44,7 +44,7 @@ DIVSUFSORT_MIN_LENGTH = 8192
 """Texts at least this long get their suffix array from ``pydivsufsort``; shorter ones from
 :func:`suffix_array_doubling`, because libdivsufsort's OpenMP start-up costs ~6-9 ms of CPU
 per call whatever the length (measured: 200 symbols 0.17 ms by doubling vs 4.9 ms, 8k symbols
-3.9 ms vs 5.2 ms, 20k symbols 14.8 ms vs 5.7 ms; see docs/constraints.md)."""
+3.9 ms vs 5.2 ms, 20k symbols 14.8 ms vs 5.7 ms; see docs/reference/constraints.md)."""
 
 
 def suffix_array_doubling(text: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:

@@ -22,7 +22,7 @@ Two backends give the same answers (property-tested against brute force):
     (already 25x slower to build than the FM-index for 100 hyperrelations).
 ``"auto"`` (default)
     ``"fm"`` when its libraries are installed, else ``"suffix"`` with a logged warning.
-    ``docs/constraints.md`` holds the measurements behind this choice.
+    ``docs/reference/constraints.md`` holds the measurements behind this choice.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class LLMClient:
         Retries after the first failed attempt (``0``: fail at once).
     batch_size : int
         Prompts per ``complete_batch`` call in :meth:`complete_many` (models with
-        ``complete_batch`` only; see ``docs/llm.md`` for measured speed-ups).
+        ``complete_batch`` only; see ``docs/reference/llm.md`` for measured speed-ups).
     retry_backoff : float
         Base wait in seconds before a retry; doubles with each retry.
     max_tokens : int, optional

@@ -7,7 +7,7 @@ hardware computes bfloat16 natively and to ``"float32"`` elsewhere:
 * CPU: the x86 flags ``avx512_bf16`` or ``amx_bf16`` (``/proc/cpuinfo``; where that file does
   not exist, torch's ``torch.backends.mkldnn`` bfloat16 check). Without them torch emulates
   bfloat16 matrix products, which is slower than float32 (on an AVX2-only CPU a 300-token
-  prompt of SmolLM2-135M took 6.6x the CPU time of float32; docs/llm.md);
+  prompt of SmolLM2-135M took 6.6x the CPU time of float32; docs/reference/llm.md);
 * CUDA: ``torch.cuda.is_bf16_supported()`` (compute capability >= 8.0).
 
 The answer is computed once per device type. The resolved name, never ``"auto"``, is what
@@ -18,7 +18,7 @@ never mix precisions.
 quantisation on CPU (:func:`quantize_int8`): the weights of every ``torch.nn.Linear`` are
 stored as int8 with one scale per output channel, activations are quantised per batch at run
 time, everything else (embeddings, norms, attention) stays float32. On an AVX2-only CPU it
-decodes SmolLM2-135M 1.2-1.8x faster than float32 (docs/llm.md); greedy and beam outputs can
+decodes SmolLM2-135M 1.2-1.8x faster than float32 (docs/reference/llm.md); greedy, beam outputs can
 differ from float32's. ``"int8-mixed"`` does the same but keeps the layers that suffer most
 from per-batch activation scales in float32 (:data:`INT8_FLOAT_LAYERS`: the MLP output
 projection ``down_proj``, whose inputs carry the activation outliers): closer to float32, a
@@ -252,7 +252,7 @@ def quantize_int8(model: Any, keep_float: tuple[str, ...] = ()) -> Any:
     Weights become int8 with one scale per output channel (closer to float32 than one scale
     per tensor, at the same speed), activations are quantised per batch when the layer runs,
     outputs are float32. Lossy for small models: SmolLM2-135M's next-token choice on real
-    passages matches float32's at 46 % of positions (docs/llm.md).
+    passages matches float32's at 46 % of positions (docs/reference/llm.md).
     Uses torch's eager dynamic quantisation (``torch.ao.quantization.quantize_dynamic``, the
     ``fbgemm`` / ``x86`` kernels; torch marks the module deprecated in favour of ``torchao``,
     its deprecation warnings are silenced here).

@@ -162,7 +162,7 @@ class TransformersLLM:
         (:func:`~graphrag_integrations.core.llm.precision.preferred_dtype`), resolved here,
         once. On a CPU with AVX-512 BF16 (or AMX), ``"bfloat16"`` reads prompts ~2.8x and
         decodes ~1.6x faster than float32 (``benchmarks/bench_llm.py --dtype``,
-        docs/llm.md); on a CPU without (AVX2 only) it reads prompts ~6.6x slower. Greedy text
+        docs/reference/llm.md); on a CPU without (AVX2 only) it reads prompts ~6.6x slower. Its text
         can differ from float32 after a few tokens. A non-default precision is part of
         :attr:`model_name` (``"...[bfloat16]"``; the resolved one, never ``auto``), so
         response caches and the headers of generated artefacts never mix precisions.

@@ -2,7 +2,7 @@
 
 Each chunk is parsed ONCE by spaCy; that single ``Doc`` gives the sentences (the knowledge
 units) and the entities each sentence mentions (the unit-entity edges). Design decisions
-(measured in ``docs/clue.md``):
+(measured in ``docs/lab/clue.md``):
 
 * a chunk's title (``metadata["title"]``) prefixes each of its units (``"Title: sentence"``)
   and is linked to each of them as an entity (label ``TITLE``), so the sentence "He was born
@@ -123,7 +123,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         (default) takes the re-normalised sum of its knowledge-unit vectors, so chunks cost no
         encoding (a chunk without units is still encoded); ``"encode"`` embeds the chunk text
         (truncated at the embedder's limit; the spaCy parse then runs while the chunks are
-        embedded). Measured on 2 CPU cores (docs/clue.md): R@5 +0.4 to +0.8 with ``"units"``
+        embedded). Measured on 2 CPU cores (docs/lab/clue.md): R@5 +0.4 to +0.8 with ``"units"``
         on all four dev settings (MuSiQue-100, HotpotQA-100, each with and without the 2Wiki
         distractors; within noise), indexing 29 instead of 22-24 passages/s. A user
         ``reranker`` scores chunk texts directly and does not use these vectors.
@@ -300,7 +300,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         # spaCy parses slice after slice in a background thread while the main thread embeds
         # the chunks and the units and entities of the slices already parsed: both release the
         # GIL for most of their work, so the parse costs little wall-clock time
-        # (docs/clue.md, "Indexing").
+        # (docs/lab/clue.md, "Indexing").
         slices = [range(i, min(i + PARSE_SLICE, len(new))) for i in range(0, len(new), PARSE_SLICE)]
         units: list[KnowledgeUnit] = []
         labels: dict[str, str] = {}

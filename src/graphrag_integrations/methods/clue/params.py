@@ -5,7 +5,7 @@ Field names are the keyword arguments of
 :class:`~graphrag_integrations.methods.clue.qiter.QIter`; the model objects (embedder, LLMs,
 re-ranker, vector-index factory) are not parameters (see
 :mod:`graphrag_integrations.methods.clue.registration`). Symbols are those of the Clue-RAG
-paper's Table 1 (``docs/symbols.md``).
+paper's Table 1 (``docs/reference/symbols.md``).
 
 Examples
 --------

@@ -11,7 +11,7 @@
 3. Final re-ranking: the chunks behind every unit of every kept path (all depths) are scored
    against the question; the top-N are returned with the paths that led to them.
 
-Deviations from the paper (see ``docs/clue.md``; :meth:`QIter.paper` gives the faithful
+Deviations from the paper (see ``docs/guide/clue.md``; :meth:`QIter.paper` gives the faithful
 variant): the default scorer fuses cosine with BM25 and approximates a path's vector from the
 cached unit vectors; ``φ`` is re-normalised after each subtraction; the final chunk score may
 add the best supporting path score (``path_weight``); fewer than N chunks reached are topped

@@ -2,7 +2,7 @@
 
 :class:`IndexParams` (what builds the ParseKG), :class:`QueryParams` (what a query does, with
 the paper's per-dataset presets of appendix F.2) and :class:`TrainParams` (the ``train``
-command). Each field names its paper symbol (``docs/symbols.md``).
+command). Each field names its paper symbol (``docs/reference/symbols.md``).
 
 Examples
 --------
@@ -130,7 +130,7 @@ class QueryParams(Params):
     ``translator_dtype`` is the precision of a translator the index loads (``None`` / a
     name / a path; a given ``TransformersLLM`` keeps its own): ``"auto"`` (default, also in
     the paper presets: precision is not a parameter of the method) resolves once to
-    ``"bfloat16"`` on a CPU with AVX-512 BF16 or AMX (half the CPU time per query; docs/kgt.md,
+    ``"bfloat16"`` on a CPU with AVX-512 BF16 or AMX (half the CPU time per query; docs/lab/kgt.md,
     "Latency") and to ``"float32"`` on one without (where emulated bfloat16 is slower).
     ``early_stopping`` stays off (it changes beams).
     """

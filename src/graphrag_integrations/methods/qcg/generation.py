@@ -3,7 +3,7 @@
 Each chunk is sent to an LLM with the paper's Doc2Query prompt (appendix C.1; ``20`` replaced
 by ``M``, and the chunk appended under ``---Input chunk---``, a place the paper does not
 print). Replies are parsed tolerantly, since small local models rarely return clean JSON
-(measured in ``docs/qcg.md``):
+(measured in ``docs/lab/qcg.md``):
 
 1. the JSON array / object of the reply (code fences, prose around it, trailing commas and
    Python quoting accepted: :func:`~graphrag_integrations.core.llm.extract_json`);
@@ -136,7 +136,7 @@ Return only the following JSON array; do not include any additional text. Includ
 """
 
 #: A short line-format prompt for very small local models (a deviation; measured in
-#: ``docs/qcg.md``: SmolLM2-135M returns no usable pair for the paper's prompt). Replies are
+#: ``docs/lab/qcg.md``: SmolLM2-135M returns no usable pair for the paper's prompt). Replies are
 #: read by step 4 of the parser (``Question:`` / ``Answer:`` lines).
 SMALL_MODEL_PROMPT = """\
 Read the text and write {M} different questions that the text answers. After each question \

@@ -1,5 +1,5 @@
 """ReG's parameters, one :class:`~graphrag_integrations.core.params.Params` class per stage;
-each field names its paper symbol (``docs/symbols.md``; empty for an implementation choice).
+each field names its paper symbol (``docs/reference/symbols.md``; empty: an implementation choice).
 
 Every class has a ``"paper"`` preset with the paper-faithful values where this package deviates
 by default (:data:`PAPER`).
