@@ -124,7 +124,7 @@ def ring_graph(n_nodes: int, k: int, d: int = 16) -> QueryGraph:
 
 @pytest.mark.parametrize("n_nodes", [1_000, 10_000])
 def test_work_per_query_is_bounded_by_n_and_k_not_graph_size(n_nodes: int) -> None:
-    # The speed at 10k query nodes (bench_qcg.py latency, docs/qcg.md) rests on this: past
+    # The speed at 10k query nodes (bench_qcg.py latency, docs/lab/qcg.md) rests on this: past
     # the one vectorised similarity product, a query reads the kNN lists of at most
     # n * (1 + K + ... + K^(h-1)) rows and matches at most n * (1 + K + ... + K^h) queries,
     # whatever the number of nodes.
