@@ -11,8 +11,11 @@ import pytest
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.evaluation.qcg_query_sets import (
     generate_hotpotqa,
+    generate_lihuaworld,
+    lihuaworld_chunks,
     logged_usage,
     snapshot_hotpotqa,
+    snapshot_lihuaworld,
 )
 from graphrag_integrations.evaluation.qcg_query_sets.__main__ import main
 from graphrag_integrations.methods.qcg.generation import Doc2QueryGenerator, QAPair, QuerySet
@@ -125,3 +128,30 @@ def test_command_line_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert QuerySet.load(out).extra["questions_done"] == ["q1", "q2", "q3"]
     with pytest.raises(SystemExit):
         main(["generate", "nowhere"])  # not a dataset of the tool
+
+
+LIHUA = Path(__file__).resolve().parents[1] / "fixtures" / "eval"  # holds lihuaworld/
+
+
+def test_lihuaworld_generation_by_chat_then_snapshot(tmp_path: Path) -> None:
+    chunks, _ = lihuaworld_chunks(LIHUA, "64/8")
+    chats = list(dict.fromkeys(c.doc_id for c in chunks))
+    out, llm, rows = tmp_path / "lihua.jsonl.gz", FakeDoc2Query(), []
+    qs = generate_lihuaworld(
+        generator(llm), LIHUA, out, chunking="64/8", end=1, group=1, log=rows.append
+    )
+    first = [c.text for c in chunks if c.doc_id == chats[0]]
+    assert sorted(llm.chunks) == sorted(first)  # only the first chat (time order)
+    assert qs.extra["chats_done"] == chats[:1] and qs.extra["chunking"] == [64, 8]
+    assert qs.extra["usage"]["calls"] == len(first) == rows[0]["chunks"]
+    assert rows[-1] == {"chats_done": 1, "of": len(chats), **qs.extra["usage"]}
+    with pytest.raises(ValueError, match="made for chunking"):
+        generate_lihuaworld(generator(FakeDoc2Query()), LIHUA, out, chunking="32/4")
+    generate_lihuaworld(generator(llm), LIHUA, out, chunking="64/8", log=rows.append)
+    assert len(llm.chunks) == len(chunks)  # the rest, nothing twice
+    merged, questions = tmp_path / "merged.jsonl.gz", tmp_path / "closed.json"
+    extra = snapshot_lihuaworld([out], LIHUA, merged, questions)
+    assert extra["chats_done"] == chats and extra["partial"] is False
+    assert extra["usage"]["calls"] == len(chunks) and extra["chunks_total"] == len(chunks)
+    raw = json.loads((LIHUA / "lihuaworld" / "queries-dev.json").read_text())
+    assert len(json.loads(questions.read_text())) == extra["dev_questions_covered"] == len(raw)
