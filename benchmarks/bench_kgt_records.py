@@ -18,7 +18,8 @@ KG-Translator's ranking (``top_up=False``, all traced passages, each with the di
 the clues that traced it), the dense and BM25 rankings, wall / CPU time of the KG-Translator
 query and whether reverse translation ran. Passage vectors are the dense build's (as with
 ``passage_vectors="build"``), so the query time is translation + tracing + ranking.
-``summarise`` computes from the records, for the same questions:
+``summarise`` computes from the records (``.jsonl`` or gzip-compressed ``.jsonl.gz``; the
+computation is :mod:`graphrag_integrations.evaluation.kgt_records`), for the same questions:
 
 * ``kgt paper``: the traced top-k (fewer when fewer are traced: the paper's Ctx);
 * ``kgt top-up``: the product mode - the traced top-k filled up to k with the nearest
@@ -37,14 +38,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-DEPTH = 50  # dense / BM25 ranking kept per question (top-up and fusion need more than k)
+from graphrag_integrations.evaluation.kgt_records import (
+    DEPTH,
+    format_table,
+    read_records,
+    record_ids,
+    rrf_grid,
+    summarise_records,
+)
 
 
 class TextCachedEmbedder:
@@ -183,112 +190,24 @@ def run(args: argparse.Namespace) -> None:
             print(f"{n}/{len(order)} {wall:.1f}s wall {cpu:.1f}s cpu", flush=True)
 
 
-def recall(ids: list[str], gold: list[str], k: int) -> float:
-    return len(set(ids[:k]) & set(gold)) / len(set(gold))
-
-
-def top_up(traced: list[str], dense: list[str], k: int) -> list[str]:
-    head = traced[:k]
-    return head + [p for p in dense if p not in head][: k - len(head)]
-
-
-def rrf(traced: list[str], dense: list[str], fusion_k: float, weight: float = 1.0) -> list[str]:
-    """What ``fusion="rrf"`` returns (``fusion_depth`` = the records' dense depth, 50)."""
-    score: dict[str, float] = {}
-    for rank, pid in enumerate(traced, 1):
-        score[pid] = weight / (fusion_k + rank)
-    for rank, pid in enumerate(dense, 1):
-        score[pid] = score.get(pid, 0.0) + 1.0 / (fusion_k + rank)
-    return sorted(score, key=lambda p: (-score[p], p))
-
-
-def percentile(values: list[float], q: float) -> float:
-    import numpy as np
-
-    return round(float(np.percentile(values, q)), 2)
-
-
 def summarise(args: argparse.Namespace) -> dict[str, Any]:
-    headers: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
-    for path in args.records:
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            (headers if row.get("header") else records).append(row)
+    headers, records = read_records(args.records)
     if args.only_qids_from:  # compare two runs on the questions both have done
-        keep = {
-            json.loads(line).get("qid")
-            for line in Path(args.only_qids_from).read_text(encoding="utf-8").splitlines()
-        }
+        keep = record_ids(args.only_qids_from)
         records = [r for r in records if r["qid"] in keep]
     if args.exclude_qids_from:  # e.g. the questions a knob was tuned on
-        drop = {
-            json.loads(line).get("qid")
-            for line in Path(args.exclude_qids_from).read_text(encoding="utf-8").splitlines()
-        }
+        drop = record_ids(args.exclude_qids_from)
         records = [r for r in records if r["qid"] not in drop]
     if not records:
         sys.exit("no records")
-    rows: dict[str, list[list[str]]] = {}
-    for r in records:
-        traced = [pid for pid, _, _ in r["kgt"]]
-        forward = [pid for pid, _, dirs in r["kgt"] if "forward" in dirs]
-        variants = {
-            "dense": r["dense"],
-            "bm25": r["bm25"],
-            "kgt paper (traced only)": traced,
-            "kgt top-up": top_up(traced, r["dense"], 5),
-            "forward-only paper": forward,
-            "forward-only top-up": top_up(forward, r["dense"], 5),
-            f"kgt+dense RRF (k={args.fusion_k:g}, w={args.fusion_weight:g})": rrf(
-                traced, r["dense"], args.fusion_k, args.fusion_weight
-            ),
-        }
-        for name, ids in variants.items():
-            rows.setdefault(name, []).append(ids)
-    table: dict[str, Any] = {}
-    for name, rankings in rows.items():
-        golds = [r["gold"] for r in records]
-        table[name] = {
-            "R@2": round(
-                100
-                * statistics.mean(recall(i, g, 2) for i, g in zip(rankings, golds, strict=True)),
-                1,
-            ),
-            "R@5": round(
-                100
-                * statistics.mean(recall(i, g, 5) for i, g in zip(rankings, golds, strict=True)),
-                1,
-            ),
-        }
-    ctx = [len(r["kgt"]) for r in records]
-    fctx = [sum("forward" in d for _, _, d in r["kgt"]) for r in records]
-    table["kgt paper (traced only)"]["Ctx"] = round(statistics.mean(ctx), 2)
-    table["forward-only paper"]["Ctx"] = round(statistics.mean(fctx), 2)
-    walls = [r["wall_s"] for r in records]
-    cpus = [r["cpu_s"] for r in records]
-    summary = {
-        "questions": len(records),
-        "runs": [{k: v for k, v in h.items() if k != "header"} for h in headers],
-        "table": table,
-        "kgt_wall_p50_p95_s": [percentile(walls, 50), percentile(walls, 95)],
-        "kgt_cpu_p50_p95_s": [percentile(cpus, 50), percentile(cpus, 95)],
-        "reverse_ran": sum(r["reverse_ran"] for r in records),
-        "no_passage_traced": sum(not r["kgt"] for r in records),
-        "mean_load1": round(statistics.mean(r["load1"] for r in records), 1),
-    }
-    print(f"{'variant':32s} {'R@2':>6s} {'R@5':>6s} {'Ctx':>6s}")
-    for name, m in table.items():
-        print(f"{name:32s} {m['R@2']:6.1f} {m['R@5']:6.1f} {m.get('Ctx', ''):>6}")
+    summary = summarise_records(
+        records, headers, fusion_k=args.fusion_k, fusion_weight=args.fusion_weight
+    )
+    print(format_table(summary["table"]))
     print(json.dumps({k: v for k, v in summary.items() if k != "table"}, indent=1))
     if args.grid:
-        for fk in (5.0, 20.0, 60.0):
-            for w in (0.25, 0.5, 1.0, 2.0):
-                r5 = statistics.mean(
-                    recall(rrf([p for p, _, _ in r["kgt"]], r["dense"], fk, w), r["gold"], 5)
-                    for r in records
-                )
-                print(f"RRF k={fk:g} w={w:g}: R@5 {100 * r5:.1f}")
+        for (fk, w), r5 in rrf_grid(records).items():
+            print(f"RRF k={fk:g} w={w:g}: R@5 {r5:.1f}")
     return summary
 
 

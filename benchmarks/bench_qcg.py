@@ -6,8 +6,6 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
         python benchmarks/bench_qcg.py pilot [--chunks 10] [--M 20] [--max-tokens 1024] \
         [--out /tmp/qcg_pilot.jsonl.gz]
     python benchmarks/bench_qcg.py latency [--queries 10000] [--preset P] [--compare P2 ...]
-    python benchmarks/bench_qcg.py generate / snapshot            # HotpotQA-100 query set
-    python benchmarks/bench_qcg.py lihua-generate / lihua-snapshot  # LiHuaWorld query set
     python benchmarks/bench_qcg.py ablation [--query-set FILE]     # h, fusion, candidates
     python benchmarks/bench_qcg.py lihua-ablation [--query-set FILE]  # the same on LiHuaWorld
     python benchmarks/bench_qcg.py lihua-hops                       # kNN locality, what h=1 adds
@@ -15,26 +13,21 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
 ``pilot`` sends ``--chunks`` LiHuaWorld chunks (1,200-token chunking, evenly spread over the
 year) to the offline SmolLM2-135M-Instruct and reports tokens/s, chunks/s and how its replies
 parsed; ``latency`` times retrieval on a synthetic graph of ``--queries`` query nodes against
-the dense baseline over the same chunks; ``generate`` / ``lihua-generate`` build the query sets
-resumably (closed prefixes), ``snapshot`` / ``lihua-snapshot`` write the committed artefacts
-and the covered questions; ``ablation`` compares QCG variants with dense and BM25 in one
-process on the HotpotQA closed sub-corpus (commands and figures: ``docs/lab/qcg.md``).
+the dense baseline over the same chunks; ``ablation`` compares QCG variants with dense and
+BM25 in one process on the HotpotQA closed sub-corpus (commands and figures: ``docs/lab/qcg.md``).
+The query sets these read are built by ``python -m
+graphrag_integrations.evaluation.qcg_query_sets generate|snapshot`` (docs/lab/qcg.md, "Building
+query sets").
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import logging
 import time
 from pathlib import Path
 from typing import Any
-
-
-def _utc_now() -> str:
-    """Now in UTC, ISO 8601 to the second (``datetime.UTC`` needs Python 3.11)."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _chunks(data: Path, n: int, chunk_size: int, overlap: int) -> list[Any]:
@@ -202,341 +195,6 @@ def latency(args: argparse.Namespace) -> None:
     )
 
 
-def generate(args: argparse.Namespace) -> None:
-    """Resumable offline generation on HotpotQA-100, question by question.
-
-    Questions ``--start`` to ``--end`` are taken in file order, ``--group`` at a time; each
-    group's context passages (10 per question) that the output query set lacks are sent to the
-    generator in batches, then the query set is rewritten with the questions it now covers
-    (``extra["questions_done"]``), so any prefix of the run is a closed sub-corpus. A rerun
-    (or a run seeded with ``--seed`` query sets, e.g. the committed artefact) skips what is
-    done; the SQLite cache (``--cache``) keeps every finished batch across crashes.
-    """
-    import hashlib
-
-    import torch
-
-    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
-    from graphrag_integrations.evaluation.datasets import load_dataset
-    from graphrag_integrations.methods.qcg.generation import (
-        SMALL_MODEL_PROMPT,
-        Doc2QueryGenerator,
-        QuerySet,
-    )
-
-    torch.set_num_threads(1)
-    folder = args.data / "hotpotqa-100"
-    dataset = load_dataset(folder)
-    by_title = {str(p.metadata["title"]): p for p in dataset.passages}
-    raw = json.loads((folder / "questions.json").read_text())
-    llm = TransformersLLM(max_new_tokens=args.max_tokens, dtype=args.dtype)
-    client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
-    gen = Doc2QueryGenerator(
-        client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
-    )
-    qs = QuerySet.load(args.out) if args.out.exists() else None
-    if qs is None:
-        qs = QuerySet({}, model=client.model_name, prompt_hash=gen.prompt_hash, M=args.M)
-    for seed in args.seed:
-        qs.pairs.update(QuerySet.load(seed).pairs)
-    done = set(qs.extra.get("questions_done", []))
-    qs.extra.update(
-        {
-            "dataset": "hotpotqa-100",
-            "alpha": 0.8,
-            "max_tokens": args.max_tokens,
-            "template": "SMALL_MODEL_PROMPT",
-            "decoding": f"greedy, SmolLM2-135M-Instruct {args.dtype} CPU, 1 torch thread",
-            "corpus_passages": len(dataset.passages),
-        }
-    )
-    _ = llm.tokenizer
-    items = raw[args.start : args.end]
-    for g in range(0, len(items), args.group):
-        group = [q for q in items[g : g + args.group] if q["_id"] not in done]
-        if not group:
-            continue
-        titles = list(dict.fromkeys(str(t) for q in group for t, _ in q["context"]))
-        texts = [by_title[t].text for t in titles if qs.get(by_title[t].text) is None]
-        before = client.usage.as_dict()
-        stats0 = gen.stats.as_dict()
-        start = time.perf_counter()
-        if texts:
-            qs.update(zip(texts, gen.generate(texts), strict=True))
-        took = time.perf_counter() - start
-        done.update(q["_id"] for q in group)
-        qs.extra["questions_done"] = sorted(done)
-        qs.extra["passages_done"] = len(qs.pairs)
-        qs.extra["updated"] = _utc_now()
-        qs.save(args.out)
-        after = client.usage.as_dict()
-        stats = gen.stats.as_dict()
-        used = {k: after[k] - before[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
-        row = {
-            "questions": [q["_id"] for q in group],
-            "passages": len(texts),
-            "seconds": round(took, 1),
-            **used,
-            **{k: stats[k] - stats0[k] for k in ("pairs", "retried", "failed", "dropped_pairs")},
-            "completion_tok_s": round(used["completion_tokens"] / took, 2) if took else None,
-            "total_tok_s": round((used["prompt_tokens"] + used["completion_tokens"]) / took, 1)
-            if took
-            else None,
-            "questions_done": len(done),
-            "query_set_sha": hashlib.sha256(args.out.read_bytes()).hexdigest()[:12],
-        }
-        print(json.dumps(row), flush=True)
-
-
-def _logged_usage(logs: list[Path]) -> dict[str, float]:
-    """Calls, tokens and seconds summed over the per-batch JSON rows of generation logs."""
-    usage: dict[str, float] = dict.fromkeys(
-        ("calls", "prompt_tokens", "completion_tokens", "seconds"), 0
-    )
-    for log in logs:
-        for line in log.read_text(encoding="utf-8").splitlines():
-            if not line.startswith("{"):
-                continue
-            row = json.loads(line)
-            if "chats" in row or "questions" in row:  # a batch row, not the closing summary
-                for key in usage:
-                    usage[key] += row[key]
-    usage["seconds"] = round(usage["seconds"], 1)
-    return usage
-
-
-def _pair_counts(qs: Any, unit: str) -> dict[str, int]:
-    """Answered pairs, answerless questions and ``<unit>_without_pairs`` of a query set."""
-    lists = list(qs.pairs.values())
-    return {
-        f"{unit}_without_pairs": sum(1 for p in lists if not any(q.answer for q in p)),
-        "pairs": sum(1 for p in lists for q in p if q.answer),
-        "answerless_questions": sum(1 for p in lists for q in p if not q.answer),
-    }
-
-
-def _rates(usage: dict[str, float]) -> dict[str, Any]:
-    """Wall seconds and tokens/s of a usage record."""
-    seconds = usage["seconds"]
-    tokens = usage["prompt_tokens"] + usage["completion_tokens"]
-    return {
-        "wall_s": round(seconds, 1),
-        "tokens_per_s": round(tokens / seconds, 2) if seconds else None,
-        "completion_tokens_per_s": round(usage["completion_tokens"] / seconds, 2)
-        if seconds
-        else None,
-    }
-
-
-def snapshot(args: argparse.Namespace) -> None:
-    """Merge the per-process query sets into the committed artefact and write the closed
-    sub-corpus (the questions every set covers, with their context passages) as a HotpotQA
-    questions file for ``eval``."""
-
-    from graphrag_integrations.methods.qcg.generation import QuerySet
-
-    sets = [QuerySet.load(p) for p in args.sets]
-    first = sets[0]
-    merged = QuerySet({}, model=first.model, prompt_hash=first.prompt_hash, M=first.M)
-    done: list[str] = []
-    for qs in sets:
-        if (qs.model, qs.prompt_hash, qs.M) != (first.model, first.prompt_hash, first.M):
-            raise SystemExit("the query sets come from different generators")
-        merged.pairs.update(qs.pairs)
-        done += qs.extra.get("questions_done", [])
-    raw = json.loads((args.data / "hotpotqa-100" / "questions.json").read_text())
-    chosen = [q for q in raw if q["_id"] in set(done)]
-    extra = {
-        k: v
-        for k, v in first.extra.items()
-        if k not in ("questions_done", "updated", "passages_done")
-    }
-    extra.update(
-        {
-            "questions_done": sorted(done),
-            "questions_total": len(raw),
-            "passages_covered": len(merged.pairs),
-            **_pair_counts(merged, "passages"),
-            "snapshot": _utc_now(),
-            "command": "python benchmarks/bench_qcg.py generate (see docs/lab/qcg.md)",
-            "partial": len(done) < len(raw),
-        }
-    )
-    if args.usage_log:
-        usage = _logged_usage(args.usage_log)
-        extra.update({"usage": usage, **_rates(usage)})
-    merged.extra = extra
-    merged.save(args.out)
-    args.questions.write_text(json.dumps(chosen), encoding="utf-8")
-    print(json.dumps({k: v for k, v in extra.items() if k != "questions_done"}, indent=1))
-
-
-def _lihua_chunks(data: Path, chunking: str) -> tuple[list[Any], tuple[int, int]]:
-    """The LiHuaWorld chats (time order) cut with ``chunking``, as ``eval`` cuts them."""
-    from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
-    from graphrag_integrations.evaluation.lihuaworld_run import parse_chunking
-
-    size, overlap = parse_chunking(chunking)
-    chats = load_chat_documents(data / "lihuaworld")  # sorted by timestamp
-    return chunk_lihuaworld(chats, size, overlap), (size, overlap)
-
-
-def lihua_generate(args: argparse.Namespace) -> None:
-    """Resumable offline generation on LiHuaWorld, chat by chat in chat-time order.
-
-    Chats ``--start`` to ``--end`` (time order) are taken ``--group`` at a time; their chunks
-    the output query set lacks go to the generator in batches of ``--batch-size``, then the
-    query set is rewritten with the chats it covers completely (``extra["chats_done"]``, over
-    the whole corpus) and the cumulative tokens / seconds (``extra["usage"]``). A rerun, or a
-    run seeded with ``--seed`` sets, skips what is done; the SQLite cache (``--cache``) keeps
-    every finished batch across crashes.
-    """
-
-    import torch
-
-    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
-    from graphrag_integrations.methods.qcg.generation import (
-        SMALL_MODEL_PROMPT,
-        Doc2QueryGenerator,
-        QuerySet,
-    )
-    from graphrag_integrations.methods.qcg.resumable import generate_by_document
-
-    torch.set_num_threads(1)
-    chunks, chunking = _lihua_chunks(args.data, args.chunking)
-    chats = list(dict.fromkeys(c.doc_id for c in chunks))
-    chosen = set(chats[args.start : args.end])
-    llm = TransformersLLM(max_new_tokens=args.max_tokens, dtype=args.dtype)
-    client = LLMClient(llm, cache_dir=args.cache, batch_size=args.batch_size, max_retries=1)
-    gen = Doc2QueryGenerator(
-        client, M=args.M, template=SMALL_MODEL_PROMPT, max_tokens=args.max_tokens
-    )
-    qs = QuerySet.load(args.out) if args.out.exists() else None
-    if qs is None:
-        qs = QuerySet({}, model=client.model_name, prompt_hash=gen.prompt_hash, M=args.M)
-    if (qs.model, qs.prompt_hash, qs.M) != (client.model_name, gen.prompt_hash, args.M):
-        raise SystemExit(f"{args.out} was made by another generator / prompt / M")
-    if qs.extra.get("chunking", list(chunking)) != list(chunking):
-        raise SystemExit(f"{args.out} was made for chunking {qs.extra['chunking']}")
-    for seed in args.seed:
-        other = QuerySet.load(seed)
-        if (other.model, other.prompt_hash) != (qs.model, qs.prompt_hash):
-            raise SystemExit(f"seed {seed} was made by another generator / prompt")
-        qs.pairs.update(other.pairs)
-    usage: dict[str, float] = dict.fromkeys(("calls", "prompt_tokens", "completion_tokens"), 0)
-    usage.update(qs.extra.get("usage", {}))
-    usage.setdefault("seconds", 0.0)
-    qs.extra.update(
-        {
-            "dataset": "lihuaworld",
-            "chunking": list(chunking),
-            "alpha": 0.8,
-            "max_tokens": args.max_tokens,
-            "template": "SMALL_MODEL_PROMPT",
-            "decoding": f"greedy, SmolLM2-135M-Instruct {args.dtype} CPU, 1 torch thread",
-            "corpus_chats": len(chats),
-            "corpus_chunks": len(chunks),
-            "usage": usage,
-        }
-    )
-    _ = llm.tokenizer  # load outside the timed section
-    state = {"usage": client.usage.as_dict(), "stats": gen.stats.as_dict()}
-
-    def on_batch(info: dict[str, Any]) -> None:
-        after, stats = client.usage.as_dict(), gen.stats.as_dict()
-        used = {
-            k: after[k] - state["usage"][k] for k in ("calls", "prompt_tokens", "completion_tokens")
-        }
-        took = info["seconds"]
-        for key, value in used.items():
-            usage[key] += value
-        usage["seconds"] = round(usage["seconds"] + took, 1)
-        qs.extra["updated"] = _utc_now()
-        qs.save(args.out)  # after every batch, with its usage (a closed prefix on disk)
-        row = {
-            "chats": info["documents"],
-            "chunks": info["chunks"],
-            "seconds": round(took, 1),
-            **used,
-            **{k: stats[k] - state["stats"][k] for k in ("pairs", "retried", "failed")},
-            "completion_tok_s": round(used["completion_tokens"] / took, 2) if took else None,
-            "total_tok_s": round((used["prompt_tokens"] + used["completion_tokens"]) / took, 1)
-            if took
-            else None,
-            "chats_done": info["covered"],
-        }
-        state["usage"], state["stats"] = after, stats
-        print(json.dumps(row), flush=True)
-
-    todo = [c for c in chunks if c.doc_id in chosen]
-    generate_by_document(todo, qs, gen.generate, group=args.group, corpus=chunks, on_batch=on_batch)
-    qs.save(args.out)
-    print(json.dumps({"chats_done": len(qs.extra["chats_done"]), "of": len(chats), **usage}))
-
-
-def _covered(chunks: list[Any], qs: Any) -> list[str]:
-    from graphrag_integrations.methods.qcg.resumable import covered_documents
-
-    return covered_documents(chunks, qs)
-
-
-def lihua_snapshot(args: argparse.Namespace) -> None:
-    """Merge LiHuaWorld query sets into the committed artefact; write the closed questions.
-
-    The chats covered are recomputed over the whole chunked corpus (every chunk of the chat
-    in the merged set); the questions file keeps the dev questions whose evidence chats are
-    all covered (``Null`` ones too), verbatim, for ``eval --queries``.
-    """
-
-    from graphrag_integrations.evaluation.lihuaworld import closed_question_records
-    from graphrag_integrations.methods.qcg.generation import QuerySet, chunk_key
-
-    sets = [QuerySet.load(p) for p in args.sets]
-    first = sets[0]
-    chunking = first.extra.get("chunking", [1200, 100])
-    chunks, _ = _lihua_chunks(args.data, f"{chunking[0]}/{chunking[1]}")
-    merged = QuerySet({}, model=first.model, prompt_hash=first.prompt_hash, M=first.M)
-    usage: dict[str, float] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    usage["seconds"] = 0.0
-    for qs in sets:
-        same = (qs.model, qs.prompt_hash, qs.M) == (first.model, first.prompt_hash, first.M)
-        if not same or qs.extra.get("chunking", chunking) != chunking:
-            raise SystemExit("the query sets come from different generators or chunkings")
-        merged.pairs.update(qs.pairs)
-        for key in usage:
-            usage[key] += qs.extra.get("usage", {}).get(key, 0)
-    corpus_keys = {chunk_key(c.text) for c in chunks}
-    merged.pairs = {k: v for k, v in merged.pairs.items() if k in corpus_keys}
-    chats = list(dict.fromkeys(c.doc_id for c in chunks))
-    done = _covered(chunks, merged)
-    raw = json.loads((args.data / "lihuaworld" / "queries-dev.json").read_text())
-    questions = closed_question_records(raw, set(chats), set(done))
-    if args.usage_log:
-        usage = _logged_usage(args.usage_log)
-    extra = {k: v for k, v in first.extra.items() if k not in ("chats_done", "updated", "usage")}
-    extra.update(
-        {
-            "chats_done": done,
-            "chats_total": len(chats),
-            "chunks_covered": len(merged.pairs),
-            "chunks_total": len(chunks),
-            **_pair_counts(merged, "chunks"),
-            "dev_questions_covered": len(questions),
-            "usage": usage,
-            "chats_covered": len(done),
-            **_rates(usage),
-            "snapshot": _utc_now(),
-            "command": "python benchmarks/bench_qcg.py lihua-generate (see docs/lab/qcg.md)",
-            "partial": len(done) < len(chats),
-        }
-    )
-    merged.extra = extra
-    merged.save(args.out)
-    args.questions.parent.mkdir(parents=True, exist_ok=True)
-    args.questions.write_text(json.dumps(questions, indent=1), encoding="utf-8")
-    print(json.dumps({k: v for k, v in extra.items() if k != "chats_done"}, indent=1))
-
-
 def ablation(args: argparse.Namespace) -> None:
     """QCG against dense, BM25 and the hybrid baseline on the closed sub-corpus of a
     HotpotQA-100 query set, with the hop ablation (h = 0 / 1 / 2), the chunk-similarity
@@ -686,11 +344,12 @@ def lihua_hops(args: argparse.Namespace) -> None:
     import dataclasses
 
     from graphrag_integrations.evaluation.lihuaworld import load_questions
+    from graphrag_integrations.evaluation.qcg_query_sets import lihuaworld_chunks
     from graphrag_integrations.methods.qcg.generation import QuerySet
     from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
     from graphrag_integrations.methods.qcg.registration import QUERY_SET_DIR
 
-    chunks, _ = _lihua_chunks(args.data, "1200/100")
+    chunks, _ = lihuaworld_chunks(args.data, "1200/100")
     qs = QuerySet.load(args.query_set or QUERY_SET_DIR / "lihuaworld.jsonl.gz")
     index = QueryCentricGraphIndex.from_passages(
         chunks, preset="lihuaworld", query_set=qs, missing="skip", answerless=args.answerless
@@ -739,49 +398,6 @@ def lihua_hops(args: argparse.Namespace) -> None:
     print(json.dumps(totals))
 
 
-def _generation_parser(
-    sub: Any, name: str, out_stem: str, *, end: int | None, group: int, cache: str
-) -> argparse.ArgumentParser:
-    """The options shared by the resumable generation commands."""
-    gen: argparse.ArgumentParser = sub.add_parser(name)
-    gen.add_argument("--data", type=Path, default=Path("../shared/data"))
-    gen.add_argument("--start", type=int, default=0)
-    gen.add_argument("--end", type=int, default=end)
-    gen.add_argument("--group", type=int, default=group)
-    gen.add_argument("--M", type=int, default=5)
-    gen.add_argument("--max-tokens", type=int, default=128)
-    gen.add_argument("--batch-size", type=int, default=8)
-    gen.add_argument("--cache", default=f"runs/qcg/{cache}")
-    gen.add_argument("--out", type=Path, default=Path(f"runs/qcg/{out_stem}.jsonl.gz"))
-    gen.add_argument("--seed", type=Path, action="append", default=[])
-    gen.add_argument(
-        "--dtype",
-        choices=("float32", "bfloat16"),
-        default="bfloat16",
-        help="model precision (bfloat16: ~2.8x faster prompt reading on AVX-512 BF16 CPUs)",
-    )
-    return gen
-
-
-def _snapshot_parser(sub: Any, name: str, artefact: str) -> None:
-    """The options shared by the snapshot commands (committed artefact + covered questions)."""
-    snap = sub.add_parser(name)
-    snap.add_argument("sets", type=Path, nargs="+")
-    snap.add_argument("--data", type=Path, default=Path("../shared/data"))
-    snap.add_argument(
-        "--out", type=Path, default=Path(f"src/graphrag_integrations/data/qcg/{artefact}.jsonl.gz")
-    )
-    snap.add_argument("--questions", type=Path, default=Path(f"runs/qcg/{artefact}_covered.json"))
-    snap.add_argument(
-        "--usage-log",
-        type=Path,
-        action="append",
-        default=[],
-        help="generation logs whose per-batch JSON rows are summed into the recorded usage "
-        "(every run that paid for the set's replies, e.g. one resumed on the same cache)",
-    )
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="command", required=True)
@@ -804,11 +420,6 @@ def main() -> None:
         help="another preset's query parameters timed on the same index, interleaved",
     )
     lat.add_argument("--repeat", type=int, default=50)
-    _generation_parser(sub, "generate", "hotpotqa100", end=100, group=2, cache="cache")
-    _snapshot_parser(sub, "snapshot", "hotpotqa100")
-    lg = _generation_parser(sub, "lihua-generate", "lihua", end=None, group=8, cache="cache_lihua")
-    lg.add_argument("--chunking", default="1200/100")
-    _snapshot_parser(sub, "lihua-snapshot", "lihuaworld")
     ab = sub.add_parser("ablation")
     ab.add_argument("--data", type=Path, default=Path("../shared/data"))
     ab.add_argument(
@@ -841,18 +452,10 @@ def main() -> None:
         pilot(args)
     elif args.command == "latency":
         latency(args)
-    elif args.command == "generate":
-        generate(args)
-    elif args.command == "snapshot":
-        snapshot(args)
     elif args.command == "ablation":
         ablation(args)
     elif args.command == "lihua-ablation":
         lihua_ablation(args)
-    elif args.command == "lihua-generate":
-        lihua_generate(args)
-    elif args.command == "lihua-snapshot":
-        lihua_snapshot(args)
     elif args.command == "lihua-hops":
         lihua_hops(args)
 

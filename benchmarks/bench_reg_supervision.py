@@ -37,8 +37,9 @@ as ``methods.reg.artefacts`` reads them.
 same questions, labels and validation) and measures each scorer: with one seed the output is
 the single-run one (default: the ``TrainParams`` seed, 42); with several, each run's entry
 holds the per-seed rows (``seeds``), their ``summary`` (mean, sample sd, min, max of every
-numeric figure) and ``paired`` differences to weak (same seed), and a markdown table of
-AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then writes ``...-seed<S>``).
+numeric figure) and ``paired`` differences to weak (same seed; ``evaluation.seed_statistics``),
+and a markdown table of AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then
+writes ``...-seed<S>``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ import functools
 import gzip
 import hashlib
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -66,6 +66,11 @@ from graphrag_integrations.evaluation.metaqa import (
     kgqa_metrics,
     load_questions,
     oracle_rows,
+)
+from graphrag_integrations.evaluation.seed_statistics import (
+    paired_differences,
+    seed_summary,
+    seed_table,
 )
 from graphrag_integrations.methods.reg.artefacts import save_scorer
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
@@ -131,71 +136,6 @@ def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, 
         index.reorganisation_params, max_length=lengths[0]
     )
     return out
-
-
-def _numeric(row: dict[str, Any], prefix: str = "") -> dict[str, float]:
-    """The numeric leaves of ``row`` (nested dicts flattened to ``"outer.inner"``)."""
-    out: dict[str, float] = {}
-    for key, value in row.items():
-        if isinstance(value, dict):
-            out.update(_numeric(value, f"{prefix}{key}."))
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            out[f"{prefix}{key}"] = float(value)
-    return out
-
-
-def seed_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Mean, sample sd (0 for one row), min and max of every numeric figure of ``rows`` (the
-    per-seed results of one supervision), keyed by the flattened name.
-
-    Examples
-    --------
-    >>> seed_summary([{"test": {"AnsR@50": 40.0}}, {"test": {"AnsR@50": 50.0}}])
-    {'test.AnsR@50': {'mean': 45.0, 'sd': 7.0710678118654755, 'min': 40.0, 'max': 50.0, 'n': 2.0}}
-    """
-    flat = [_numeric(r) for r in rows]
-    keys = [k for k in flat[0] if all(k in f for f in flat)] if flat else []
-    out = {}
-    for key in keys:
-        values = [f[key] for f in flat]
-        out[key] = {
-            "mean": statistics.fmean(values),
-            "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
-            "min": min(values),
-            "max": max(values),
-            "n": float(len(values)),
-        }
-    return out
-
-
-def paired_differences(
-    rows: list[dict[str, Any]], reference: list[dict[str, Any]], keys: list[str]
-) -> dict[str, dict[str, float]]:
-    """Per-seed ``rows - reference`` (same seed = same initialisation and order) of the
-    flattened ``keys``, summarised as :func:`seed_summary` does."""
-    by_seed = {r["seed"]: _numeric(r) for r in reference}
-    diffs = [
-        {k: _numeric(r)[k] - by_seed[r["seed"]][k] for k in keys}
-        for r in rows
-        if r["seed"] in by_seed
-    ]
-    return seed_summary(diffs)
-
-
-def seed_table(runs: dict[str, dict[str, dict[str, float]]], metrics: list[str]) -> str:
-    """Markdown table, one row per supervision: ``mean ± sd [min, max]`` of each metric
-    (flattened keys of :func:`seed_summary`)."""
-    head = ["supervision", *(m.split(".", 1)[-1] for m in metrics)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name, summary in runs.items():
-        cells = [
-            f"{s['mean']:.1f} ± {s['sd']:.1f} [{s['min']:.1f}, {s['max']:.1f}]"
-            if (s := summary.get(m))
-            else "-"
-            for m in metrics
-        ]
-        lines.append("| " + " | ".join([name, *cells]) + " |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:

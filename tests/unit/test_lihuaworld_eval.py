@@ -114,7 +114,7 @@ def test_a_partial_query_set_restricts_every_method_to_its_closed_sub_corpus() -
 
 
 def test_qcg_without_a_committed_set_names_the_generate_command(tmp_path: Path) -> None:
-    with pytest.raises(GraphRAGError, match="lihua-generate"):
+    with pytest.raises(GraphRAGError, match="qcg_query_sets generate lihuaworld"):
         run(["dense", "qcg"], query_set_dir=tmp_path)
     qs = query_set(fixture_chunks())
     qs.save(tmp_path / "lihuaworld.jsonl.gz")  # the committed file is found by default

@@ -143,12 +143,13 @@ def test_package_errors_are_not_retried() -> None:
     assert client.usage.retries == 0
 
 
-def test_retry_backoff_doubles() -> None:
+def test_retry_backoff_doubles(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # the waits asked for, not the clock
     llm = ScriptedLLM(fail_first=2)
     client = LLMClient(llm, max_retries=2, retry_backoff=0.05)
-    start = time.perf_counter()
     client.complete("q")
-    assert time.perf_counter() - start >= 0.05 + 0.10
+    assert [w for w in waits if w] == [0.05, 0.10]  # the fake model's own sleep(0) aside
 
 
 async def test_async_retries() -> None:

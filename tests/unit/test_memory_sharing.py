@@ -13,7 +13,7 @@ import pytest
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
-from graphrag_integrations.methods.clue.stores import CHUNK, ENTITY, UNIT
+from graphrag_integrations.methods.clue.store import CHUNK, ENTITY, UNIT
 from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.test_clue_index import answers, build
 

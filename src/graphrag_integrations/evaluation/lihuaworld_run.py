@@ -61,8 +61,9 @@ __all__ = [
 QUERY_SET_FILE = "lihuaworld.jsonl.gz"
 #: How the committed set is made (named in the error when it is missing).
 GENERATE_COMMAND = (
-    "python benchmarks/bench_qcg.py lihua-generate --out runs/qcg/lihua.jsonl.gz, then "
-    "python benchmarks/bench_qcg.py lihua-snapshot runs/qcg/lihua.jsonl.gz"
+    "python -m graphrag_integrations.evaluation.qcg_query_sets generate lihuaworld, then "
+    "python -m graphrag_integrations.evaluation.qcg_query_sets snapshot lihuaworld "
+    "runs/qcg/lihua.jsonl.gz"
 )
 _ARCHIVE = "LiHuaWorld.zip"
 _QUERIES = "queries-dev.json"

@@ -2,7 +2,7 @@
 
 The source of truth is the index's core
 :class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layers,
-schema in :mod:`~graphrag_integrations.methods.clue.stores`). :class:`ClueGraph` turns it into
+schema in :mod:`~graphrag_integrations.methods.clue.store`). :class:`ClueGraph` turns it into
 arrays tuned for the beam search: one row per chunk / unit / entity, the L2-normalised
 vectors stacked into matrices, the two edge sets (chunk-unit ``E_C`` and unit-entity
 ``E_E``) as index lists in both directions, and the term statistics the lexical half of the
@@ -32,7 +32,7 @@ from graphrag_integrations.core.index_store import (
 )
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
-from graphrag_integrations.methods.clue.stores import (
+from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
     MENTIONS,
@@ -186,7 +186,7 @@ class ClueGraph:
 
     Examples
     --------
-    >>> from graphrag_integrations.methods.clue.stores import clue_store
+    >>> from graphrag_integrations.methods.clue.store import clue_store
     >>> g = ClueGraph.build(clue_store("toy"))
     >>> g.n_units, g.n_entities
     (0, 0)

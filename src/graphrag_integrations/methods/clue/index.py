@@ -16,7 +16,7 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
   serve the final re-ranking without re-encoding at query time.
 
 Storage is the core :class:`~graphrag_integrations.core.index_store.IndexStore`
-(:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.stores`): the
+(:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.store`): the
 chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`, networkx
 ``GraphStore`` by default; provenance = document id, so ``delete`` is
 ``remove_document``) and the vectors in core vector indexes (in memory by default, Chroma
@@ -66,7 +66,7 @@ from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph
-from graphrag_integrations.methods.clue.stores import (
+from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
     LAYERS,

@@ -118,7 +118,7 @@ def resolve_translator(translator: Any, *, dtype: str | None = None) -> Any:
         An object that cannot generate token-level beams.
     """
     from graphrag_integrations.core.llm import LLMClient, TransformersLLM
-    from graphrag_integrations.methods.kgt.adapters import (
+    from graphrag_integrations.methods.kgt.lora import (
         DEFAULT_TRANSLATOR,
         adapter_path,
         committed_adapters,

@@ -1,4 +1,4 @@
-"""The committed translator adapters of KG-Translator (package data, unpacked on first use).
+"""The committed LoRA translator adapters of KG-Translator (package data, unpacked on use).
 
 ``methods/kgt/assets/<name>.tar.xz`` holds a LoRA adapter folder written by
 ``graphrag-integrations train --method kgt`` (adapter weights in float16, tokenizer,

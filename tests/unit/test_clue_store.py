@@ -19,7 +19,7 @@ from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter, Trace
 from graphrag_integrations.methods.clue.scoring import Query
-from graphrag_integrations.methods.clue.stores import (
+from graphrag_integrations.methods.clue.store import (
     CHUNK,
     CONTAINS,
     ENTITY,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.methods.kgt import adapters
+from graphrag_integrations.methods.kgt import lora
 from graphrag_integrations.methods.kgt.index import resolve_translator
 
 
@@ -27,22 +27,22 @@ def test_adapter_is_unpacked_once_and_listed(
 ) -> None:
     assets = tmp_path / "assets"
     _archive(assets, "toy")
-    monkeypatch.setattr(adapters, "ASSETS", assets)
-    assert adapters.committed_adapters() == ["toy"]
-    first = adapters.adapter_path("toy", cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(lora, "ASSETS", assets)
+    assert lora.committed_adapters() == ["toy"]
+    first = lora.adapter_path("toy", cache_dir=tmp_path / "cache")
     assert first.parent == tmp_path / "cache" / "kgt" and first.name.startswith("toy-")
     assert json.loads((first / "kgt_translator.json").read_text())["provenance"]["fold"] == "a"
     (first / "marker").write_text("kept")  # a second call reuses the folder
-    assert adapters.adapter_path("toy", cache_dir=tmp_path / "cache") == first
+    assert lora.adapter_path("toy", cache_dir=tmp_path / "cache") == first
     assert (first / "marker").is_file()
     with pytest.raises(FileNotFoundError, match="available: \\['toy'\\]"):
-        adapters.adapter_path("nope", cache_dir=tmp_path / "cache")
+        lora.adapter_path("nope", cache_dir=tmp_path / "cache")
 
 
 def test_the_default_adapter_is_committed() -> None:
-    assert adapters.DEFAULT_TRANSLATOR in adapters.committed_adapters()
+    assert lora.DEFAULT_TRANSLATOR in lora.committed_adapters()
     info = json.loads(
-        (adapters.adapter_path(adapters.DEFAULT_TRANSLATOR) / "kgt_translator.json").read_text()
+        (lora.adapter_path(lora.DEFAULT_TRANSLATOR) / "kgt_translator.json").read_text()
     )
     assert info["lora"] is True and info["provenance"]["data_sha256"]
     assert info["base_model"] is None  # the default SmolLM2, converted on each machine
