@@ -68,6 +68,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -585,9 +586,10 @@ class IndexStore:
 
         With a ``manifest`` (what a graph index's ``persist`` passes), the whole directory is
         written through :func:`~graphrag_integrations.core.persistence.atomic_directory` with
-        ``overwrite=overwrite, method=manifest.method``: atomically, the checksum of every
-        file recorded, and a folder that is not an index of that method refused unless
-        ``overwrite=True`` (files the index did not write are kept either way). Without one,
+        ``overwrite=overwrite, method=manifest.method`` and the manifest's ``index_id`` (by
+        default the store's :attr:`index_id`): atomically, the checksum of every file recorded,
+        and a folder that is not this index refused unless ``overwrite=True`` (files the index
+        did not write are kept either way). Without one,
         the files go into ``directory`` as it is: an existing, fresh directory such as the
         temporary one of an ``atomic_directory`` block the caller holds.
 
@@ -625,7 +627,10 @@ class IndexStore:
         if manifest is None:
             self._write(Path(directory))
             return
-        with atomic_directory(directory, overwrite=overwrite, method=manifest.method) as out:
+        manifest = replace(manifest, index_id=manifest.index_id or self.index_id)
+        with atomic_directory(
+            directory, overwrite=overwrite, method=manifest.method, index_id=manifest.index_id
+        ) as out:
             self._write(out)
             write_manifest(out, manifest)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphrag_integrations.core.models import same_embedding_model
 from graphrag_integrations.core.persistence.manifest import (
     FORMAT_VERSION,
     Manifest,
@@ -74,7 +75,9 @@ found 'a' (the index was built with another model; load it with the same model o
             f"index format version {manifest.format_version} predates the oldest layout this "
             f"loader reads ({oldest_format_version}); rebuild the index"
         )
-    if embedding_model is not None and manifest.embedding_model != embedding_model:
+    if embedding_model is not None and not same_embedding_model(
+        manifest.embedding_model, embedding_model
+    ):
         raise IndexMismatchError(
             f"embedding model mismatch: expected {embedding_model!r}, found "
             f"{manifest.embedding_model!r} (the index was built with another model; load it "
@@ -93,7 +96,9 @@ def check_embedder(manifest: Manifest, embedder: Embedder, *, source: str | Path
 
     Call it at load time, so an embedding with the recorded model name but another vector
     length fails there with a clear message instead of at the first query. The dimension is
-    only checked when the manifest records one (an index of no vectors records none).
+    only checked when the manifest records one (an index of no vectors records none). Model
+    names are compared by :func:`~graphrag_integrations.core.models.same_embedding_model`: the
+    bundled all-MiniLM-L6-v2's local path, its names and the default are the same model.
 
     Raises
     ------
@@ -112,7 +117,7 @@ def check_embedder(manifest: Manifest, embedder: Embedder, *, source: str | Path
 holds vectors of dimension 4, the embedding 'toy' makes 8 ...
     """
     prefix = f"{source}: " if str(source) else ""
-    if manifest.embedding_model != embedder.model_name:
+    if not same_embedding_model(manifest.embedding_model, embedder.model_name):
         raise IndexMismatchError(
             f"{prefix}embedding model mismatch: expected {embedder.model_name!r}, found "
             f"{manifest.embedding_model!r} (the index was built with another model; load it "

@@ -33,9 +33,13 @@ from graphrag_integrations.core.persistence.sibling_locks import (
     _open_dir,
     _unlock,
     clean_stale_siblings,
-    fcntl,
 )
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError, IndexNotFoundError
+
+try:  # POSIX advisory locks: readers share the lock a writer's swap takes exclusively
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +86,9 @@ def reading_index(path: str | Path) -> Iterator[Path]:
 
 
 # -- atomic directories ---------------------------------------------------------------------
-def _owned_entries(target: Path, method: str | None, overwrite: bool) -> set[str] | None:
+def _owned_entries(
+    target: Path, method: str | None, overwrite: bool, index_id: str | None = None
+) -> set[str] | None:
     """Top-level entries of ``target`` its current index wrote, if others are there too.
 
     ``None`` when nothing else is there (missing or empty folder, or only index entries): then
@@ -119,6 +125,13 @@ def _owned_entries(target: Path, method: str | None, overwrite: bool) -> set[str
             f"refusing to replace the {old.method!r} index in {target} with a {method!r} "
             "index; choose another folder, or pass overwrite=True"
         )
+    if index_id and old.index_id != index_id and not overwrite:
+        held = f"index {old.index_id}" if old.index_id else "index written without an index id"
+        raise IndexExistsError(
+            f"refusing to replace the {old.method!r} index in {target}: it holds another "
+            f"{held} (this is index {index_id}); choose another folder, or pass overwrite=True "
+            "to replace it"
+        )
     if not old.files:
         return None  # written before file lists existed: all its entries count as its own
     owned = {MANIFEST_NAME} | {PurePosixPath(rel).parts[0] for rel in old.files}
@@ -139,11 +152,13 @@ def _owned_entries(target: Path, method: str | None, overwrite: bool) -> set[str
     return owned
 
 
-def _method_of(directory: Path) -> str | None:
+def _identity_of(directory: Path) -> tuple[str | None, str | None]:
+    """``(method, index_id)`` of the manifest in ``directory`` (``None`` where unknown)."""
     try:
-        return _parse_manifest(directory).method
+        manifest = _parse_manifest(directory)
     except (IndexNotFoundError, IndexMismatchError):
-        return None
+        return None, None
+    return manifest.method, manifest.index_id or None
 
 
 def _seal(tmp: Path) -> None:
@@ -221,7 +236,11 @@ def _replace_in_place(target: Path, tmp: Path, owned: set[str]) -> None:
 
 @contextlib.contextmanager
 def atomic_directory(
-    path: str | Path, *, overwrite: bool = False, method: str | None = None
+    path: str | Path,
+    *,
+    overwrite: bool = False,
+    method: str | None = None,
+    index_id: str | None = None,
 ) -> Iterator[Path]:
     """Build a directory next to ``path`` and swap it in only if the block succeeds.
 
@@ -233,11 +252,15 @@ def atomic_directory(
     keeps its old contents. Stale siblings of ``path`` left by killed writers are removed
     first (:func:`clean_stale_siblings`).
 
-    What may be replaced: a missing or empty folder, or an index of the same method. A
-    non-empty folder holding no index, or another method's index, is refused unless
-    ``overwrite=True``. Files in ``path`` the old index did not write are never deleted: if
-    there are any, the index files are replaced entry by entry around them (not atomically:
-    the manifest is removed first and written last) and a name clash is refused. An index
+    What may be replaced: a missing or empty folder, or an index of the same method *and* the
+    same ``index_id`` (a re-persist of the index that is there). A non-empty folder holding no
+    index, another method's index, or another index of the same method (another
+    ``index_id``, or one recorded before index ids existed) is refused unless
+    ``overwrite=True``. A writer without an ``index_id`` (neither given nor in the manifest
+    it writes) skips the identity check. Files in ``path`` the old index did not write are
+    never deleted: if there are any, the index files are replaced entry by entry around them
+    (not atomically: the manifest is removed first and written last) and a name clash is
+    refused. An index
     written before manifests listed their files counts as owning all its entries.
 
     Parameters
@@ -249,6 +272,9 @@ def atomic_directory(
     method : str, optional
         The writer's method, to refuse another method's index before the block runs; when
         ``None`` it is read from the manifest written in the block.
+    index_id : str, optional
+        The writer's index id, to refuse another index of the same method before the block
+        runs; when ``None`` it is read from the manifest written in the block.
 
     Raises
     ------
@@ -277,7 +303,7 @@ def atomic_directory(
         raise NotADirectoryError(f"cannot write an index to {target}: it is not a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_siblings(target)
-    _owned_entries(target, method, overwrite)  # refuse early, before the work of the block
+    _owned_entries(target, method, overwrite, index_id)  # refuse early, before the work
     mode = _default_mode(target, 0o777)
     tmp, fd = _new_locked_sibling(target, "tmp")
     try:
@@ -290,7 +316,10 @@ def atomic_directory(
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         try:
-            owned = _owned_entries(target, method or _method_of(tmp), overwrite)
+            written_method, written_id = _identity_of(tmp)
+            owned = _owned_entries(
+                target, method or written_method, overwrite, index_id or written_id
+            )
             if owned is None:
                 _swap(target, tmp)
             else:

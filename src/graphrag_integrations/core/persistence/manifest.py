@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -68,6 +69,15 @@ class Manifest:
     files : dict of str to str
         Relative POSIX path -> SHA-256 hex digest of every file the writer wrote (filled in by
         :func:`atomic_directory`); empty for indexes written before checksums existed.
+    index_id : str
+        The identity of the index (32 hex digits): made when the index is built, kept through
+        ``load``, so a re-``persist`` of the same index (a loaded one too) may replace its
+        folder while another index of the same method may not (see
+        :func:`~graphrag_integrations.core.persistence.atomic_directory`). Empty in manifests
+        written before it existed, and for writers without an identity.
+    timings : dict of str to float
+        Seconds spent building the index, by stage (the index's ``timings``); empty when the
+        index records none or the manifest predates them.
     extra : dict
         Keys found in a manifest that this version does not know; kept so a round trip
         through an older reader loses nothing.
@@ -90,6 +100,8 @@ class Manifest:
     package_version: str = field(default_factory=_package_version)
     created_at: str = field(default_factory=_now_iso)
     files: dict[str, str] = field(default_factory=dict)
+    index_id: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -110,6 +122,8 @@ class Manifest:
                 "package_version": self.package_version,
                 "created_at": self.created_at,
                 FILES_KEY: dict(self.files),
+                "index_id": self.index_id,
+                "timings": {k: v for k, v in self.timings.items() if math.isfinite(v)},
             }
         )
         return data
@@ -142,7 +156,22 @@ class Manifest:
                 f"found {dim!r}"
             )
         files = _parse_files(data.get(FILES_KEY, {}), source)
+        index_id = data.get("index_id", "")
+        if not isinstance(index_id, str):
+            raise IndexMismatchError(
+                f"{source}: 'index_id' must be a string, found {_kind(index_id)} {index_id!r}"
+            )
+        timings = data.get("timings", {})
+        if not isinstance(timings, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+            for k, v in timings.items()
+        ):
+            raise IndexMismatchError(
+                f"{source}: 'timings' must map stages to seconds, found {timings!r}"
+            )
         known = {
+            "index_id",
+            "timings",
             FILES_KEY,
             "method",
             "parameters",
@@ -161,6 +190,8 @@ class Manifest:
             package_version=str(data.get("package_version", "unknown")),
             created_at=str(data.get("created_at", "")),
             files=files,
+            index_id=index_id,
+            timings={k: float(v) for k, v in timings.items()},
             extra={k: v for k, v in data.items() if k not in known},
         )
 
