@@ -52,17 +52,35 @@ Loading options
     never raises. After ``insert([d])`` then ``delete(d.id)`` an index answers exactly as a
     fresh build without ``d``.
 ``persist(path, *, overwrite=False)`` / ``load(path)``
-    ``persist`` writes the directory through
+    Template methods of :class:`BaseIndex`; an index implements small hooks and never
+    repeats the skeleton. :meth:`BaseIndex.persist` takes :meth:`BaseIndex.manifest` (the
+    hook: parameters, counts, models, embedding dimension), adds :attr:`BaseIndex.index_id`,
+    :attr:`BaseIndex.format_version` and the build ``timings`` (an index with a ``timings``
+    dict), and writes inside
     :func:`~graphrag_integrations.core.persistence.atomic_directory` with
-    ``overwrite=overwrite, method=self.method``: the write is atomic, the manifest records
-    the SHA-256 of every file, a non-empty folder that is not an index of the same method is
-    refused (:class:`~graphrag_integrations.errors.IndexExistsError`) unless
-    ``overwrite=True``, and files the index did not write are never deleted. ``load`` reads
-    inside :func:`~graphrag_integrations.core.persistence.reading_index` (a writer waits for
-    it), verifies the checksums (:class:`~graphrag_integrations.errors.CorruptIndexError`
-    naming the damaged file), checks the embedding model *and* dimension at load
-    (:func:`~graphrag_integrations.core.persistence.check_embedder`), and answers every
-    query with the same passages and scores as the index that was persisted.
+    ``overwrite=overwrite, method=self.method, index_id=self.index_id``: the hook
+    :meth:`BaseIndex._write_files` fills the temporary directory, the manifest comes last,
+    then :meth:`BaseIndex._after_persist`. The write is atomic, the manifest records the
+    SHA-256 of every file, and what is in ``path`` is replaced only if it is *this* index
+    (same method and ``index_id``: a re-persist, after ``insert`` too, or of the index
+    loaded from there); a non-empty folder holding no index, another method's index, or
+    another index of the method (another id, or a manifest written before ids existed) is
+    refused (:class:`~graphrag_integrations.errors.IndexExistsError`, one line naming the
+    folder) unless ``overwrite=True``; files the index did not write are never deleted.
+    :meth:`BaseIndex.load` reads inside
+    :func:`~graphrag_integrations.core.persistence.reading_index` (a writer waits for it):
+    ``read_manifest`` verifies the checksums
+    (:class:`~graphrag_integrations.errors.CorruptIndexError` naming the damaged file),
+    ``check_manifest`` the method and the class's :attr:`BaseIndex.format_version` down to
+    :attr:`BaseIndex.oldest_format_version`; then the hooks: :meth:`BaseIndex._from_manifest`
+    builds the empty index from the recorded settings and the caller's arguments,
+    :meth:`BaseIndex._check_embedder` checks the embedding model *and* dimension
+    (:func:`~graphrag_integrations.core.persistence.check_embedder`; the bundled MiniLM's
+    local path and its names are one model), :meth:`BaseIndex._read_files` reads the files,
+    :meth:`BaseIndex._check_loaded` compares them with the manifest's counts. The loaded
+    index keeps the recorded ``index_id`` and build ``timings`` (``nan``, unknown, when the
+    manifest predates them) and answers every query with the same passages and scores as
+    the index that was persisted.
 ``retrieve(query, k=None, *, filter=None)``
     At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first. ``k`` goes
     through :func:`~graphrag_integrations.core.validation.check_k` (``k = check_k(k,
@@ -285,7 +303,9 @@ class BaseIndex(ABC):
     """Abstract base of every retriever/index in the package.
 
     Subclasses set :attr:`method` (the name recorded in manifests and used by the CLI) and
-    :attr:`default_k`, and implement the abstract methods following the rules of the module
+    :attr:`default_k`, implement the abstract methods and the persistence hooks
+    (:meth:`manifest`, :meth:`_write_files`, :meth:`_read_files`, and where needed
+    :meth:`_from_manifest`, :meth:`_check_loaded`...) following the rules of the module
     docstring.
     """
 

@@ -26,9 +26,10 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
   :meth:`IndexStore.drop_vector_store` removes them;
 * **persistence** - :meth:`IndexStore.persist` writes ``graph.json``, ``store.json`` and
   ``vectors/<layer>/``
-  (given the index manifest, the whole directory through ``atomic_directory``, with the data
-  safety rules of :mod:`~graphrag_integrations.core.persistence`: a graph index's ``persist``
-  is ``self.store.persist(path, self.manifest(), overwrite=overwrite)``);
+  (into the temporary directory of the index's ``persist``: a graph index's ``_write_files``
+  hook is ``self.store.persist(directory)``, the ``BaseIndex.persist`` template writing the
+  manifest around it; given a manifest, the whole directory through ``atomic_directory``,
+  with the data safety rules of :mod:`~graphrag_integrations.core.persistence`);
   :meth:`IndexStore.load` reads them inside ``reading_index``, checks that every layer holds
   exactly the vectors of its nodes and can re-home the vectors into another backend (e.g.
   Chroma);
