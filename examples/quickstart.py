@@ -49,7 +49,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     index = ClueIndex.from_documents(titled_documents(args.corpus), show_progress=True)
-    index.persist(args.index_dir)
+    index.persist(args.index_dir, overwrite=True)  # replaces the index of an earlier run
     index = ClueIndex.load(args.index_dir)
     print(f"indexed {args.corpus} in {time.perf_counter() - t0:.1f} s -> {args.index_dir}")
     qiter = index.as_retriever(N=args.k)
