@@ -71,7 +71,7 @@ def main() -> None:
     for item in questions:
         show(index, item["question"], args.k)
     if args.persist is not None:
-        index.persist(args.persist)
+        index.persist(args.persist, overwrite=True)  # replaces the index of an earlier run
         again = ParseKGTranslatorRetriever.load(args.persist, translator=args.translator)
         print(f"\nre-loaded from {args.persist}; constraint cache used: ", end="")
         show(again, questions[0]["question"], args.k)

@@ -18,8 +18,8 @@ Build a BM25 index over a folder, then query it::
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
 
-``--out`` must be a new or empty folder or an index of the same method; ``--overwrite``
-writes into another folder (its files are kept) or over another method's index.
+``--out`` must be a new or empty folder; ``--overwrite`` writes into another folder (its files
+are kept) or over an existing index (of any method).
 ``--checkpoint DIR`` builds in batches (``--checkpoint-every N`` documents) saved to ``DIR``: run
 the same command again after a kill and it resumes where it stopped
 (:mod:`~graphrag_integrations.core.checkpoint`).
@@ -159,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument(
         "--overwrite",
         action="store_true",
-        help="write into a non-empty folder that holds no index, or over another method's "
-        "index (files the index did not write are kept)",
+        help="write into a non-empty folder that holds no index, or over an existing index "
+        "(files the index did not write are kept)",
     )
     ix.add_argument(
         "--checkpoint",
@@ -360,16 +360,19 @@ def _check_target(out: Path, method: str, overwrite: bool) -> None:
     Raises
     ------
     IndexExistsError
-        If ``out`` is a non-empty folder that holds no index, or another method's index, and
-        ``overwrite`` is false; the message names ``--overwrite``.
+        If ``out`` is a non-empty folder that holds no index, or an index (the build makes
+        a new one, with a new index id), and ``overwrite`` is false; the message names
+        ``--overwrite``.
     """
+    import uuid
+
     from graphrag_integrations.core.persistence import atomic_directory
     from graphrag_integrations.errors import IndexExistsError
 
     if out.exists() and not out.is_dir():
         raise IndexExistsError(f"--out {out} is a file, not a folder: pass a folder for the index")
     try:
-        with atomic_directory(out, overwrite=overwrite, method=method):
+        with atomic_directory(out, overwrite=overwrite, method=method, index_id=uuid.uuid4().hex):
             raise _Refusal  # an empty block that fails: the target keeps its contents
     except _Refusal:
         pass
@@ -384,8 +387,8 @@ def _cli_wording(message: str) -> str:
 def cmd_index(args: argparse.Namespace) -> int:
     """Build ``--method``'s index from ``--input`` and persist it to ``--out``.
 
-    ``--out`` is checked before the build: a non-empty folder that holds no index, or another
-    method's index, is refused without ``--overwrite`` (files the index did not write are
+    ``--out`` is checked before the build: a non-empty folder that holds no index, or an
+    existing index, is refused without ``--overwrite`` (files the index did not write are
     kept either way).
     """
     from graphrag_integrations.core.params import PRESET_OPTION

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.baselines import dense as dense_module
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.core import index_base as template_module
 from graphrag_integrations.core.chunking import documents_to_passages
 from graphrag_integrations.core.documents import SourceDocument, load_documents
 from graphrag_integrations.core.index_base import document_ids, drop_indexed
@@ -155,7 +155,7 @@ def test_load_must_verify_the_checksums(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     Suite().test_a_damaged_file_is_named_at_load(build(DenseRetriever), tmp_path / "ok", damage)
-    monkeypatch.setattr(dense_module, "read_manifest", partial(read_manifest, verify=False))
+    monkeypatch.setattr(template_module, "read_manifest", partial(read_manifest, verify=False))
     (tmp_path / "unverified").mkdir()
     with pytest.raises(DID_NOT_PASS):
         Suite().test_a_damaged_file_is_named_at_load(
@@ -167,7 +167,7 @@ def test_load_must_check_the_dimension(tmp_path: Path, monkeypatch: pytest.Monke
     Suite().test_load_with_an_embedder_of_another_dimension_fails(
         build(DenseRetriever), tmp_path / "ok"
     )
-    monkeypatch.setattr(dense_module, "check_embedder", lambda *args, **kwargs: None)
+    monkeypatch.setattr(template_module, "check_embedder", lambda *args, **kwargs: None)
     (tmp_path / "unchecked").mkdir()
     with pytest.raises(DID_NOT_PASS):
         Suite().test_load_with_an_embedder_of_another_dimension_fails(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations import cli
+from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
@@ -437,6 +438,25 @@ def test_index_over_another_methods_index_needs_overwrite(
     assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["method"] == "bm25"
     assert cli.main([*base, "--out", str(tmp_path / "idx"), "--overwrite"]) == 0
     assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["method"] == "dense"
+
+
+def test_index_over_another_index_of_the_same_method_needs_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20: a second ``index`` into the same ``--out`` used to replace the first one."""
+    assert _index_bm25(tmp_path / "idx") == 0
+    first = json.loads((tmp_path / "idx" / "manifest.json").read_text())["index_id"]
+    capsys.readouterr()
+    with monkeypatch.context() as patch:  # refused before the (possibly long) build
+        patch.setattr(BM25Retriever, "from_documents", lambda *a, **k: pytest.fail("built"))
+        assert _index_bm25(tmp_path / "idx") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: refusing to replace the 'bm25' index in") and err.count("\n") == 1
+    assert str(tmp_path / "idx") in err and "pass --overwrite" in err
+    assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["index_id"] == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert _index_bm25(tmp_path / "idx", "--overwrite") == 0
+    assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["index_id"] != first
 
 
 def test_query_of_a_damaged_index_is_a_one_line_error(

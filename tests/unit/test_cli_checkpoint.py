@@ -56,5 +56,5 @@ def test_checkpoint_resumes_after_a_kill(
     assert read_checkpoint(ckpt)["batches"] == 2  # the first batch was not built again
     assert json.loads((out / "manifest.json").read_text())["method"] == "bm25"
     assert len(BM25Retriever.load(ckpt / INDEX_FOLDER).passages) == 4
-    assert _index(out, "--checkpoint-every", "3") == 2
+    assert _index(tmp_path / "new", "--checkpoint-every", "3") == 2
     assert "--checkpoint-every needs --checkpoint DIR" in capsys.readouterr().err

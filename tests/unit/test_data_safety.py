@@ -168,7 +168,8 @@ _PERSIST = textwrap.dedent(
     import sys
     from graphrag_integrations.baselines.dense import DenseRetriever
     from tests.conftest import FakeEmbedder
-    DenseRetriever.from_documents(["one document"], embedding=FakeEmbedder()).persist(sys.argv[1])
+    index = DenseRetriever.from_documents(["one document"], embedding=FakeEmbedder())
+    index.persist(sys.argv[1], overwrite=True)  # another index: replaced only when told
     """
 )
 

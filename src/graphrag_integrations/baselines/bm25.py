@@ -12,31 +12,18 @@ about a second per 10k short passages on one CPU core).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_base import (
-    BaseIndex,
-    check_query,
-    document_ids,
-    drop_indexed,
-)
+from graphrag_integrations.core.index_base import check_query
 from graphrag_integrations.core.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.lexical import STOPWORDS, BM25Scorer, tokenize
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    atomic_directory,
-    check_manifest,
-    read_manifest,
-    read_passages,
-    reading_index,
-    write_manifest,
-    write_passages,
-)
+from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
@@ -44,11 +31,8 @@ __all__ = ["STOPWORDS", "BM25Retriever", "tokenize"]
 
 logger = logging.getLogger(__name__)
 
-_MANIFEST = "manifest.json"
-_PASSAGES = "passages.json"
 
-
-class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
+class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     """BM25 retrieval over in-memory passages.
 
     Parameters
@@ -92,23 +76,10 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
         self._scorer = BM25Scorer([p.text for p in self.passages])
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
-        """Append ``passages`` and rebuild the matrix."""
+        """Append ``passages`` and rebuild the matrix (``insert`` calls it: the whole BM25 matrix
+        is rebuilt, see the module notes)."""
         self.passages.extend(passages)
         self._reindex()
-
-    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
-        """Add documents and rebuild the whole BM25 matrix (see the module notes); returns the
-        ids of the documents added (documents already indexed are skipped with a warning).
-        ``options`` (load and chunking options) go to :meth:`~BaseIndex.document_passages`."""
-        indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(self.document_passages(documents, options), indexed)
-        if passages:
-            self.add_passages(passages)
-        return document_ids(passages)
-
-    def doc_ids(self) -> list[str]:
-        """The ids of the documents indexed, sorted."""
-        return sorted(document_ids(self.passages))
 
     def delete(self, doc_id: str) -> bool:
         """Remove every passage of ``doc_id`` and rebuild the whole BM25 matrix; ``False`` (and a
@@ -125,56 +96,28 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
         """BM25 score of ``query`` against every passage (corpus order)."""
         return self._scorer.scores(check_query(query))
 
-    # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write passages, the BM25 matrix (``bm25s`` format) and a manifest to ``path``
-        atomically (an existing index there is replaced only once the new one is complete).
+    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
+    def manifest(self) -> Manifest:
+        """``k``, the passage count and the stopwords (the directory also holds
+        ``passages.json`` and the BM25 matrix in ``bm25s`` format)."""
+        return Manifest(
+            method=self.method,
+            parameters={
+                "k": self.default_k,
+                "passages": len(self.passages),
+                "stopwords": STOPWORDS,
+            },
+        )
 
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a BM25 index and ``overwrite`` is
-            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
-        """
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
-            write_passages(tmp, self.passages)
-            self._scorer.save(tmp / _MATRIX_DIR)
-            write_manifest(
-                tmp,
-                Manifest(
-                    method=self.method,
-                    parameters={
-                        "k": self.default_k,
-                        "passages": len(self.passages),
-                        "stopwords": STOPWORDS,
-                    },
-                ),
+    def _write_files(self, directory: Path) -> None:
+        write_passages(directory, self.passages)
+        self._scorer.save(directory / _MATRIX_DIR)
+
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        self.passages = read_passages(src)
+        if len(self.passages) != manifest.parameters.get("passages"):
+            raise IndexMismatchError(
+                f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
+                f"found {len(self.passages)}"
             )
-
-    @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> BM25Retriever:
-        """Load an index written by :meth:`persist`.
-
-        Raises
-        ------
-        IndexNotFoundError
-            If ``path`` holds no manifest.
-        CorruptIndexError
-            Naming the file, if a file is missing, truncated or altered.
-        IndexMismatchError
-            If the manifest is another method's, or the passage count does not match.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(read_manifest(src), method=cls.method)
-            recorded_k = manifest.parameters.get("k")
-            if isinstance(recorded_k, int):
-                kwargs.setdefault("k", recorded_k)
-            obj = cls(**kwargs)
-            obj.passages = read_passages(src)
-            if len(obj.passages) != manifest.parameters.get("passages"):
-                raise IndexMismatchError(
-                    f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
-                    f"found {len(obj.passages)}"
-                )
-            obj._scorer = BM25Scorer.load(src / _MATRIX_DIR, len(obj.passages))
-            return obj
+        self._scorer = BM25Scorer.load(src / _MATRIX_DIR, len(self.passages))

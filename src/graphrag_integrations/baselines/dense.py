@@ -7,31 +7,21 @@ its figures are reproducible.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import (
-    BaseIndex,
-    check_query,
-    document_ids,
-    drop_indexed,
-)
+from graphrag_integrations.core.index_base import check_query
 from graphrag_integrations.core.persistence import (
     Manifest,
-    atomic_directory,
-    check_embedder,
-    check_manifest,
-    read_manifest,
     read_passages,
     read_vectors,
-    reading_index,
-    write_manifest,
     write_passages,
 )
 from graphrag_integrations.core.types import Passage
@@ -39,8 +29,11 @@ from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
+#: The passage vectors in an index directory.
+VECTORS_FILE = "vectors.npy"
 
-class DenseRetriever(ScoredPassages, FrameworkSurface, BaseIndex):
+
+class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     """Exact dense retrieval with any :class:`~graphrag_integrations.core.embeddings.Embedder`.
 
     Parameters
@@ -101,22 +94,6 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, BaseIndex):
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
         self.passages.extend(passages)
 
-    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
-        """Cut, embed and add documents; returns the ids of the documents added.
-
-        Documents already indexed (same id) are skipped with a warning; ``options`` (load
-        and chunking options) go to :meth:`~BaseIndex.document_passages`.
-        """
-        indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(self.document_passages(documents, options), indexed)
-        if passages:
-            self.add_passages(passages)
-        return document_ids(passages)
-
-    def doc_ids(self) -> list[str]:
-        """The ids of the documents indexed, sorted."""
-        return sorted(document_ids(self.passages))
-
     def delete(self, doc_id: str) -> bool:
         """Remove every passage (and vector) of ``doc_id``; ``False`` (and a warning) if none."""
         keep = [i for i, p in enumerate(self.passages) if p.doc_id != doc_id]
@@ -134,83 +111,57 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, BaseIndex):
         q = self.embedder.embed_query(check_query(query))
         return self._matrix @ q
 
-    # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index to directory ``path`` atomically.
+    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
+    def manifest(self) -> Manifest:
+        """``k``, the passage count, the embedding model and dimension.
 
-        The directory holds ``manifest.json`` (method, ``k``, embedding model and dimension),
-        ``vectors.npy`` and ``passages.json``; an existing index there is replaced only once
-        the new one is complete.
-
-        Raises
-        ------
-        TypeError
-            If passage metadata is not JSON-serialisable (nothing is written).
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a dense index and ``overwrite`` is
-            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
+        The directory holds ``manifest.json``, ``vectors.npy`` and ``passages.json``
+        (passage metadata must be JSON-serialisable: ``persist`` raises ``TypeError`` and
+        writes nothing otherwise).
         """
-        dimension = int(self._matrix.shape[1]) if self._matrix.size else None
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
-            write_passages(tmp, self.passages)
-            np.save(tmp / "vectors.npy", self._matrix, allow_pickle=False)
-            write_manifest(
-                tmp,
-                Manifest(
-                    method=self.method,
-                    parameters={"k": self.default_k, "passages": len(self.passages)},
-                    models={"embedding": self.embedder.model_name},
-                    embedding_dimension=dimension,
-                ),
-            )
+        return Manifest(
+            method=self.method,
+            parameters={"k": self.default_k, "passages": len(self.passages)},
+            models={"embedding": self.embedder.model_name},
+            embedding_dimension=int(self._matrix.shape[1]) if self._matrix.size else None,
+        )
+
+    def _write_files(self, directory: Path) -> None:
+        write_passages(directory, self.passages)
+        np.save(directory / VECTORS_FILE, self._matrix, allow_pickle=False)
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> DenseRetriever:
-        """Load an index written by :meth:`persist`.
+    def _from_manifest(
+        cls, src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> DenseRetriever:
+        """``embedding`` defaults to the recorded model name (loaded with
+        sentence-transformers; pass the same embedding object for other providers), ``k``
+        to the recorded one."""
+        recorded = options.get("embedding") is None
+        if recorded:
+            if manifest.embedding_model is None:
+                raise IndexMismatchError(f"{src}: manifest records no embedding model")
+            logger.info(
+                "loading %s with the recorded embedding model %r", src, manifest.embedding_model
+            )
+            options["embedding"] = manifest.embedding_model
+        index = super()._from_manifest(src, manifest, options)
+        index.__dict__["_recorded_embedder"] = recorded
+        return index
 
-        Parameters
-        ----------
-        path : str or Path
-            The index directory.
-        **kwargs
-            Constructor arguments. ``embedding`` defaults to the model name recorded in the
-            manifest (loaded with sentence-transformers; pass the same embedding object for
-            other providers); ``k`` defaults to the recorded one.
+    def _check_embedder(self, src: Path, manifest: Manifest) -> None:
+        # the recorded model has the recorded dimension: no need to load it now
+        if not self.__dict__.pop("_recorded_embedder", False):
+            super()._check_embedder(src, manifest)
 
-        Raises
-        ------
-        IndexNotFoundError
-            If ``path`` holds no index.
-        IndexMismatchError
-            If the index was written by another method, with another embedding model, in a
-            newer format, or its files are incomplete or inconsistent.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(read_manifest(src), method=cls.method)
-            given = kwargs.get("embedding") is not None
-            if not given:
-                if manifest.embedding_model is None:
-                    raise IndexMismatchError(f"{src}: manifest records no embedding model")
-                logger.info(
-                    "loading %s with the recorded embedding model %r", src, manifest.embedding_model
-                )
-                kwargs["embedding"] = manifest.embedding_model
-            recorded_k = manifest.parameters.get("k")
-            if isinstance(recorded_k, int):
-                kwargs.setdefault("k", recorded_k)
-            obj = cls(**kwargs)
-            if given:  # model name and dimension (the recorded model has the recorded dimension)
-                check_embedder(manifest, obj.embedder, source=src)
-            else:
-                check_manifest(manifest, method=cls.method, embedding_model=obj.embedder.model_name)
-            passages = read_passages(src)
-            matrix = read_vectors(src / "vectors.npy")
-            expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
-            if matrix.shape != expected:
-                raise IndexMismatchError(
-                    f"{src}: vectors.npy has shape {matrix.shape}, expected {expected} "
-                    f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
-                )
-            obj.passages = passages
-            obj._matrix = np.asarray(matrix, dtype=np.float32)
-            return obj
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        passages = read_passages(src)
+        matrix = read_vectors(src / VECTORS_FILE)
+        expected = (len(passages), manifest.embedding_dimension) if passages else (0, 0)
+        if matrix.shape != expected:
+            raise IndexMismatchError(
+                f"{src}: {VECTORS_FILE} has shape {matrix.shape}, expected {expected} "
+                f"({len(passages)} passages, dimension {manifest.embedding_dimension})"
+            )
+        self.passages = passages
+        self._matrix = np.asarray(matrix, dtype=np.float32)

@@ -19,7 +19,7 @@ Ties are broken by corpus order, so results are deterministic.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +27,13 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import BM25Retriever
+from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
-from graphrag_integrations.core.index_base import (
-    BaseIndex,
-    check_query,
-    document_ids,
-    drop_indexed,
-)
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    atomic_directory,
-    check_manifest,
-    read_manifest,
-    reading_index,
-    write_manifest,
-)
+from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -54,10 +43,8 @@ __all__ = ["Fusion", "HybridRetriever", "minmax", "ranks"]
 
 logger = logging.getLogger(__name__)
 
-_MANIFEST = "manifest.json"
 
-
-class HybridRetriever(FrameworkSurface, BaseIndex):
+class HybridRetriever(FrameworkSurface, CorpusIndex):
     """Dense + BM25 score fusion over one shared corpus.
 
     Parameters
@@ -145,8 +132,8 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         return self.scoring.rrf_k
 
     @property
-    def passages(self) -> list[Passage]:
-        """The shared corpus."""
+    def passages(self) -> list[Passage]:  # type: ignore[override]  # read-only: the sides' list
+        """The shared corpus (the dense side's list)."""
         return self.dense.passages
 
     # -- building -------------------------------------------------------------------------
@@ -172,20 +159,10 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         bm25 = BM25Retriever(dense.passages, k=int(kwargs.get("k", dense.default_k)))
         return cls(dense, bm25, **kwargs)
 
-    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
-        """Add documents to both sides; returns the ids of the documents added (documents
-        already indexed are skipped with a warning). ``options`` (load and chunking options)
-        go to :meth:`~BaseIndex.document_passages`."""
-        indexed = {p.doc_id for p in self.passages}
-        passages = drop_indexed(self.document_passages(documents, options), indexed)
-        if passages:
-            self.dense.add_passages(passages)
-            self.bm25.add_passages(passages)
-        return document_ids(passages)
-
-    def doc_ids(self) -> list[str]:
-        """The ids of the documents indexed, sorted."""
-        return sorted(document_ids(self.passages))
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Add ``passages`` to both sides (``insert`` calls it)."""
+        self.dense.add_passages(passages)
+        self.bm25.add_passages(passages)
 
     def delete(self, doc_id: str) -> bool:
         """Remove ``doc_id`` from both sides; ``False`` (and one warning) if it is unknown."""
@@ -241,53 +218,37 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
             for j in best
         ]
 
-    # -- persistence ----------------------------------------------------------------------
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write both sides (``dense/``, ``bm25/``) and the fusion settings to ``path``
-        atomically (the manifest's checksums cover the files of both sides).
+    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
+    def manifest(self) -> Manifest:
+        """The fusion settings; both sides are persisted as indexes of their own
+        (``dense/``, ``bm25/``; the manifest's checksums cover their files too)."""
+        return Manifest(
+            method=self.method,
+            parameters={
+                "k": self.default_k,
+                "weight": self.weight,
+                "fusion": self.fusion,
+                "candidate_factor": self.candidate_factor,
+                "rrf_k": self.rrf_k,
+            },
+            models={"embedding": self.dense.embedder.model_name},
+        )
 
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a hybrid index and ``overwrite`` is
-            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
-        """
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as tmp:
-            self.dense.persist(tmp / "dense")
-            self.bm25.persist(tmp / "bm25")
-            write_manifest(
-                tmp,
-                Manifest(
-                    method=self.method,
-                    parameters={
-                        "k": self.default_k,
-                        "weight": self.weight,
-                        "fusion": self.fusion,
-                        "candidate_factor": self.candidate_factor,
-                        "rrf_k": self.rrf_k,
-                    },
-                    models={"embedding": self.dense.embedder.model_name},
-                ),
-            )
+    def _write_files(self, directory: Path) -> None:
+        self.dense.persist(directory / "dense")
+        self.bm25.persist(directory / "bm25")
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> HybridRetriever:
-        """Load an index written by :meth:`persist` (``embedding=`` goes to the dense side,
-        which checks its model and dimension).
+    def _from_manifest(
+        cls, src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> HybridRetriever:
+        """Both sides loaded (``embedding=`` goes to the dense side, which checks its model
+        and dimension), the recorded fusion settings unless ``options`` gives them."""
+        dense = DenseRetriever.load(src / "dense", embedding=options.pop("embedding", None))
+        bm25 = BM25Retriever.load(src / "bm25")
+        settings = dict(manifest.parameters)
+        settings.update(options)
+        return cls(dense, bm25, **settings)
 
-        Raises
-        ------
-        IndexNotFoundError
-            If ``path`` holds no index.
-        CorruptIndexError
-            Naming the file, if a file of either side is missing, truncated or altered.
-        IndexMismatchError
-            Another method, another embedding model or dimension.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(read_manifest(src), method=cls.method)
-            dense = DenseRetriever.load(src / "dense", embedding=kwargs.pop("embedding", None))
-            bm25 = BM25Retriever.load(src / "bm25")
-            settings = dict(manifest.parameters)
-            settings.update(kwargs)
-            return cls(dense, bm25, **settings)
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        return None  # both sides were read by _from_manifest

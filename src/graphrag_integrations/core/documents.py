@@ -3,8 +3,11 @@
 :func:`load_documents` turns plain strings, :class:`SourceDocument`, LangChain ``Document``,
 LlamaIndex ``Document``/``TextNode``, mappings with a ``"text"`` key, and files or folders
 (given as :class:`pathlib.Path`, or as strings through ``path=`` / :func:`from_path`) into one
-list of :class:`SourceDocument`. A plain ``str`` in ``inputs`` is always document *text*: the
-loader never guesses from a string's content whether it names a file.
+list of :class:`SourceDocument`. A plain ``str`` in ``inputs`` is document *text*, and never
+loaded as a path; but a string that looks like a path (:func:`looks_like_path`: one word
+naming an existing file or folder, or shaped like a path) is refused with a one-line
+:class:`~graphrag_integrations.errors.DocumentLoadError` saying to pass ``Path(...)``, so
+``from_documents("my_docs/")`` never indexes the folder's name as a passage.
 
 Ids are a content hash of the text unless the user (or the framework document) supplies one.
 Empty documents are dropped and exact duplicates (same id, same text) are kept once; both are
@@ -42,6 +45,17 @@ DEFAULT_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".rst")
 
 #: Files read as JSON records (a record, a list of records, or one record per line).
 JSON_SUFFIXES: tuple[str, ...] = (".json", ".jsonl")
+
+#: Suffixes that make a one-word string look like a file name (:func:`looks_like_path`).
+PATH_SUFFIXES: tuple[str, ...] = (
+    *DEFAULT_SUFFIXES,
+    *JSON_SUFFIXES,
+    ".pdf",
+    ".html",
+    ".htm",
+    ".csv",
+    ".docx",
+)
 
 #: Keys holding a record's text, in order of preference.
 TEXT_KEYS: tuple[str, ...] = ("text", "page_content", "content")
@@ -152,6 +166,50 @@ def pop_load_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _is_path(obj: Any) -> bool:
     return isinstance(obj, os.PathLike)
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a string given as document text is almost certainly meant as a path.
+
+    The rule: a string without whitespace that names an existing file or folder, or that
+    ends with a path separator (``"docs/"``), starts like a path (``"/"``, ``"./"``,
+    ``"../"``, ``"~/"``), or ends in a document suffix (:data:`PATH_SUFFIXES`, e.g.
+    ``"notes.txt"``). Any text with a space or a line break is text.
+
+    Examples
+    --------
+    >>> looks_like_path("my_docs/"), looks_like_path("no_such_file.txt")
+    (True, True)
+    >>> looks_like_path("TCP/IP"), looks_like_path("Paris is in France.")
+    (False, False)
+    """
+    if not text or any(c.isspace() for c in text):
+        return False
+    separators = ("/", os.sep, *((os.altsep,) if os.altsep else ()))
+    if text.endswith(separators) or text.startswith(("/", "./", "../", "~/", "~" + os.sep)):
+        return True
+    if Path(text).suffix.lower() in PATH_SUFFIXES:
+        return True
+    try:
+        return Path(text).expanduser().exists()
+    except (OSError, ValueError, RuntimeError):  # too long a name, no home directory
+        return False
+
+
+def _refuse_path_text(text: str) -> None:
+    """Raise :class:`DocumentLoadError` for a document text that :func:`looks_like_path`."""
+    if not looks_like_path(text):
+        return
+    try:
+        target = Path(text).expanduser()
+        found = "folder" if target.is_dir() else "file" if target.exists() else ""
+    except (OSError, ValueError, RuntimeError):
+        found = ""
+    what = f"names an existing {found}" if found else "looks like a file path (none exists)"
+    raise DocumentLoadError(
+        f"the document text {text!r} {what}: a str is indexed as text, so pass "
+        f"Path({text!r}) to load files, or SourceDocument({text!r}) to index the string itself"
+    )
 
 
 def _is_langchain_document(obj: Any) -> bool:
@@ -525,7 +583,8 @@ def load_documents(
     Parameters
     ----------
     inputs : object or iterable of objects, optional
-        Any mix of ``str`` (document text), :class:`SourceDocument`, mappings with a
+        Any mix of ``str`` (document text; one that :func:`looks_like_path` is refused),
+        :class:`SourceDocument`, mappings with a
         ``"text"`` key, LangChain ``Document``, LlamaIndex ``Document``/``TextNode`` and
         :class:`pathlib.Path` (a file or a folder, see :func:`from_path`). A single object
         is accepted as well as an iterable.
@@ -549,7 +608,8 @@ def load_documents(
     Raises
     ------
     DocumentLoadError
-        Unsupported input type, missing path, unreadable or undecodable file.
+        Unsupported input type, missing path, unreadable or undecodable file, a ``str`` that
+        looks like a path (pass ``Path(...)``).
 
     Examples
     --------
@@ -575,6 +635,8 @@ def load_documents(
                     )
                 )
             else:
+                if isinstance(obj, str):
+                    _refuse_path_text(obj)
                 docs.append(to_source_document(obj))
     if path is not None:
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)

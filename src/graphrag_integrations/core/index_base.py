@@ -52,17 +52,35 @@ Loading options
     never raises. After ``insert([d])`` then ``delete(d.id)`` an index answers exactly as a
     fresh build without ``d``.
 ``persist(path, *, overwrite=False)`` / ``load(path)``
-    ``persist`` writes the directory through
+    Template methods of :class:`BaseIndex`; an index implements small hooks and never
+    repeats the skeleton. :meth:`BaseIndex.persist` takes :meth:`BaseIndex.manifest` (the
+    hook: parameters, counts, models, embedding dimension), adds :attr:`BaseIndex.index_id`,
+    :attr:`BaseIndex.format_version` and the build ``timings`` (an index with a ``timings``
+    dict), and writes inside
     :func:`~graphrag_integrations.core.persistence.atomic_directory` with
-    ``overwrite=overwrite, method=self.method``: the write is atomic, the manifest records
-    the SHA-256 of every file, a non-empty folder that is not an index of the same method is
-    refused (:class:`~graphrag_integrations.errors.IndexExistsError`) unless
-    ``overwrite=True``, and files the index did not write are never deleted. ``load`` reads
-    inside :func:`~graphrag_integrations.core.persistence.reading_index` (a writer waits for
-    it), verifies the checksums (:class:`~graphrag_integrations.errors.CorruptIndexError`
-    naming the damaged file), checks the embedding model *and* dimension at load
-    (:func:`~graphrag_integrations.core.persistence.check_embedder`), and answers every
-    query with the same passages and scores as the index that was persisted.
+    ``overwrite=overwrite, method=self.method, index_id=self.index_id``: the hook
+    :meth:`BaseIndex._write_files` fills the temporary directory, the manifest comes last,
+    then :meth:`BaseIndex._after_persist`. The write is atomic, the manifest records the
+    SHA-256 of every file, and what is in ``path`` is replaced only if it is *this* index
+    (same method and ``index_id``: a re-persist, after ``insert`` too, or of the index
+    loaded from there); a non-empty folder holding no index, another method's index, or
+    another index of the method (another id, or a manifest written before ids existed) is
+    refused (:class:`~graphrag_integrations.errors.IndexExistsError`, one line naming the
+    folder) unless ``overwrite=True``; files the index did not write are never deleted.
+    :meth:`BaseIndex.load` reads inside
+    :func:`~graphrag_integrations.core.persistence.reading_index` (a writer waits for it):
+    ``read_manifest`` verifies the checksums
+    (:class:`~graphrag_integrations.errors.CorruptIndexError` naming the damaged file),
+    ``check_manifest`` the method and the class's :attr:`BaseIndex.format_version` down to
+    :attr:`BaseIndex.oldest_format_version`; then the hooks: :meth:`BaseIndex._from_manifest`
+    builds the empty index from the recorded settings and the caller's arguments,
+    :meth:`BaseIndex._check_embedder` checks the embedding model *and* dimension
+    (:func:`~graphrag_integrations.core.persistence.check_embedder`; the bundled MiniLM's
+    local path and its names are one model), :meth:`BaseIndex._read_files` reads the files,
+    :meth:`BaseIndex._check_loaded` compares them with the manifest's counts. The loaded
+    index keeps the recorded ``index_id`` and build ``timings`` (``nan``, unknown, when the
+    manifest predates them) and answers every query with the same passages and scores as
+    the index that was persisted.
 ``retrieve(query, k=None, *, filter=None)``
     At most ``k`` results (``None``: :attr:`BaseIndex.default_k`), best first. ``k`` goes
     through :func:`~graphrag_integrations.core.validation.check_k` (``k = check_k(k,
@@ -98,8 +116,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -123,6 +144,16 @@ from graphrag_integrations.core.locking import (
     is_guarded,
     lock_of,
     writer,
+)
+from graphrag_integrations.core.persistence import (
+    FORMAT_VERSION,
+    Manifest,
+    atomic_directory,
+    check_embedder,
+    check_manifest,
+    read_manifest,
+    reading_index,
+    write_manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -272,12 +303,18 @@ class BaseIndex(ABC):
     """Abstract base of every retriever/index in the package.
 
     Subclasses set :attr:`method` (the name recorded in manifests and used by the CLI) and
-    :attr:`default_k`, and implement the abstract methods following the rules of the module
+    :attr:`default_k`, implement the abstract methods and the persistence hooks
+    (:meth:`manifest`, :meth:`_write_files`, :meth:`_read_files`, and where needed
+    :meth:`_from_manifest`, :meth:`_check_loaded`...) following the rules of the module
     docstring.
     """
 
     method: ClassVar[str] = "base"
     default_k: int = 5
+    #: Layout version of the index directory :meth:`persist` writes (in the manifest).
+    format_version: ClassVar[int] = FORMAT_VERSION
+    #: Oldest layout :meth:`load` reads (an older index must be rebuilt).
+    oldest_format_version: ClassVar[int] = 1
     #: Tokens per chunk of :meth:`default_splitter` (each method's: ``docs/reference/chunking.md``).
     chunk_size: ClassVar[int] = 256
     #: Tokens shared by consecutive chunks of :meth:`default_splitter`.
@@ -455,34 +492,78 @@ class BaseIndex(ABC):
         :meth:`_unknown_document`) and returns ``False``, never raises.
         """
 
-    @abstractmethod
+    # -- persistence: template methods, with the hooks each index implements -----------------
+    @property
+    def index_id(self) -> str:
+        """This index's identity (32 hex digits), recorded in its manifest (module notes).
+
+        New for a new index, kept by :meth:`load`, unchanged by ``insert`` / ``delete``: it is
+        what lets ``persist`` replace a folder holding *this* index but not another one. A
+        graph index's id is its :class:`~graphrag_integrations.core.index_store.IndexStore`'s
+        (which names its Chroma collections).
+        """
+        stores = index_stores_of(self)
+        if len(stores) == 1:
+            return stores[0].index_id
+        own = self.__dict__.get("_index_id")
+        if own is None:
+            own = self.__dict__["_index_id"] = uuid.uuid4().hex
+        return str(own)
+
     def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the index to directory ``path`` atomically, with a manifest.
 
-        Implementations write inside ``atomic_directory(path, overwrite=overwrite,
-        method=self.method)`` (:mod:`~graphrag_integrations.core.persistence`).
+        The template (module notes): :meth:`manifest` completed with :attr:`index_id`,
+        :attr:`format_version` and the build ``timings``, the index's files written by
+        :meth:`_write_files` into the temporary directory of ``atomic_directory(path,
+        overwrite=overwrite, method=self.method, index_id=self.index_id)``
+        (:mod:`~graphrag_integrations.core.persistence`), then :meth:`_after_persist`.
 
         Parameters
         ----------
         path : str or Path
             The index directory (created if missing).
         overwrite : bool
-            Allow writing into a non-empty folder that holds no index, or over an index of
-            another method. Files the index did not write are kept either way.
+            Allow writing into a non-empty folder that holds no index, over an index of
+            another method, or over another index of this method (another ``index_id``).
+            Files the index did not write are kept either way.
 
         Raises
         ------
         IndexExistsError
             If ``path`` is not ours to replace and ``overwrite`` is false (nothing written).
         """
+        timings = getattr(self, "timings", None)
+        manifest = replace(
+            self.manifest(),
+            index_id=self.index_id,
+            format_version=self.format_version,
+            timings=dict(timings) if isinstance(timings, Mapping) else {},
+        )
+        with atomic_directory(
+            path, overwrite=overwrite, method=self.method, index_id=manifest.index_id
+        ) as tmp:
+            self._write_files(tmp)
+            write_manifest(tmp, manifest)
+        self._after_persist(Path(path))
 
     @classmethod
-    @abstractmethod
     def load(cls: type[IndexT], path: str | Path, **kwargs: Any) -> IndexT:
         """Load an index written by :meth:`persist`.
 
-        Implementations read inside ``reading_index(path)``, verify the manifest and its
-        checksums (``read_manifest``) and the embedder (``check_embedder``).
+        The template (module notes), inside ``reading_index(path)``: ``read_manifest`` (every
+        checksum verified), ``check_manifest`` (method, :attr:`format_version` down to
+        :attr:`oldest_format_version`), :meth:`_from_manifest` (the index, built from the
+        recorded settings and ``kwargs``), :meth:`_check_embedder` (model *and* dimension),
+        :meth:`_read_files`, :meth:`_check_loaded`; then the recorded ``index_id`` and
+        build ``timings`` are restored.
+
+        Parameters
+        ----------
+        path : str or Path
+            The index directory.
+        **kwargs
+            Constructor arguments (``embedding=``...); the recorded settings fill the others.
 
         Raises
         ------
@@ -491,8 +572,83 @@ class BaseIndex(ABC):
         CorruptIndexError
             Naming the file, if a file is missing, truncated or altered.
         IndexMismatchError
-            Another method, a newer format, another embedding model or dimension.
+            Another method, a newer format, another embedding model or dimension, or files
+            that disagree with the manifest.
         """
+        with reading_index(path) as src:
+            manifest = check_manifest(
+                read_manifest(src),
+                method=cls.method,
+                supported_format_version=cls.format_version,
+                oldest_format_version=cls.oldest_format_version,
+            )
+            index = cls._from_manifest(src, manifest, dict(kwargs))
+            index._check_embedder(src, manifest)
+            index._read_files(src, manifest)
+            index._check_loaded(src, manifest)
+        index._restore_identity(manifest)
+        return index
+
+    def manifest(self) -> Manifest:
+        """Hook of :meth:`persist`: what the manifest records (method, parameters - the
+        counts :meth:`_check_loaded` compares -, models, embedding dimension). The template
+        adds the ``index_id``, ``format_version``, ``timings`` and file checksums."""
+        raise NotImplementedError(f"{type(self).__name__} must implement manifest()")
+
+    def _write_files(self, directory: Path) -> None:
+        """Hook of :meth:`persist`: write the index's files into ``directory`` (the fresh
+        temporary directory of ``atomic_directory``; the manifest is written after)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _write_files(directory)")
+
+    def _after_persist(self, path: Path) -> None:
+        """Hook of :meth:`persist`, after the swap: nothing by default."""
+        return None
+
+    @classmethod
+    def _from_manifest(
+        cls: type[IndexT], src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> IndexT:
+        """Hook of :meth:`load`: a new, empty index built with the recorded settings of
+        ``manifest`` where ``options`` (the caller's ``load`` arguments) does not say
+        otherwise. Default: ``cls(**options)``."""
+        return cls(**options)
+
+    def _check_embedder(self, src: Path, manifest: Manifest) -> None:
+        """Hook of :meth:`load`: the embedder must be the recorded model, with the recorded
+        dimension (:func:`~graphrag_integrations.core.persistence.check_embedder`). Default:
+        checks the index's ``embedder`` when it has one and the manifest records a model."""
+        embedder = getattr(self, "embedder", None)
+        if embedder is not None and manifest.embedding_model is not None:
+            check_embedder(manifest, embedder, source=src)
+
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        """Hook of :meth:`load`: read the index's files from ``src`` into this index."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _read_files(src)")
+
+    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
+        """Hook of :meth:`load`: check what was read against the manifest (counts); raise
+        :class:`~graphrag_integrations.errors.IndexMismatchError` naming ``src`` when they
+        disagree. Default: nothing."""
+        return None
+
+    def _restore_identity(self, manifest: Manifest) -> None:
+        """After :meth:`load`: the recorded ``index_id`` (an index holding an ``IndexStore``
+        has read it with the store) and build ``timings``. An index that records timings but
+        was written before they were recorded gets ``nan`` for each (unknown, not zero)."""
+        if not index_stores_of(self):
+            self.__dict__["_index_id"] = manifest.index_id or uuid.uuid4().hex
+        timings = getattr(self, "timings", None)
+        if not isinstance(timings, dict):
+            return
+        if manifest.timings:
+            timings.update(manifest.timings)
+        else:
+            logger.info(
+                "%s: the manifest records no build timings (written before they were); "
+                "timings are nan (unknown)",
+                type(self).__name__,
+            )
+            timings.update(dict.fromkeys(timings, math.nan))
 
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None

@@ -26,9 +26,10 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
   :meth:`IndexStore.drop_vector_store` removes them;
 * **persistence** - :meth:`IndexStore.persist` writes ``graph.json``, ``store.json`` and
   ``vectors/<layer>/``
-  (given the index manifest, the whole directory through ``atomic_directory``, with the data
-  safety rules of :mod:`~graphrag_integrations.core.persistence`: a graph index's ``persist``
-  is ``self.store.persist(path, self.manifest(), overwrite=overwrite)``);
+  (into the temporary directory of the index's ``persist``: a graph index's ``_write_files``
+  hook is ``self.store.persist(directory)``, the ``BaseIndex.persist`` template writing the
+  manifest around it; given a manifest, the whole directory through ``atomic_directory``,
+  with the data safety rules of :mod:`~graphrag_integrations.core.persistence`);
   :meth:`IndexStore.load` reads them inside ``reading_index``, checks that every layer holds
   exactly the vectors of its nodes and can re-home the vectors into another backend (e.g.
   Chroma);
@@ -68,6 +69,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -585,9 +587,10 @@ class IndexStore:
 
         With a ``manifest`` (what a graph index's ``persist`` passes), the whole directory is
         written through :func:`~graphrag_integrations.core.persistence.atomic_directory` with
-        ``overwrite=overwrite, method=manifest.method``: atomically, the checksum of every
-        file recorded, and a folder that is not an index of that method refused unless
-        ``overwrite=True`` (files the index did not write are kept either way). Without one,
+        ``overwrite=overwrite, method=manifest.method`` and the manifest's ``index_id`` (by
+        default the store's :attr:`index_id`): atomically, the checksum of every file recorded,
+        and a folder that is not this index refused unless ``overwrite=True`` (files the index
+        did not write are kept either way). Without one,
         the files go into ``directory`` as it is: an existing, fresh directory such as the
         temporary one of an ``atomic_directory`` block the caller holds.
 
@@ -625,7 +628,10 @@ class IndexStore:
         if manifest is None:
             self._write(Path(directory))
             return
-        with atomic_directory(directory, overwrite=overwrite, method=manifest.method) as out:
+        manifest = replace(manifest, index_id=manifest.index_id or self.index_id)
+        with atomic_directory(
+            directory, overwrite=overwrite, method=manifest.method, index_id=manifest.index_id
+        ) as out:
             self._write(out)
             write_manifest(out, manifest)
 

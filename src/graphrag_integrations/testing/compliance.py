@@ -26,6 +26,7 @@ import asyncio
 import inspect
 import json
 import logging
+import math
 import re
 import shutil
 import threading
@@ -44,6 +45,7 @@ from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.index_store import ChromaVectors
 from graphrag_integrations.core.locking import is_guarded
 from graphrag_integrations.core.persistence import (
+    MANIFEST_NAME,
     Manifest,
     atomic_directory,
     read_manifest,
@@ -396,8 +398,14 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       the manifest's checksums, emptied, with a flipped byte or with edited text, makes
       ``load`` raise ``CorruptIndexError`` naming it; an embedder with the recorded model
       name but another dimension fails at ``load``; stale temporary siblings are cleaned;
+      ``persist`` over another index of the same method (another ``index_id``, or one
+      recorded without an id) is refused and changes nothing unless ``overwrite=True``, while
+      the same index (after ``insert``, or loaded from that folder) persists again into its
+      folder; build ``timings`` come back from ``load`` (``nan`` when not recorded);
     * ``from_documents`` and ``insert`` take ``errors="skip"`` (and ``report=``): an
-      undecodable file in a folder is left out and reported, the others indexed;
+      undecodable file in a folder is left out and reported, the others indexed; a ``str``
+      naming a folder or file (or shaped like a file path) is refused with a one-line
+      ``DocumentLoadError`` naming ``Path(...)``, never indexed as text;
     * chunking and document management: a document longer than the method's
       ``chunk_size`` is cut by its default splitter (hits are chunks, ids ``"<doc_id>#<i>"``,
       ``delete(doc_id)`` removes every chunk), a LangChain text splitter or a LlamaIndex node
@@ -747,6 +755,78 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         loaded = self.load_index(target, self.make_embedder())
         self._assert_same_answers(self._answers(loaded), self._answers(index))
 
+    def test_persist_refuses_another_index_of_the_same_method(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "index"
+        index.persist(target)
+        assert read_manifest(target).index_id == index.index_id
+        other = self._build(compliance_documents(CORPUS[:4]), self.make_embedder())
+        assert other.index_id != index.index_id
+        before = snapshot(tmp_path)
+        with pytest.raises(IndexExistsError, match=r"pass overwrite=True") as error:
+            other.persist(target)
+        assert str(target) in str(error.value) and "\n" not in str(error.value)
+        assert snapshot(tmp_path) == before, "the refused persist changed the folder"
+        loaded = self.load_index(target, self.make_embedder())
+        self._assert_same_answers(self._answers(loaded), self._answers(index))
+        other.persist(target, overwrite=True)
+        assert read_manifest(target).index_id == other.index_id
+        loaded = self.load_index(target, self.make_embedder())
+        self._assert_same_answers(self._answers(loaded), self._answers(other))
+
+    def test_the_same_index_persists_again_into_its_folder(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "index"
+        index.persist(target)
+        assert index.insert(compliance_documents([EXTRA])) == [EXTRA.id]
+        index.persist(target)  # the same index: no overwrite needed
+        loaded = self.load_index(target, self.make_embedder())
+        assert loaded.index_id == index.index_id
+        self._assert_finds(loaded, EXTRA_QUERY)
+        assert loaded.delete(EXTRA.id) is True
+        loaded.persist(target)  # a loaded index too
+        assert read_manifest(target).index_id == index.index_id
+        again = self.load_index(target, self.make_embedder())
+        self._assert_same_answers(self._answers(again), self._answers(loaded))
+
+    def test_an_index_recorded_without_an_index_id_is_not_replaced(
+        self, index: BaseIndex, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "index"
+        index.persist(target)
+        manifest = target / MANIFEST_NAME
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        del data["index_id"]  # as written before index ids existed
+        manifest.write_text(json.dumps(data), encoding="utf-8")
+        before = snapshot(tmp_path)
+        with pytest.raises(IndexExistsError, match=r"without an index id.*pass overwrite=True"):
+            index.persist(target)
+        assert snapshot(tmp_path) == before
+        self.load_index(target, self.make_embedder())  # it still loads
+        index.persist(target, overwrite=True)
+        assert read_manifest(target).index_id == index.index_id
+
+    def test_build_timings_are_kept_through_load(self, index: BaseIndex, tmp_path: Path) -> None:
+        timings = getattr(index, "timings", None)
+        if not isinstance(timings, dict):
+            pytest.skip(f"{type(index).__name__} reports no build timings")
+        assert any(value > 0 for value in timings.values()), timings
+        target = tmp_path / "index"
+        index.persist(target)
+        assert read_manifest(target).timings == pytest.approx(timings)
+        loaded_timings = getattr(self.load_index(target, self.make_embedder()), "timings", None)
+        assert loaded_timings == pytest.approx(timings)
+        # a manifest written before timings were recorded: unknown (nan), never 0
+        manifest = target / MANIFEST_NAME
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        del data["timings"]
+        manifest.write_text(json.dumps(data), encoding="utf-8")
+        unknown = getattr(self.load_index(target, self.make_embedder()), "timings", None)
+        assert isinstance(unknown, dict) and set(unknown) == set(timings)
+        assert all(math.isnan(value) for value in unknown.values()), unknown
+
     @pytest.mark.parametrize("damage", sorted(DAMAGES))
     def test_a_damaged_file_is_named_at_load(
         self, index: BaseIndex, tmp_path: Path, damage: str
@@ -820,6 +900,22 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert index.insert([more], errors="skip", report=report) == [content_id(EXTRA.text)]
         assert report.count == 1
         self._assert_finds(index, Probe(EXTRA_QUERY.query, content_id(EXTRA.text)))
+
+    def test_a_string_naming_a_path_is_refused_not_indexed_as_text(
+        self, index: BaseIndex, embedder: Any, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "my_docs"
+        folder.mkdir()
+        for d in CORPUS[:2]:
+            (folder / f"{d.id}.txt").write_text(d.text, encoding="utf-8")
+        names = [f"{folder}/", str(folder), str(folder / "paris.txt"), "no_such_file.txt"]
+        for name in names:
+            with pytest.raises(DocumentLoadError, match=re.escape(f"Path({name!r})")):
+                self._build(name, embedder)
+        before = index.doc_ids()
+        with pytest.raises(DocumentLoadError, match=re.escape(f"Path({str(folder)!r})")):
+            index.insert([str(folder)])
+        assert index.doc_ids() == before
 
     # -- chunking and document management ---------------------------------------------------
     def test_a_long_document_is_cut_into_chunks_by_default(self, embedder: Any) -> None:

@@ -53,13 +53,7 @@ from graphrag_integrations.core.index_base import (
 )
 from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    check_embedder,
-    check_manifest,
-    read_manifest,
-    reading_index,
-)
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -170,6 +164,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     """
 
     method = "clue"
+    format_version = FORMAT_VERSION
+    oldest_format_version = FORMAT_VERSION
     #: Default chunking (tokens): the window all-MiniLM-L6-v2 embeds a chunk in.
     chunk_size = 256
     chunk_overlap = 32
@@ -553,9 +549,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
         return result
 
-    # -- persistence ----------------------------------------------------------------------
+    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
     def manifest(self) -> Manifest:
-        """The manifest :meth:`persist` writes (build options, models, counts)."""
+        """The manifest :meth:`persist` writes (build options, models, counts); the directory
+        holds ``graph.json`` (the GraphStore), ``store.json`` and ``vectors/<layer>/`` (the
+        vector indexes), written by :meth:`IndexStore.persist`."""
         g = self.graph  # one view: the counts of one version
         return Manifest(
             method=self.method,
@@ -571,65 +569,39 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             },
             models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
             embedding_dimension=g.dimension or None,  # None: no vectors yet
-            format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index directory atomically: manifest, ``graph.json`` (the GraphStore)
-        and ``vectors/<layer>/`` (the vector indexes), through :meth:`IndexStore.persist`.
-
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a Clue index and ``overwrite`` is
-            false (see :func:`~graphrag_integrations.core.persistence.atomic_directory`).
-        """
-        self.store.persist(path, self.manifest(), overwrite=overwrite)
+    def _write_files(self, directory: Path) -> None:
+        self.store.persist(directory)
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> ClueIndex:
-        """Load a persisted index; the build options come from the manifest unless given.
+    def _from_manifest(cls, src: Path, manifest: Manifest, options: dict[str, Any]) -> ClueIndex:
+        """The build options come from the manifest unless given; ``vector_index`` (a
+        factory) re-homes the loaded vectors, e.g. into Chroma."""
+        params = manifest.parameters
+        for key in ("title_prefix", "link_title", "excluded_labels"):
+            options.setdefault(key, params[key])
+        options.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older
+        options.setdefault("spacy_model", manifest.models.get("spacy"))
+        return cls(**options)
 
-        ``vector_index`` (a factory) re-homes the loaded vectors, e.g. into Chroma.
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        self.store = IndexStore.load(
+            src,
+            model_name=self.embedder.model_name,
+            dimension=int(manifest.embedding_dimension or 0),
+            layers=LAYERS,
+            factory=self.vector_index,
+            graph=self.graph_backend,
+            metadata=clue_metadata,
+        )
 
-        Raises
-        ------
-        IndexNotFoundError
-            No index in ``path``.
-        CorruptIndexError
-            Naming the file, if a file is missing, truncated or altered.
-        IndexMismatchError
-            Another method, an older or newer format, another embedding model or dimension
-            (checked here, not at the first query), or graph and vectors that disagree.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(
-                read_manifest(src),
-                method=cls.method,
-                supported_format_version=FORMAT_VERSION,
-                oldest_format_version=FORMAT_VERSION,
-            )
-            params = manifest.parameters
-            for key in ("title_prefix", "link_title", "excluded_labels"):
-                kwargs.setdefault(key, params[key])
-            kwargs.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older
-            kwargs.setdefault("spacy_model", manifest.models.get("spacy"))
-            index = cls(**kwargs)
-            check_embedder(manifest, index.embedder, source=src)
-            index.store = IndexStore.load(
-                src,
-                model_name=index.embedder.model_name,
-                dimension=int(manifest.embedding_dimension or 0),
-                layers=LAYERS,
-                factory=index.vector_index,
-                graph=index.graph_backend,
-                metadata=clue_metadata,
-            )
-        counts = (len(index.graph.passages), index.graph.n_units, index.graph.n_entities)
+    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
+        params = manifest.parameters
+        counts = (len(self.graph.passages), self.graph.n_units, self.graph.n_entities)
         expected = (params["passages"], params["units"], params["entities"])
         if counts != expected:
             raise IndexMismatchError(
                 f"{src}: graph holds {counts} passages/units/entities, the manifest {expected} "
                 "(corrupt index)"
             )
-        return index

@@ -41,15 +41,7 @@ from graphrag_integrations.core.index_base import (
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
 from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    atomic_directory,
-    check_embedder,
-    check_manifest,
-    read_manifest,
-    reading_index,
-    write_manifest,
-)
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError
@@ -178,6 +170,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     """
 
     method = "kgt"
+    format_version = FORMAT_VERSION
     #: Default chunking (tokens): passages the size all-MiniLM-L6-v2 embeds whole.
     chunk_size = 256
     chunk_overlap = 32
@@ -577,9 +570,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             for pid, score in extra
         ]
 
-    # -- persistence ----------------------------------------------------------------------
+    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
     def manifest(self) -> Manifest:
-        """The manifest :meth:`persist` writes."""
+        """The manifest :meth:`persist` writes; the directory holds ``graph.json``,
+        ``vectors/`` and, when the constraint indexes were built, ``constraints/<tokenizer>/``."""
         stats = self.stats()
         return Manifest(
             method=self.method,
@@ -599,7 +593,6 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             },
             # lazy vectors: none may exist yet, the embedder still fixes the dimension
             embedding_dimension=self.store.dimension or int(self.embedder.dimension) or None,
-            format_version=FORMAT_VERSION,
         )
 
     def _translator_name(self) -> str:
@@ -610,82 +603,62 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             return str(spec)
         return str(getattr(spec, "model_name", type(spec).__name__))
 
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index directory atomically: manifest, ``graph.json``, ``vectors/`` and,
-        when the constraint indexes were built, ``constraints/<tokenizer>/``.
+    def _write_files(self, directory: Path) -> None:
+        self.store.persist(directory)
+        old = self._cache_dir
+        if self._indexes is not None:
+            ix = self._indexes
+            save_constraint_cache(
+                directory / CONSTRAINTS_DIR / tokenizer_fingerprint(ix.tokenizer),
+                fingerprint=self.view.fingerprint(),
+                rel_tokens=ix.rel_tokens,
+                tries=ix.tries,
+                entity_tokens=ix.entity_tokens,
+            )
+        elif old is not None and old.is_dir():
+            import shutil
 
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a KG-Translator index and
-            ``overwrite`` is false (see ``core.persistence.atomic_directory``).
-        """
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
-            self.store.persist(out)
-            old = self._cache_dir
-            if self._indexes is not None:
-                ix = self._indexes
-                save_constraint_cache(
-                    out / CONSTRAINTS_DIR / tokenizer_fingerprint(ix.tokenizer),
-                    fingerprint=self.view.fingerprint(),
-                    rel_tokens=ix.rel_tokens,
-                    tries=ix.tries,
-                    entity_tokens=ix.entity_tokens,
-                )
-            elif old is not None and old.is_dir():
-                import shutil
+            shutil.copytree(old, directory / CONSTRAINTS_DIR)
 
-                shutil.copytree(old, out / CONSTRAINTS_DIR)
-            write_manifest(out, self.manifest())
-        self._cache_dir = Path(path) / CONSTRAINTS_DIR
+    def _after_persist(self, path: Path) -> None:
+        self._cache_dir = path / CONSTRAINTS_DIR
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> ParseKGTranslatorRetriever:
-        """Load a persisted index; build and query settings come from the manifest unless given.
-
-        Raises
-        ------
-        IndexNotFoundError
-            No index in ``path``.
-        CorruptIndexError
-            Naming the file, if a file is missing, truncated or altered.
-        IndexMismatchError
-            Another method or format, another embedding model or dimension, or graph and
-            vectors that disagree.
-        """
-        with reading_index(path) as src:
-            return cls._load(src, kwargs)
-
-    @classmethod
-    def _load(cls, src: Path, kwargs: dict[str, Any]) -> ParseKGTranslatorRetriever:
-        manifest = check_manifest(
-            read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-        )
+    def _from_manifest(
+        cls, src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> ParseKGTranslatorRetriever:
+        """Build and query settings come from the manifest unless given; the recorded
+        translator (a local path) too."""
         params = manifest.parameters
-        kwargs.setdefault("index_params", IndexParams.from_dict(params["index"]))
-        kwargs.setdefault("query_params", QueryParams.from_options(params["query"]))
+        options.setdefault("index_params", IndexParams.from_dict(params["index"]))
+        options.setdefault("query_params", QueryParams.from_options(params["query"]))
         recorded = manifest.models.get("translator", "default")
-        if "translator" not in kwargs and recorded != "default" and Path(recorded).exists():
-            kwargs["translator"] = recorded
-        index = cls(**kwargs)
-        check_embedder(manifest, index.embedder, source=src)
-        index.store = ParseKGStore.load(
+        if "translator" not in options and recorded != "default" and Path(recorded).exists():
+            options["translator"] = recorded
+        return cls(**options)
+
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        self.store = ParseKGStore.load(
             src,
-            model_name=index.embedder.model_name,
+            model_name=self.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
-            excluded_head_labels=index.index_params.excluded_head_labels,
-            factory=index.vector_index,
-            graph=index.graph_backend,
+            excluded_head_labels=self.index_params.excluded_head_labels,
+            factory=self.vector_index,
+            graph=self.graph_backend,
         )
-        if index.index_params.passage_vectors == "build":
-            missing = index.store.missing_vectors(index.view.passages)
+        self._cache_dir = src / CONSTRAINTS_DIR
+
+    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
+        if self.index_params.passage_vectors == "build":
+            missing = self.store.missing_vectors(self.view.passages)
             if missing:
                 raise IndexMismatchError(
                     f"{src}: {len(missing)} passages without a vector in a "
                     "passage_vectors='build' index (corrupt index)"
                 )
-        index._refresh()
-        stats = index.stats()
+        self._refresh()
+        stats = self.stats()
+        params = manifest.parameters
         counts = (stats.passages, stats.hyperrelations, stats.entities)
         expected = (params["passages"], params["hyperrelations"], params["entities"])
         if counts != expected:
@@ -693,5 +666,3 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 f"{src}: graph holds {counts} passages/hyperrelations/entities, the manifest "
                 f"{expected} (corrupt index)"
             )
-        index._cache_dir = src / CONSTRAINTS_DIR
-        return index

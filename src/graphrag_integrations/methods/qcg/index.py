@@ -30,15 +30,7 @@ from graphrag_integrations.core.index_base import (
     drop_indexed,
 )
 from graphrag_integrations.core.index_store import VectorIndexFactory
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    atomic_directory,
-    check_embedder,
-    check_manifest,
-    read_manifest,
-    reading_index,
-    write_manifest,
-)
+from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -130,6 +122,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     """
 
     method = "qcg"
+    format_version = FORMAT_VERSION
     #: Default chunking (tokens): the paper's 1200 / 100 (it also reports 512 / 64).
     chunk_size = 1200
     chunk_overlap = 100
@@ -508,9 +501,17 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             return self.query_set.model
         return "unknown"
 
-    # -- persistence --------------------------------------------------------------------------
+    # -- persistence (hooks of BaseIndex.persist / load) ------------------------------------
     def manifest(self) -> Manifest:
-        """What :meth:`persist` records: parameters, generator model and prompt hash, counts."""
+        """What :meth:`persist` records: parameters, generator model and prompt hash, counts.
+
+        The directory holds ``graph.json``, ``vectors/`` (:meth:`IndexStore.persist`) and the
+        generated pairs as a query set (``query_set.jsonl.gz``, :meth:`export_query_set`),
+        which ``query_set=<this folder>`` reuses (e.g. ``eval --option qcg.query_set=IDX``
+        after ``index --method qcg``). With ``chunk_similarity="hybrid"``, the BM25 over the
+        chunks too (``bm25/``, read back by :meth:`load`; without it, a hybrid query builds
+        it on first use).
+        """
         return Manifest(
             method=self.method,
             parameters={
@@ -524,76 +525,49 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             },
             models={"embedding": self.embedder.model_name, "generator": self._model_label()},
             embedding_dimension=self.store.dimension or None,
-            format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index directory atomically: manifest, ``graph.json``, ``vectors/``
-        (:meth:`IndexStore.persist`) and the generated pairs as a query set
-        (``query_set.jsonl.gz``, :meth:`export_query_set`), which ``query_set=<this folder>``
-        reuses (e.g. ``eval --option qcg.query_set=IDX`` after ``index --method qcg``). With
-        ``chunk_similarity="hybrid"``, the BM25 over the chunks too (``bm25/``, read back by
-        :meth:`load`; without it, a hybrid query builds it on first use).
-
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is a non-empty folder that is not a QCG index and ``overwrite`` is
-            false.
-        """
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
-            self.store.persist(out)
-            if self.query_params.chunk_similarity == "hybrid":
-                self.store.persist_lexicon(out)
-            self.export_query_set().save(out / QUERY_SET_FILE)
-            write_manifest(out, self.manifest())
+    def _write_files(self, directory: Path) -> None:
+        self.store.persist(directory)
+        if self.query_params.chunk_similarity == "hybrid":
+            self.store.persist_lexicon(directory)
+        self.export_query_set().save(directory / QUERY_SET_FILE)
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> QueryCentricGraphIndex:
-        """Load a persisted index; graph parameters come from the manifest, query parameters
-        from it unless given.
+    def _from_manifest(
+        cls, src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> QueryCentricGraphIndex:
+        """Graph parameters come from the manifest (another value given raises
+        ``IndexMismatchError``), query parameters from it unless given."""
+        params = manifest.parameters
+        for name, value in params["index"].items():
+            if name in options and options[name] != value:
+                raise IndexMismatchError(
+                    f"{src}: the index was built with {name}={value!r}, not {options[name]!r}"
+                )
+            options[name] = value
+        for name, value in params["query"].items():
+            options.setdefault(name, value)
+        options.setdefault("max_tokens", params.get("max_tokens"))
+        return cls(**options)
 
-        Raises
-        ------
-        IndexNotFoundError
-            No index in ``path``.
-        IndexMismatchError
-            Another method, format, embedding model, or graph-changing parameter, or a
-            corrupt directory.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(
-                read_manifest(src), method=cls.method, supported_format_version=FORMAT_VERSION
-            )
-            params = manifest.parameters
-            for name, value in params["index"].items():
-                if name in kwargs and kwargs[name] != value:
-                    raise IndexMismatchError(
-                        f"{src}: the index was built with {name}={value!r}, not {kwargs[name]!r}"
-                    )
-                kwargs[name] = value
-            for name, value in params["query"].items():
-                kwargs.setdefault(name, value)
-            kwargs.setdefault("max_tokens", params.get("max_tokens"))
-            index = cls(**kwargs)
-            check_embedder(manifest, index.embedder, source=src)
-            if params.get("prompt_hash") != prompt_hash(index.template):
-                logger.warning("%s was generated with another Doc2Query prompt", src)
-            index._generator_model = manifest.models.get("generator")
-            index.store = QCGStore.load(
-                src,
-                model_name=index.embedder.model_name,
-                dimension=int(manifest.embedding_dimension or 0),
-                factory=index.vector_index,
-                graph=index.graph_backend,
-            )
-        index._repair({}, set(), set())
-        if (len(index.store.graph_store.nodes("chunk")), len(index.graph)) != (
-            params["passages"],
-            params["queries"],
-        ):
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        if manifest.parameters.get("prompt_hash") != prompt_hash(self.template):
+            logger.warning("%s was generated with another Doc2Query prompt", src)
+        self._generator_model = manifest.models.get("generator")
+        self.store = QCGStore.load(
+            src,
+            model_name=self.embedder.model_name,
+            dimension=int(manifest.embedding_dimension or 0),
+            factory=self.vector_index,
+            graph=self.graph_backend,
+        )
+
+    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
+        self._repair({}, set(), set())
+        counts = (len(self.store.graph_store.nodes("chunk")), len(self.graph))
+        if counts != (manifest.parameters["passages"], manifest.parameters["queries"]):
             raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")
-        return index
 
 
 def _preset(name: str) -> Any:

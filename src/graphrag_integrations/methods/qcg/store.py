@@ -47,7 +47,7 @@ from graphrag_integrations.core.index_store import (
     node_key,
 )
 from graphrag_integrations.core.lexical import MATRIX_DIR, BM25Scorer
-from graphrag_integrations.core.persistence import Manifest, atomic_write_json
+from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.generation import QAPair
 from graphrag_integrations.methods.qcg.graph import QueryGraph
@@ -293,12 +293,10 @@ class QCGStore:
         return gone.get(CHUNK, []), gone.get(QUERY, [])
 
     # -- persistence -----------------------------------------------------------------------
-    def persist(
-        self, directory: str | Path, manifest: Manifest | None = None, *, overwrite: bool = False
-    ) -> None:
-        """Write ``graph.json``, ``vectors/<layer>/`` and the manifest (see
-        :meth:`IndexStore.persist`: atomic, checksums, foreign folders refused)."""
-        self.store.persist(directory, manifest, overwrite=overwrite)
+    def persist(self, directory: str | Path) -> None:
+        """Write ``graph.json`` and ``vectors/<layer>/`` into the (fresh) ``directory``
+        (:meth:`IndexStore.persist`; the index's ``persist`` writes the manifest around it)."""
+        self.store.persist(directory)
 
     def persist_lexicon(self, directory: str | Path) -> None:
         """Write :meth:`lexicon` to ``directory/bm25/`` (chunk ids, fingerprint, matrix)."""

@@ -33,16 +33,7 @@ from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
-from graphrag_integrations.core.persistence import (
-    Manifest,
-    atomic_directory,
-    atomic_write_bytes,
-    check_embedder,
-    check_manifest,
-    read_manifest,
-    reading_index,
-    write_manifest,
-)
+from graphrag_integrations.core.persistence import Manifest, atomic_write_bytes
 from graphrag_integrations.core.progress import progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -190,6 +181,8 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
     """
 
     method = "reg"
+    format_version = FORMAT_VERSION
+    oldest_format_version = FORMAT_VERSION
     #: Default chunking (tokens): triples come from sentences, so chunks only bound the size
     #: of one parse; the chunker cuts at sentence ends.
     chunk_size = 512
@@ -662,60 +655,45 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
             },
             models={"embedding": self.embedder.model_name},
             embedding_dimension=self.embedder.dimension,
-            format_version=FORMAT_VERSION,
         )
 
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write manifest, ``graph.json``, ``vectors/`` and (if trained) the scorer, atomically
-        (:func:`~graphrag_integrations.core.persistence.atomic_directory`: a folder that is
-        not a ReG index is refused unless ``overwrite``)."""
-        with atomic_directory(path, overwrite=overwrite, method=self.method) as out:
-            self.store.persist(out)
-            if self.scorer is not None:
-                atomic_write_bytes(out / SCORER_FILE, self.scorer.to_bytes())
-                atomic_write_bytes(out / SCORER_CONFIG, json.dumps(self.scorer.config()).encode())
-            atomic_write_bytes(
-                out / DOCUMENTS_FILE,
-                json.dumps(self.document_metadata, sort_keys=True, default=str).encode(),
-            )
-            write_manifest(out, self.manifest())
+    def _write_files(self, directory: Path) -> None:
+        """``graph.json``, ``vectors/``, the document metadata and (if trained) the scorer."""
+        self.store.persist(directory)
+        if self.scorer is not None:
+            atomic_write_bytes(directory / SCORER_FILE, self.scorer.to_bytes())
+            atomic_write_bytes(directory / SCORER_CONFIG, json.dumps(self.scorer.config()).encode())
+        atomic_write_bytes(
+            directory / DOCUMENTS_FILE,
+            json.dumps(self.document_metadata, sort_keys=True, default=str).encode(),
+        )
 
     @classmethod
-    def load(cls, path: str | Path, **kwargs: Any) -> RefinedSubgraphRetriever:
-        """Load a persisted index (parameters from the manifest unless given).
+    def _from_manifest(
+        cls, src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> RefinedSubgraphRetriever:
+        """Parameters come from the manifest unless given."""
+        params = manifest.parameters
+        options.setdefault("retriever", RetrieverParams(**params["retriever"]))
+        options.setdefault("reorganisation", ReorganisationParams(**params["reorganisation"]))
+        options.setdefault("candidates", CandidateParams(**params["candidates"]))
+        options.setdefault("k", params["k"])
+        return cls(**options)
 
-        Raises
-        ------
-        IndexNotFoundError, IndexMismatchError
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(
-                read_manifest(src),
-                method=cls.method,
-                supported_format_version=FORMAT_VERSION,
-                oldest_format_version=FORMAT_VERSION,
-            )
-            params = manifest.parameters
-            kwargs.setdefault("retriever", RetrieverParams(**params["retriever"]))
-            kwargs.setdefault("reorganisation", ReorganisationParams(**params["reorganisation"]))
-            kwargs.setdefault("candidates", CandidateParams(**params["candidates"]))
-            kwargs.setdefault("k", params["k"])
-            index = cls(**kwargs)
-            check_embedder(manifest, index.embedder, source=src)
-            index.store = RegStore.load(
-                src,
-                model_name=index.embedder.model_name,
-                dimension=int(manifest.embedding_dimension or 0),
-            )
-            if index.view.n_triples != params["triples"]:
-                raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
-            documents = src / DOCUMENTS_FILE
-            if documents.is_file():
-                index.document_metadata = json.loads(documents.read_text(encoding="utf-8"))
-            if params["trained"]:
-                config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
-                index.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
-        return index
+    def _read_files(self, src: Path, manifest: Manifest) -> None:
+        self.store = RegStore.load(
+            src,
+            model_name=self.embedder.model_name,
+            dimension=int(manifest.embedding_dimension or 0),
+        )
+        if self.view.n_triples != manifest.parameters["triples"]:
+            raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
+        documents = src / DOCUMENTS_FILE
+        if documents.is_file():
+            self.document_metadata = json.loads(documents.read_text(encoding="utf-8"))
+        if manifest.parameters["trained"]:
+            config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
+            self.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
 
     def timed_retrieve(self, query: str, **kwargs: Any) -> tuple[list[ScoredTriple], float]:
         """:meth:`retrieve_triples` and its wall-clock seconds (benchmarks)."""

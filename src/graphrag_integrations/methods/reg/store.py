@@ -33,7 +33,6 @@ import numpy.typing as npt
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
-from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple
 
@@ -205,11 +204,10 @@ class RegStore:
         return self.index_store.derived(VIEW, _build_view)
 
     # -- persistence ------------------------------------------------------------------------
-    def persist(
-        self, directory: str | Path, manifest: Manifest | None = None, *, overwrite: bool = False
-    ) -> None:
-        """:meth:`IndexStore.persist` (``graph.json`` and ``vectors/<layer>/``)."""
-        self.index_store.persist(directory, manifest, overwrite=overwrite)
+    def persist(self, directory: str | Path) -> None:
+        """:meth:`IndexStore.persist` (``graph.json`` and ``vectors/<layer>/``) into the
+        (fresh) ``directory``; the index's ``persist`` writes the manifest around it."""
+        self.index_store.persist(directory)
 
     @classmethod
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> RegStore:

@@ -1,0 +1,58 @@
+"""The base of the baselines: an index over an in-memory list of passages.
+
+:class:`CorpusIndex` holds what the dense, BM25 and hybrid baselines share: ``insert`` (cut,
+skip the documents already indexed, ``add_passages``), ``doc_ids`` and the ``load`` hook that
+takes the recorded ``k``. A baseline implements ``add_passages``, ``delete``, the retrieval
+and the persistence hooks of :class:`~graphrag_integrations.core.index_base.BaseIndex`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
+from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.types import Passage
+
+CorpusT = TypeVar("CorpusT", bound="CorpusIndex")
+
+
+class CorpusIndex(BaseIndex):
+    """A :class:`~graphrag_integrations.core.index_base.BaseIndex` whose documents are the
+    ``doc_id`` of its :attr:`passages` (corpus order)."""
+
+    #: The corpus, in index order.
+    passages: list[Passage]
+
+    @abstractmethod
+    def add_passages(self, passages: Sequence[Passage]) -> None:
+        """Index ``passages`` (already cut, none of them indexed yet)."""
+
+    def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
+        """Cut documents and add their passages; returns the ids of the documents added.
+
+        Documents already indexed (same id) are skipped with a warning; ``options`` (load
+        and chunking options) go to :meth:`~BaseIndex.document_passages`.
+        """
+        indexed = {p.doc_id for p in self.passages}
+        passages = drop_indexed(self.document_passages(documents, options), indexed)
+        if passages:
+            self.add_passages(passages)
+        return document_ids(passages)
+
+    def doc_ids(self) -> list[str]:
+        """The ids of the documents indexed, sorted."""
+        return sorted(document_ids(self.passages))
+
+    @classmethod
+    def _from_manifest(
+        cls: type[CorpusT], src: Path, manifest: Manifest, options: dict[str, Any]
+    ) -> CorpusT:
+        """The index with the recorded ``k`` unless ``options`` gives one."""
+        recorded_k = manifest.parameters.get("k")
+        if isinstance(recorded_k, int) and not isinstance(recorded_k, bool):
+            options.setdefault("k", recorded_k)
+        return cls(**options)
