@@ -32,9 +32,9 @@ from graphrag_integrations.core.index_base import (
     document_ids,
     drop_indexed,
 )
-from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.lexical import STOPWORDS, BM25Scorer, tokenize
+from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -108,7 +108,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
         *,

@@ -111,7 +111,7 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
         *,

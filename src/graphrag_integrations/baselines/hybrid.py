@@ -169,7 +169,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_documents(
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
         *,
@@ -212,7 +212,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
         )
 
     @classmethod
-    def from_passages(
+    def from_passages(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         passages: Sequence[Passage],
         embedding: Any = None,
@@ -241,9 +241,7 @@ class HybridRetriever(FrameworkSurface, BaseIndex):
     ) -> HybridRetriever:
         """Add a BM25 side to an existing dense retriever (its passages are not re-embedded)."""
         bm25 = BM25Retriever(dense.passages, query_params=BM25QueryParams(k=dense.default_k))
-        return cls(
-            dense, bm25, index_params=index_params, query_params=query_params, preset=preset
-        )
+        return cls(dense, bm25, index_params=index_params, query_params=query_params, preset=preset)
 
     def insert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Add documents to both sides; returns the ids of the documents added (documents

@@ -281,7 +281,7 @@ def checkpointable(from_documents: Any) -> Any:
 
     @functools.wraps(func)
     def wrapped(cls: Any, documents: Iterable[Any], **kwargs: Any) -> Any:
-        if kwargs.get("checkpoint_dir", None) is None:
+        if kwargs.get("checkpoint_dir") is None:
             kwargs.pop("checkpoint_dir", None)
             if kwargs.get("checkpoint_every", 0) is None:
                 kwargs.pop("checkpoint_every")

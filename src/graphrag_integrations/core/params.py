@@ -61,8 +61,8 @@ __all__ = [
     "NoParams",
     "ParamSpec",
     "Params",
-    "key_values",
     "bind_query_params",
+    "key_values",
     "param",
     "resolve_params",
 ]
@@ -424,10 +424,11 @@ class Params:
         --------
         >>> NoParams().with_overrides({})
         NoParams()
-        >>> NoParams().with_overrides({"D": 2})
-        Traceback (most recent call last):
-        ...
-        graphrag_integrations.core.params.InvalidParameterError: unknown option 'D'; valid options: (none)
+        >>> try:
+        ...     NoParams().with_overrides({"D": 2})
+        ... except InvalidParameterError as exc:
+        ...     print(exc)
+        unknown option 'D'; valid options: (none)
         """
         if not overrides:
             return self
@@ -523,10 +524,11 @@ def resolve_params(
     ...     n: int = param(3, doc="results", ge=1)
     >>> resolve_params(NoParams, ToyQuery, preset="paper")
     (NoParams(), ToyQuery(n=1))
-    >>> resolve_params(NoParams, ToyQuery, preset="paper", query_params=ToyQuery())
-    Traceback (most recent call last):
-    ...
-    graphrag_integrations.errors.InvalidArgumentError: pass either preset='paper' or index_params= / query_params=, not both
+    >>> try:
+    ...     resolve_params(NoParams, ToyQuery, preset="paper", query_params=ToyQuery())
+    ... except InvalidArgumentError as exc:
+    ...     print(exc)
+    pass either preset='paper' or index_params= / query_params=, not both
     """
     if preset is not None:
         if index_params is not None or query_params is not None:
@@ -564,7 +566,9 @@ def bind_query_params(
     InvalidArgumentTypeError
         ``query_params`` of another class.
     """
-    base = current if query_params is None else _as_params(type(current), query_params, "query_params")
+    base = (
+        current if query_params is None else _as_params(type(current), query_params, "query_params")
+    )
     return base.with_overrides(overrides or {})
 
 
