@@ -52,7 +52,7 @@ def main() -> None:
     index.persist(args.index_dir)
     index = ClueIndex.load(args.index_dir)
     print(f"indexed {args.corpus} in {time.perf_counter() - t0:.1f} s -> {args.index_dir}")
-    qiter = index.as_retriever(N=args.k)
+    qiter = index.as_retriever(k=args.k)
 
     llm = None
     if not args.no_generate:

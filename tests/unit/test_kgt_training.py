@@ -148,7 +148,7 @@ def test_adapter_loads_and_translates_in_bfloat16(lm: Any, tmp_path: Path) -> No
 def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
     lm: Any, tmp_path: Path
 ) -> None:
-    from graphrag_integrations.methods.kgt.params import TrainParams
+    from graphrag_integrations.methods.kgt.params import KGTTrainParams
 
     def item(i: int) -> dict[str, Any]:
         return {
@@ -164,7 +164,7 @@ def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
     data = tmp_path / "data"
     data.mkdir()
     (data / "questions.json").write_text(json.dumps([item(0), item(1), item(2)]))
-    params = TrainParams(fold="b", max_steps=2, batch_size=1, base_model=lm.model_name)
+    params = KGTTrainParams(fold="b", max_steps=2, batch_size=1, base_model=lm.model_name)
     report = train(data, tmp_path / "out", params=params, embedder=FakeEmbedder())
     assert report["steps"] == 2 and report["examples"] == 1  # deduplicated hops
     assert report["questions_trained"] == 2 and report["questions_held_out"] == 1

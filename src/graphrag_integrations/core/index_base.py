@@ -141,7 +141,7 @@ from graphrag_integrations.core.locking import (
     lock_of,
     writer,
 )
-from graphrag_integrations.core.params import NoParams, Params
+from graphrag_integrations.core.params import NoParams, Params, resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -254,6 +254,13 @@ def build_from_documents(
         If no document has any text.
     """
     chosen = chosen_splitter(splitter, chunking)
+    resolve_params(  # a bad preset / params combination fails before any document is read
+        cls.index_params_class,
+        cls.query_params_class(),
+        index_params=constructor.get("index_params"),
+        query_params=constructor.get("query_params"),
+        preset=constructor.get("preset"),
+    )
     loaded = load_documents(documents, path=path, pattern=pattern, errors=errors, report=report)
     return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
 
