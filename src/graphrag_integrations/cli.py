@@ -405,7 +405,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     cls = reg.resolve_index_class()
     _check_target(args.out, cls.method, args.overwrite)
     kwargs: dict[str, Any]
-    if _accepts(cls, "index_params"):  # the API contract: params objects (a preset applied)
+    if _accepts(cls, "index_params") and set(given) - set(opts.objects) == {PRESET_OPTION}:
+        kwargs = {PRESET_OPTION: given[PRESET_OPTION]}  # recorded by name where the index does
+    elif _accepts(cls, "index_params"):  # the API contract: params objects (a preset applied)
         kwargs = {"index_params": opts.index_params, "query_params": opts.query_params}
     else:  # an index taking its options as keywords (third-party)
         kwargs = opts.index_params.to_kwargs()

@@ -124,7 +124,7 @@ def test_other_settings_or_method_are_refused(tmp_path: Path) -> None:
         DenseRetriever.from_documents(
             DOCS, embedding=FailingEmbedder(), query_params=k4, checkpoint_dir=ckpt, **every
         )
-    with pytest.raises(IndexMismatchError, match=r"other settings \(query_params differ\)"):
+    with pytest.raises(IndexMismatchError, match=r"\(index_params, query_params differ\)"):
         DenseRetriever.from_documents(  # a preset is recorded as the params it names
             DOCS, embedding=FailingEmbedder(), preset="default", checkpoint_dir=ckpt, **every
         )

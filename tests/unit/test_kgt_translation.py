@@ -220,7 +220,10 @@ def test_translation_prompt_ends_with_the_query(index: ParseKGTranslatorRetrieve
 def test_translation_goes_through_the_client_cache_and_usage(lms: list[Any], tmp_path: Any) -> None:
     client = LLMClient(lms[1], cache_dir=tmp_path / "cache")
     index = ParseKGTranslatorRetriever.from_documents(
-        documents(), embedding=FakeEmbedder(), translator=client, reverse="always"
+        documents(),
+        embedding=FakeEmbedder(),
+        translator=client,
+        query_params=KGTQueryParams(reverse="always"),
     )
     first = index.translate("Where was Marie Curie born?")
     calls = client.usage.calls

@@ -88,6 +88,7 @@ def build(
     *,
     llm: Any = None,
     query_set: Any = None,
+    cache_dir: Any = None,
     preset: str | None = None,
     **options: Any,
 ) -> QueryCentricGraphIndex:
@@ -97,6 +98,7 @@ def build(
         embedding=FakeEmbedder(),
         llm=FakeLLM() if llm is None else llm,
         query_set=query_set,
+        cache_dir=cache_dir,
         **qcg_params(preset, **options),
     )
 

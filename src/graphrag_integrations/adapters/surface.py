@@ -364,6 +364,14 @@ class BoundRetriever(QueryRetriever):
         with self.index.using_query_params(self.query_params):
             return self.index.default_k
 
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> BoundRetriever:
+        """Another retriever over the same index: these query params (default: this one's)
+        with ``overrides``, and ``k`` (default: this one's)."""
+        params = bind_query_params(self.query_params, query_params, overrides)
+        return BoundRetriever(self.index, params, self.k if k is None else k)
+
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None
     ) -> list[RetrievedPassage]:
