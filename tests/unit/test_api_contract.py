@@ -94,3 +94,75 @@ def test_the_paper_presets_keep_todays_paper_settings() -> None:
     opts = clue.parse_options({"preset": "paper"})
     assert opts.query_params == gi.ClueQueryParams.from_options({"preset": "paper"})
     assert opts.index_params == gi.ClueIndexParams()
+
+
+# -- retrieval: k is the number of results; bound query params ------------------------------
+DOCS = [f"Town {i} lies on the river {name}." for i, name in enumerate("ABCDEFG")]
+
+
+def test_k_of_the_call_wins_over_the_retriever_which_wins_over_the_params() -> None:
+    index = gi.DenseRetriever.from_documents(
+        DOCS, embedding=FakeEmbedder(), query_params=gi.DenseQueryParams(k=3)
+    )
+    retriever = index.as_retriever(k=2)
+    assert len(index.retrieve("river C")) == 3
+    assert len(retriever.retrieve("river C")) == 2
+    assert len(retriever.retrieve("river C", k=1)) == 1
+    assert retriever.default_k == 2 and index.as_retriever().default_k == 3
+    assert len(index.as_retriever(k=6).as_retriever().retrieve("river C")) == 6  # k is kept
+
+
+def test_a_bound_retriever_queries_with_its_params_and_leaves_the_index_alone() -> None:
+    index = gi.HybridRetriever.from_documents(DOCS, embedding=FakeEmbedder())
+    rrf = index.as_retriever(fusion="rrf", weight="0.7")  # strings, as on a command line
+    assert rrf.query_params == gi.HybridQueryParams(fusion="rrf", weight=0.7)
+    assert rrf.retrieve("river C")[0].explanation == {
+        "method": "hybrid",
+        "fusion": "rrf",
+        "weight": 0.7,
+    }
+    assert index.retrieve("river C")[0].explanation["fusion"] == "minmax"
+    assert index.query_params == gi.HybridQueryParams()
+    same = index.as_retriever(query_params=gi.HybridQueryParams(fusion="rrf", weight=0.7))
+    assert [h.id for h in same.retrieve("river C")] == [h.id for h in rrf.retrieve("river C")]
+
+
+def test_bound_params_are_seen_only_by_the_query_that_runs_with_them() -> None:
+    import threading
+
+    index = gi.HybridRetriever.from_documents(DOCS, embedding=FakeEmbedder())
+    seen: list[str] = []
+    inside, done = threading.Event(), threading.Event()
+
+    def other_thread() -> None:
+        inside.wait(10)
+        seen.append(index.query_params.fusion)
+        done.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with index.using_query_params(gi.HybridQueryParams(fusion="rrf")):
+        assert index.query_params.fusion == "rrf"
+        inside.set()
+        done.wait(10)
+    thread.join()
+    assert seen == ["minmax"] and index.query_params.fusion == "minmax"
+
+
+def test_bad_query_options_are_one_line_errors() -> None:
+    from graphrag_integrations.core.params import InvalidParameterError
+    from graphrag_integrations.errors import InvalidArgumentTypeError
+
+    index = gi.BM25Retriever.from_documents(DOCS)
+    with pytest.raises(InvalidParameterError, match="unknown option 'fusion'; valid options: k"):
+        index.as_retriever(fusion="rrf")
+    with pytest.raises(InvalidParameterError, match="unknown option 'preset'"):
+        index.as_retriever(preset="default")
+    with pytest.raises(InvalidParameterError, match="option k: must be >= 1"):
+        index.as_retriever(query_params={"k": 0})
+    with pytest.raises(InvalidArgumentTypeError, match="query_params must be a BM25QueryParams"):
+        index.as_retriever(query_params=gi.HybridQueryParams())
+    with pytest.raises(InvalidArgumentTypeError, match="query_params must be a BM25QueryParams"):
+        gi.BM25Retriever.from_documents(DOCS, query_params=gi.DenseQueryParams())  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="unknown preset 'nope'"):
+        gi.BM25Retriever.from_documents(DOCS, preset="nope")
