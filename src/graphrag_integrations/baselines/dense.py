@@ -23,7 +23,6 @@ from graphrag_integrations.core.index_base import (
     BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    QueryParamsField,
     build_from_documents,
     check_query,
     document_ids,
@@ -42,6 +41,7 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
     write_passages,
 )
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 

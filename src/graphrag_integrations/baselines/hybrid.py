@@ -38,7 +38,6 @@ from graphrag_integrations.core.index_base import (
     BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    QueryParamsField,
     build_from_documents,
     check_query,
     document_ids,
@@ -53,6 +52,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k

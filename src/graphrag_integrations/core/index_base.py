@@ -114,9 +114,8 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, overload
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from graphrag_integrations.core.checkpoint import checkpointable
 from graphrag_integrations.core.chunking import check_splitter, default_chunker, split_documents
@@ -143,13 +142,13 @@ from graphrag_integrations.core.locking import (
 )
 from graphrag_integrations.core.params import NoParams, Params, resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
+from graphrag_integrations.core.query_binding import QueryParamsField, bound_query_params
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, InvalidArgumentError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
 PassageT = TypeVar("PassageT", bound=Passage)
-Q_co = TypeVar("Q_co", bound=Params, covariant=True)
 #: ``path=`` of ``from_documents`` (files or folders to read, see ``load_documents``).
 DocumentPaths: TypeAlias = "str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None"
 #: ``checkpoint_dir=`` of ``from_documents`` (see :mod:`~graphrag_integrations.core.checkpoint`).
@@ -273,47 +272,6 @@ def _from_loaded(
     if chosen is not DEFAULT_SPLITTER:
         index.splitter = chosen
     return index
-
-
-#: The query params a retriever bound with ``as_retriever`` runs a query with: ``(index,
-#: params)`` for the duration of the query, in the running thread / task only.
-_BOUND_QUERY_PARAMS: ContextVar[tuple[object, Params] | None] = ContextVar(
-    "bound_query_params", default=None
-)
-
-
-class QueryParamsField(Generic[Q_co]):
-    """The ``query_params`` attribute of an index: the params it was built with, or those of
-    the bound retriever running a query (:meth:`BaseIndex.using_query_params`).
-
-    Declared once per index class, ``query_params = QueryParamsField(XQueryParams)``; read as
-    an ``XQueryParams``, set in ``__init__``.
-    """
-
-    def __init__(self, params_class: type[Q_co]) -> None:
-        self.params_class = params_class
-
-    @overload
-    def __get__(self, obj: None, owner: type[Any]) -> QueryParamsField[Q_co]: ...
-
-    @overload
-    def __get__(self, obj: object, owner: type[Any]) -> Q_co: ...
-
-    def __get__(self, obj: object | None, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        bound = _BOUND_QUERY_PARAMS.get()
-        if bound is not None and bound[0] is obj:
-            return bound[1]
-        own = obj.__dict__.get("_query_params")
-        return self.params_class() if own is None else own
-
-    def __set__(self, obj: object, value: Any) -> None:
-        if not isinstance(value, self.params_class):
-            raise InvalidArgumentError(
-                f"query_params must be a {self.params_class.__name__}, got {type(value).__name__}"
-            )
-        obj.__dict__["_query_params"] = value
 
 
 def check_query(query: str) -> str:
@@ -472,11 +430,8 @@ class BaseIndex(ABC):
                 f"query_params must be a {self.query_params_class().__name__}, "
                 f"got {type(params).__name__}"
             )
-        token = _BOUND_QUERY_PARAMS.set((self, params))
-        try:
+        with bound_query_params(self, params):
             yield
-        finally:
-            _BOUND_QUERY_PARAMS.reset(token)
 
     @property
     def rwlock(self) -> ReadWriteLock:

@@ -50,7 +50,6 @@ from graphrag_integrations.core.index_base import (
     BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    QueryParamsField,
     build_from_documents,
     build_from_passages,
     document_ids,
@@ -67,6 +66,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
 )
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex

@@ -36,7 +36,6 @@ from graphrag_integrations.core.index_base import (
     BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    QueryParamsField,
     build_from_documents,
     build_from_passages,
     check_query,
@@ -56,6 +55,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError

@@ -28,7 +28,6 @@ from graphrag_integrations.core.index_base import (
     BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    QueryParamsField,
     build_from_documents,
     build_from_passages,
     check_query,
@@ -47,6 +46,7 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
