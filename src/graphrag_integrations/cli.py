@@ -574,8 +574,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     (no options)
     <BLANKLINE>
     query options:
-    option  symbol  type  default  range  description
-    k               int   5        >= 1   default number of passages of retrieve
+    option  symbol  type       default  range  description
+    k               int        5        >= 1   passages returned when retrieve gets no k
+    preset          'default'  -               named preset (explicit options win)
     0
     """
     args = build_parser().parse_args(argv)
