@@ -29,6 +29,7 @@ from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.harness import evaluate_retriever
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.clue.params import ClueIndexParams
 from graphrag_integrations.methods.clue.qiter import QIter
 
 ALIASES = {"musique": "musique-100", "hotpotqa": "hotpotqa-100"}
@@ -106,7 +107,9 @@ def main() -> None:
         )
         t = time.perf_counter()
         misses = emb.misses
-        index = ClueIndex.from_passages(dataset.passages, embedding=emb, **index_opts)
+        index = ClueIndex.from_passages(
+            dataset.passages, embedding=emb, index_params=ClueIndexParams(**index_opts)
+        )
         build = time.perf_counter() - t
         emb.save()
         g = index.graph

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.core.embeddings import as_embedder
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.metrics import latency_percentiles, recall_at_k
@@ -63,7 +64,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     dense_s = dense_cpu = float("nan")
     if not args.no_dense:
         t0, c0 = time.perf_counter(), time.process_time()
-        dense = DenseRetriever(passages, embedding=embedder, k=args.k)
+        dense = DenseRetriever(
+            passages, embedding=embedder, query_params=DenseQueryParams(k=args.k)
+        )
         dense_s, dense_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t0, c0 = time.perf_counter(), time.process_time()

@@ -85,12 +85,13 @@ class TextCachedEmbedder:
 def run(args: argparse.Namespace) -> None:
     from graphrag_integrations.baselines.bm25 import BM25Retriever
     from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.baselines.params import BM25QueryParams, DenseQueryParams
     from graphrag_integrations.core.embeddings import as_embedder
     from graphrag_integrations.core.llm.precision import cpu_has_native_bf16
     from graphrag_integrations.core.nlp import SpacyNLP
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-    from graphrag_integrations.methods.kgt.params import PRESETS
+    from graphrag_integrations.methods.kgt.params import PRESETS, KGTIndexParams
 
     data = load_dataset(
         Path(args.data) / args.dataset, queries=args.queries, distractors=args.distractors
@@ -107,13 +108,18 @@ def run(args: argparse.Namespace) -> None:
     if args.reverse:
         params = replace(params, reverse=args.reverse)
     t0 = time.perf_counter()
-    dense = DenseRetriever(data.passages, embedding=embedder, k=DEPTH)
+    dense = DenseRetriever(
+        data.passages, embedding=embedder, query_params=DenseQueryParams(k=DEPTH)
+    )
     dense_build = time.perf_counter() - t0
-    bm25 = BM25Retriever(data.passages, k=DEPTH)
+    bm25 = BM25Retriever(data.passages, query_params=BM25QueryParams(k=DEPTH))
     index_dir = Path(args.index) if args.index else None
     if index_dir is not None and not (index_dir / "manifest.json").is_file():
         ParseKGTranslatorRetriever.from_passages(
-            data.passages, embedding=embedder, query_params=params, passage_vectors="lazy"
+            data.passages,
+            embedding=embedder,
+            index_params=KGTIndexParams(passage_vectors="lazy"),
+            query_params=params,
         ).persist(index_dir)
     questions = data.questions[args.skip : args.skip + args.questions]
     # (translator, questions): one, or the cross-fitted pair of folds, interleaved

@@ -109,6 +109,7 @@ def latency(args: argparse.Namespace) -> None:
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.core.types import Passage
     from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+    from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 
     rng = random.Random(0)
     words = [f"w{i}" for i in range(3000)]
@@ -149,7 +150,12 @@ def latency(args: argparse.Namespace) -> None:
     emb = Cached()
     start = time.perf_counter()
     index = QueryCentricGraphIndex.from_passages(
-        chunks, embedding=emb, llm=fake_llm, max_concurrency=1, preset=args.preset, h=args.h
+        chunks,
+        embedding=emb,
+        llm=fake_llm,
+        max_concurrency=1,
+        index_params=QCGIndexParams.from_options({"preset": args.preset}),
+        query_params=QCGQueryParams.from_options({"preset": args.preset, "h": args.h}),
     )
     build = time.perf_counter() - start
     dense = DenseRetriever(chunks, embedding=emb)
@@ -347,12 +353,18 @@ def lihua_hops(args: argparse.Namespace) -> None:
     from graphrag_integrations.evaluation.qcg_query_sets import lihuaworld_chunks
     from graphrag_integrations.methods.qcg.generation import QuerySet
     from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+    from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
     from graphrag_integrations.methods.qcg.registration import QUERY_SET_DIR
 
     chunks, _ = lihuaworld_chunks(args.data, "1200/100")
     qs = QuerySet.load(args.query_set or QUERY_SET_DIR / "lihuaworld.jsonl.gz")
     index = QueryCentricGraphIndex.from_passages(
-        chunks, preset="lihuaworld", query_set=qs, missing="skip", answerless=args.answerless
+        chunks,
+        query_set=qs,
+        index_params=QCGIndexParams.from_options(
+            {"preset": "lihuaworld", "missing": "skip", "answerless": args.answerless}
+        ),
+        query_params=QCGQueryParams.from_options({"preset": "lihuaworld"}),
     )
     chat = {p.id: p.doc_id for p in chunks}
     store = index.store

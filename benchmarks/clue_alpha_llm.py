@@ -23,6 +23,7 @@ from quickstart import titled_documents  # noqa: E402
 
 from graphrag_integrations.core.llm import LLMClient, TransformersLLM  # noqa: E402
 from graphrag_integrations.methods.clue.index import ClueIndex  # noqa: E402
+from graphrag_integrations.methods.clue.params import ClueIndexParams  # noqa: E402
 
 
 def main() -> None:
@@ -41,7 +42,9 @@ def main() -> None:
     docs = titled_documents(args.corpus)[: args.passages]
     client = LLMClient(TransformersLLM(args.llm, max_new_tokens=args.max_new_tokens))
     t0 = time.perf_counter()
-    index = ClueIndex.from_documents(docs, alpha=args.alpha, llm=client)
+    index = ClueIndex.from_documents(
+        docs, index_params=ClueIndexParams(alpha=args.alpha), llm=client
+    )
     seconds = time.perf_counter() - t0
     report = index.extraction_report()
     print(json.dumps({**report, "build_s": round(seconds, 1)}, indent=2))

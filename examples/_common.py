@@ -36,7 +36,9 @@ QUESTIONS = HERE / "data" / "sample_questions.json"
 DEFAULT_INDEX_ROOT = Path(".graphrag_cache/examples")
 
 
-def sample_qiter(index_root: Path = DEFAULT_INDEX_ROOT, **qiter_params: Any) -> QIter:
+def sample_qiter(
+    index_root: Path = DEFAULT_INDEX_ROOT, k: int | None = None, **overrides: Any
+) -> QIter:
     """Q-Iter over the bundled sample corpus, indexing it once and reloading it afterwards.
 
     The index lives in ``index_root/<corpus hash>``, so editing the corpus builds a new one
@@ -46,8 +48,10 @@ def sample_qiter(index_root: Path = DEFAULT_INDEX_ROOT, **qiter_params: Any) -> 
     ----------
     index_root : Path
         Parent folder of the persisted indexes.
-    **qiter_params
-        ``K``, ``D``, ``M``, ``N``... passed to ``ClueIndex.as_retriever``.
+    k : int, optional
+        Chunks per query (``None``: the query params' ``N``).
+    **overrides
+        ``ClueQueryParams`` fields (``K``, ``D``, ``M``...) for ``ClueIndex.as_retriever``.
 
     Returns
     -------
@@ -55,7 +59,7 @@ def sample_qiter(index_root: Path = DEFAULT_INDEX_ROOT, **qiter_params: Any) -> 
 
     Examples
     --------
-    >>> qiter = sample_qiter(N=5)  # doctest: +SKIP
+    >>> qiter = sample_qiter(k=5)  # doctest: +SKIP
     >>> hits = qiter.retrieve("Who directed the film shot near Leland in 1986?")  # doctest: +SKIP
     >>> hits[0].passage.metadata["title"]  # doctest: +SKIP
     'Leland, North Carolina'
@@ -73,7 +77,7 @@ def sample_qiter(index_root: Path = DEFAULT_INDEX_ROOT, **qiter_params: Any) -> 
         index.persist(index_dir)
         took = time.perf_counter() - start
         print(f"indexed {len(docs)} sample documents in {took:.1f} s -> {index_dir}")
-    return index.as_retriever(**qiter_params)
+    return index.as_retriever(k, **overrides)
 
 
 def sample_questions() -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.generation import QuerySet
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 
 HERE = Path(__file__).resolve().parent
 CHUNKS = HERE / "data" / "qcg_lihua_chunks.json"
@@ -61,7 +62,13 @@ def main() -> None:
 
     start = time.perf_counter()
     index = QueryCentricGraphIndex.from_passages(
-        chunks, preset="lihuaworld", query_set=query_set, llm=no_llm, h=args.h, gamma=1.0
+        chunks,
+        index_params=QCGIndexParams.from_options({"preset": "lihuaworld"}),
+        query_params=QCGQueryParams.from_options(
+            {"preset": "lihuaworld", "h": args.h, "gamma": 1.0}
+        ),
+        query_set=query_set,
+        llm=no_llm,
     )
     report = index.generation_report()
     print(

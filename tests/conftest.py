@@ -175,5 +175,8 @@ def tiny_texts() -> list[str]:
 def dense_retriever(tiny_passages: list[Passage], fake_embedder: FakeEmbedder) -> Any:
     """A ``DenseRetriever`` over the tiny corpus with the fake embedder (``k=3``)."""
     from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.baselines.params import DenseQueryParams
 
-    return DenseRetriever(tiny_passages, embedding=fake_embedder, k=3)
+    return DenseRetriever(
+        tiny_passages, embedding=fake_embedder, query_params=DenseQueryParams(k=3)
+    )

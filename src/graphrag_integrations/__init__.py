@@ -50,6 +50,24 @@ _LAZY: dict[str, str] = {
     "QIter": "graphrag_integrations.methods.clue.qiter",
     "QueryCentricGraphIndex": "graphrag_integrations.methods.qcg.index",
     "RefinedSubgraphRetriever": "graphrag_integrations.methods.reg.index",
+    # parameter classes (one pair per method; presets "default" and, for the methods, "paper")
+    "BM25QueryParams": "graphrag_integrations.baselines.params",
+    "ClueIndexParams": "graphrag_integrations.methods.clue.params",
+    "ClueQueryParams": "graphrag_integrations.methods.clue.params",
+    "DenseQueryParams": "graphrag_integrations.baselines.params",
+    "HybridQueryParams": "graphrag_integrations.baselines.params",
+    "KGTIndexParams": "graphrag_integrations.methods.kgt.params",
+    "KGTQueryParams": "graphrag_integrations.methods.kgt.params",
+    "KGTTrainParams": "graphrag_integrations.methods.kgt.params",
+    "NoParams": "graphrag_integrations.core.params",
+    "QCGIndexParams": "graphrag_integrations.methods.qcg.params",
+    "QCGQueryParams": "graphrag_integrations.methods.qcg.params",
+    "QIterParams": "graphrag_integrations.methods.clue.params",
+    "RegIndexParams": "graphrag_integrations.methods.reg.params",
+    "RegQueryParams": "graphrag_integrations.methods.reg.params",
+    "RegTrainParams": "graphrag_integrations.methods.reg.params",
+    # the retriever as_retriever returns (Clue: QIter)
+    "BoundRetriever": "graphrag_integrations.adapters.surface",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

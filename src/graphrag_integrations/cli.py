@@ -407,9 +407,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     opts = reg.parse_options(given, cli=True)
     cls = reg.resolve_index_class()
     _check_target(args.out, cls.method, args.overwrite)
-    kwargs: dict[str, Any] = opts.index_params.to_kwargs()
-    if PRESET_OPTION in given and _accepts(cls, PRESET_OPTION):
-        kwargs[PRESET_OPTION] = given[PRESET_OPTION]
+    kwargs: dict[str, Any]
+    if _accepts(cls, "index_params") and set(given) - set(opts.objects) == {PRESET_OPTION}:
+        kwargs = {PRESET_OPTION: given[PRESET_OPTION]}  # recorded by name where the index does
+    elif _accepts(cls, "index_params"):  # the API contract: params objects (a preset applied)
+        kwargs = {"index_params": opts.index_params, "query_params": opts.query_params}
+    else:  # an index taking its options as keywords (third-party)
+        kwargs = opts.index_params.to_kwargs()
+        if PRESET_OPTION in given and _accepts(cls, PRESET_OPTION):
+            kwargs[PRESET_OPTION] = given[PRESET_OPTION]
     for name, value in opts.objects.items():  # named objects: model names, paths
         if not _accepts(cls, name):
             raise GraphRAGError(f"option {reg.name}.{name} is not an option of {cls.__name__}")
@@ -571,8 +577,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     (no options)
     <BLANKLINE>
     query options:
-    option  symbol  type  default  range  description
-    k               int   5        >= 1   default number of passages of retrieve
+    option  symbol  type       default  range  description
+    k               int        5        >= 1   passages returned when retrieve gets no k
+    preset          'default'  -               named preset (explicit options win)
     0
     """
     args = build_parser().parse_args(argv)

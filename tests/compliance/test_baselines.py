@@ -9,6 +9,7 @@ from typing import Any
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
+from graphrag_integrations.baselines.params import HybridQueryParams
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.testing import IndexComplianceTests
 
@@ -39,6 +40,5 @@ class TestHybridRRFCompliance(IndexComplianceTests):
     index_class = HybridRetriever
 
     def build_index(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
-        return HybridRetriever.from_documents(
-            documents, embedding=embedder, fusion="rrf", **options
-        )
+        options.setdefault("query_params", HybridQueryParams(fusion="rrf"))
+        return HybridRetriever.from_documents(documents, embedding=embedder, **options)

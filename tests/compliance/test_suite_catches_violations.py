@@ -81,6 +81,68 @@ def test_insert_must_skip_indexed_documents(caplog: pytest.LogCaptureFixture) ->
         )
 
 
+class HidesItsArguments(DenseRetriever):
+    """A ``from_documents`` whose arguments an IDE cannot see."""
+
+    @classmethod
+    def from_documents(cls, documents: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super().from_documents(documents, **kwargs)
+
+
+class RetrieverIgnoresK(DenseRetriever):
+    """``as_retriever(k=...)`` drops ``k``: its retriever returns the params' default."""
+
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> Any:
+        return super().as_retriever(None, query_params=query_params, **overrides)
+
+
+class AcceptsUnknownOptions(DenseRetriever):
+    """``as_retriever`` drops overrides it does not know instead of refusing them."""
+
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> Any:
+        return super().as_retriever(k, query_params=query_params)
+
+
+class PresetWinsSilently(DenseRetriever):
+    """``preset`` given with a params object: the preset is dropped without a word."""
+
+    @classmethod
+    def from_passages(cls, passages: Any, **kwargs: Any) -> Any:
+        if kwargs.get("query_params") is not None:
+            kwargs.pop("preset", None)
+        return cls(passages, **kwargs)
+
+    @classmethod
+    def from_documents(cls, documents: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs.pop("preset", None)
+        return super().from_documents(documents, **kwargs)
+
+
+def test_the_api_contract_is_checked() -> None:
+    suite = Suite()
+    suite.test_from_documents_names_every_argument()
+    suite.test_as_retriever_k_is_the_number_of_results(build(DenseRetriever))
+    suite.test_an_unknown_query_option_is_refused(build(DenseRetriever))
+    with pytest.raises(AssertionError, match="hides arguments in"):
+        bad_signature = Suite()
+        bad_signature.index_class = HidesItsArguments
+        bad_signature.test_from_documents_names_every_argument()
+    with pytest.raises(AssertionError):
+        suite.test_as_retriever_k_is_the_number_of_results(build(RetrieverIgnoresK))
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        suite.test_an_unknown_query_option_is_refused(build(AcceptsUnknownOptions))
+    silent = Suite()
+    silent.index_class = PresetWinsSilently
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        silent.test_a_preset_and_a_params_object_are_refused_together(
+            compliance_documents(), FakeEmbedder()
+        )
+
+
 def test_k_must_be_honoured() -> None:
     with pytest.raises(AssertionError):
         Suite().test_k_is_honoured(build(IgnoresK))

@@ -39,7 +39,7 @@ def test_persist_load_same_answers(index: ClueIndex, tmp_path: Path) -> None:
 
 
 def test_langchain_surface(index: ClueIndex) -> None:
-    retriever = index.as_retriever(N=2).as_langchain_retriever()
+    retriever = index.as_retriever(k=2).as_langchain_retriever()
     docs = retriever.invoke("capital of France")
     assert docs[0].metadata["doc_id"] == "Paris"
     assert docs[0].metadata["explanation"]["method"] == "clue"

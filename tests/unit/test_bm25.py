@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever, tokenize
+from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.core.persistence import Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
@@ -112,5 +113,5 @@ def test_load_errors(tmp_path: Path) -> None:
 
 def test_from_passages_keeps_ids() -> None:
     ps = [Passage("p1", "alpha beta", "d1"), Passage("p2", "gamma delta", "d2")]
-    r = BM25Retriever.from_passages(ps, k=1)
+    r = BM25Retriever.from_passages(ps, query_params=BM25QueryParams(k=1))
     assert [h.id for h in r.retrieve("gamma")] == ["p2"]

@@ -10,6 +10,7 @@ import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.core.checkpoint import CHECKPOINT_FILE, INDEX_FOLDER, read_checkpoint
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
@@ -115,16 +116,21 @@ def test_clue_resumes_and_equals_an_uninterrupted_checkpointed_build(tmp_path: P
 
 def test_other_settings_or_method_are_refused(tmp_path: Path) -> None:
     ckpt = tmp_path / "ckpt"
+    k3, k4, every = DenseQueryParams(k=3), DenseQueryParams(k=4), {"checkpoint_every": 2}
     DenseRetriever.from_documents(
-        DOCS[:3], embedding=FailingEmbedder(), k=3, checkpoint_dir=ckpt, checkpoint_every=2
+        DOCS[:3], embedding=FailingEmbedder(), query_params=k3, checkpoint_dir=ckpt, **every
     )
-    with pytest.raises(IndexMismatchError, match=r"other settings \(k differ\)"):
+    with pytest.raises(IndexMismatchError, match=r"other settings \(query_params differ\)"):
         DenseRetriever.from_documents(
-            DOCS, embedding=FailingEmbedder(), k=4, checkpoint_dir=ckpt, checkpoint_every=2
+            DOCS, embedding=FailingEmbedder(), query_params=k4, checkpoint_dir=ckpt, **every
+        )
+    with pytest.raises(IndexMismatchError, match=r"\(index_params, query_params differ\)"):
+        DenseRetriever.from_documents(  # a preset is recorded as the params it names
+            DOCS, embedding=FailingEmbedder(), preset="default", checkpoint_dir=ckpt, **every
         )
     with pytest.raises(IndexMismatchError, match=r"other settings \(embedding differ\)"):
         DenseRetriever.from_documents(
-            DOCS, embedding=FakeEmbedder(), k=3, checkpoint_dir=ckpt, checkpoint_every=2
+            DOCS, embedding=FakeEmbedder(), query_params=k3, checkpoint_dir=ckpt, **every
         )
     with pytest.raises(IndexMismatchError, match="method 'dense', not 'bm25'"):
         BM25Retriever.from_documents(DOCS, checkpoint_dir=ckpt)

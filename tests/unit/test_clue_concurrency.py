@@ -84,7 +84,7 @@ def ranking(hits: Sequence[Any]) -> list[tuple[str, float]]:
 @pytest.mark.parametrize("via", ["index", "qiter"])
 def test_a_query_sees_the_index_before_or_after_an_insert_never_half(via: str) -> None:
     index = build()
-    retriever: Any = index if via == "index" else index.as_retriever(N=5)
+    retriever: Any = index if via == "index" else index.as_retriever(k=5)
     before = ranking(retriever.retrieve(EXTRA_QUERY.query, k=3))
     out, overlapped = paused_race(
         index,

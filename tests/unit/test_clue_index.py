@@ -12,6 +12,7 @@ from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex
+from graphrag_integrations.methods.clue.params import ClueIndexParams
 from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS, documents
 
@@ -22,12 +23,19 @@ QUESTIONS = [
 ]
 
 
-def build(items=CORPUS, **kwargs) -> ClueIndex:
-    return ClueIndex.from_documents(documents(items), embedding=FakeEmbedder(), **kwargs)
+def build(items=CORPUS, *, llm=None, graph_backend=None, **options) -> ClueIndex:
+    """A Clue index over ``items``; ``options`` are ClueIndexParams fields."""
+    return ClueIndex.from_documents(
+        documents(items),
+        embedding=FakeEmbedder(),
+        llm=llm,
+        graph_backend=graph_backend,
+        index_params=ClueIndexParams(**options),
+    )
 
 
 def answers(index: ClueIndex) -> list[list[tuple[str, float]]]:
-    qiter = index.as_retriever(N=4)
+    qiter = index.as_retriever(k=4)
     return [[(h.id, round(h.score, 5)) for h in qiter.retrieve(q)] for q in QUESTIONS]
 
 
@@ -208,9 +216,11 @@ class FakeClient:
 
 def test_alpha_needs_llm_and_range() -> None:
     with pytest.raises(ValueError):
-        ClueIndex(embedding=FakeEmbedder(), alpha=0.5)
+        ClueIndex(embedding=FakeEmbedder(), index_params=ClueIndexParams(alpha=0.5))
     with pytest.raises(ValueError):
-        ClueIndex(embedding=FakeEmbedder(), alpha=1.5, llm=FakeClient({}))
+        ClueIndex(
+            embedding=FakeEmbedder(), index_params=ClueIndexParams(alpha=1.5), llm=FakeClient({})
+        )
 
 
 def test_alpha_one_uses_llm_units_with_sentence_fallback() -> None:

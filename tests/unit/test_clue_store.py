@@ -17,6 +17,7 @@ from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.clue.params import ClueIndexParams
 from graphrag_integrations.methods.clue.qiter import QIter, Trace
 from graphrag_integrations.methods.clue.scoring import Query
 from graphrag_integrations.methods.clue.store import (
@@ -57,8 +58,21 @@ def recording(layer: str, dimension: int, model_name: str) -> RecordingIndex:
     return RecordingIndex(dimension, model_name)
 
 
-def build(items: Sequence[tuple[str, str]] = CORPUS, **kwargs: Any) -> ClueIndex:
-    return ClueIndex.from_documents(documents(items), embedding=FakeEmbedder(), **kwargs)
+def build(
+    items: Sequence[tuple[str, str]] = CORPUS,
+    *,
+    vector_index: Any = None,
+    graph_backend: Any = None,
+    **options: Any,
+) -> ClueIndex:
+    """A Clue index over ``items``; ``options`` are ClueIndexParams fields."""
+    return ClueIndex.from_documents(
+        documents(items),
+        embedding=FakeEmbedder(),
+        vector_index=vector_index,
+        graph_backend=graph_backend,
+        index_params=ClueIndexParams(**options),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +295,7 @@ def test_the_qiter_view_follows_the_store_version(index: ClueIndex) -> None:
     idx = build(CORPUS[:-1])
     view = idx.graph
     assert idx.graph is view  # cached while nothing changes
-    qiter = idx.as_retriever(N=2)
+    qiter = idx.as_retriever(k=2)
     scorer = qiter.scorer
     idx.insert(documents(CORPUS[-1:]))
     assert idx.graph is not view and view.n_units < idx.graph.n_units  # old snapshot intact

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.models import resolve_embedding_model
 from graphrag_integrations.core.persistence import MANIFEST_NAME, Manifest, write_manifest
@@ -27,7 +28,9 @@ DOCS = [
 
 @pytest.fixture
 def retriever() -> DenseRetriever:
-    return DenseRetriever.from_documents(DOCS, embedding=FakeEmbedder(), k=2)
+    return DenseRetriever.from_documents(
+        DOCS, embedding=FakeEmbedder(), query_params=DenseQueryParams(k=2)
+    )
 
 
 def test_round_trip(tmp_path: Path, retriever: DenseRetriever) -> None:
@@ -63,7 +66,9 @@ def test_k_override_and_metadata(tmp_path: Path) -> None:
         [Passage("p1", "alpha beta", "d1", {"title": "A", "n": 1})], embedding=FakeEmbedder()
     )
     r.persist(tmp_path / "ix")
-    loaded = DenseRetriever.load(tmp_path / "ix", embedding=FakeEmbedder(), k=7)
+    loaded = DenseRetriever.load(
+        tmp_path / "ix", embedding=FakeEmbedder(), query_params=DenseQueryParams(k=7)
+    )
     assert loaded.default_k == 7
     assert loaded.passages[0].metadata == {"title": "A", "n": 1}
 

@@ -10,6 +10,7 @@ import pytest
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever, minmax, ranks
+from graphrag_integrations.baselines.params import HybridQueryParams
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
 from tests.conftest import FakeEmbedder
@@ -23,8 +24,9 @@ PASSAGES = [
 ]
 
 
-def make(**kwargs: object) -> HybridRetriever:
-    return HybridRetriever.from_passages(PASSAGES, FakeEmbedder(), **kwargs)  # type: ignore[arg-type]
+def make(**options: object) -> HybridRetriever:
+    params = HybridQueryParams.from_options(options)
+    return HybridRetriever.from_passages(PASSAGES, FakeEmbedder(), query_params=params)
 
 
 def test_minmax_and_ranks() -> None:
@@ -90,7 +92,9 @@ def test_validation() -> None:
 
 def test_lifecycle_insert_delete_persist(tmp_path: Path) -> None:
     h = HybridRetriever.from_documents(
-        ["Tokyo is in Japan.", "Oslo is in Norway."], embedding=FakeEmbedder(), fusion="rrf", k=1
+        ["Tokyo is in Japan.", "Oslo is in Norway."],
+        embedding=FakeEmbedder(),
+        query_params=HybridQueryParams(fusion="rrf", k=1),
     )
     h.insert(["Lima is in Peru."])
     assert h.retrieve("Peru")[0].text == "Lima is in Peru."

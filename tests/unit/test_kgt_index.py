@@ -14,6 +14,7 @@ from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.registration import KGT, build
 from graphrag_integrations.methods.kgt.store import CONSTRAINTS_DIR
 from tests.conftest import FakeEmbedder
@@ -28,9 +29,20 @@ def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return TransformersLLM(str(path), use_chat_template=False)
 
 
-def make(lm: Any, items: Any = KGT_CORPUS, **kwargs: Any) -> ParseKGTranslatorRetriever:
+def make(
+    lm: Any, items: Any = KGT_CORPUS, *, decomposer: Any = None, **options: Any
+) -> ParseKGTranslatorRetriever:
+    """A KG-Translator over ``items``; ``options`` are fields of either params class."""
+    index_names = {s.name for s in KGTIndexParams.specs()}
+    index = {k: v for k, v in options.items() if k in index_names}
+    query = {k: v for k, v in options.items() if k not in index_names}
     return ParseKGTranslatorRetriever.from_documents(
-        documents(items), embedding=FakeEmbedder(), translator=lm, **kwargs
+        documents(items),
+        embedding=FakeEmbedder(),
+        translator=lm,
+        decomposer=decomposer,
+        index_params=KGTIndexParams.from_options(index),
+        query_params=KGTQueryParams.from_options(query),
     )
 
 

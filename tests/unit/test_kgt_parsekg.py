@@ -6,7 +6,7 @@ import pytest
 
 from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.kgt.params import PAPER_EXCLUDED_HEAD_LABELS, IndexParams
+from graphrag_integrations.methods.kgt.params import PAPER_EXCLUDED_HEAD_LABELS, KGTIndexParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
 
 
@@ -38,7 +38,7 @@ def test_excluded_labels_are_a_parameter() -> None:
     assert hyperedges(Passage("p", text, "d"), parsed)[0].heads == ()
     edge = hyperedges(Passage("p", text, "d"), parsed, excluded_head_labels=())[0]
     assert edge.heads == ("germans",)
-    assert IndexParams().excluded_head_labels == PAPER_EXCLUDED_HEAD_LABELS
+    assert KGTIndexParams().excluded_head_labels == PAPER_EXCLUDED_HEAD_LABELS
     assert len(PAPER_EXCLUDED_HEAD_LABELS) == 9
 
 
@@ -66,7 +66,7 @@ def test_stats_table_rows() -> None:
 @pytest.mark.parametrize("bad", [0, -1])
 def test_index_params_validate(bad: int) -> None:
     with pytest.raises(ValueError, match="max_relation_tokens"):
-        IndexParams(max_relation_tokens=bad)
-    assert IndexParams.from_dict(IndexParams().to_dict()) == IndexParams()
+        KGTIndexParams(max_relation_tokens=bad)
+    assert KGTIndexParams.from_dict(KGTIndexParams().to_dict()) == KGTIndexParams()
     with pytest.raises(ValueError, match="unknown"):
-        IndexParams.from_dict({"nope": 1})
+        KGTIndexParams.from_dict({"nope": 1})

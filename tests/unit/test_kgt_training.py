@@ -14,6 +14,7 @@ from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.params import KGTQueryParams
 from graphrag_integrations.methods.kgt.parsekg import hyperedges
 from graphrag_integrations.methods.kgt.training import (
     HELDOUT_FILE,
@@ -105,7 +106,10 @@ def test_lora_training_saves_an_adapter_the_retriever_loads(lm: Any, tmp_path: P
         base = lm.model(**prompt).logits[0, -1]
     assert not torch.allclose(tuned, base)  # the adapter is merged in
     index = ParseKGTranslatorRetriever.from_documents(
-        documents(), embedding=FakeEmbedder(), translator=str(tmp_path / "adapter"), alpha=1
+        documents(),
+        embedding=FakeEmbedder(),
+        translator=str(tmp_path / "adapter"),
+        query_params=KGTQueryParams(alpha=1),
     )
     result = index.translate("Where was Marie Curie born?")
     assert result.clues
@@ -132,8 +136,8 @@ def test_adapter_loads_and_translates_in_bfloat16(lm: Any, tmp_path: Path) -> No
     assert any(not torch.equal(rounded[n], base[n].to(torch.bfloat16)) for n in base)
     # the retriever option loads it so, and bfloat16 clues still exist in the ParseKG
     index = ParseKGTranslatorRetriever.from_documents(
-        documents(), embedding=FakeEmbedder(), translator=str(folder), alpha=2,
-        translator_dtype="bfloat16",
+        documents(), embedding=FakeEmbedder(), translator=str(folder),
+        query_params=KGTQueryParams(alpha=2, translator_dtype="bfloat16"),
     )  # fmt: skip
     assert index.lm.model.dtype == torch.bfloat16 and index.lm.model_name == half.model_name
     for question in ("Where was Marie Curie born?", "Who managed Nottingham Forest?"):
@@ -148,7 +152,7 @@ def test_adapter_loads_and_translates_in_bfloat16(lm: Any, tmp_path: Path) -> No
 def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
     lm: Any, tmp_path: Path
 ) -> None:
-    from graphrag_integrations.methods.kgt.params import TrainParams
+    from graphrag_integrations.methods.kgt.params import KGTTrainParams
 
     def item(i: int) -> dict[str, Any]:
         return {
@@ -164,7 +168,7 @@ def test_trainer_cross_fitting_writes_adapter_heldout_and_provenance(
     data = tmp_path / "data"
     data.mkdir()
     (data / "questions.json").write_text(json.dumps([item(0), item(1), item(2)]))
-    params = TrainParams(fold="b", max_steps=2, batch_size=1, base_model=lm.model_name)
+    params = KGTTrainParams(fold="b", max_steps=2, batch_size=1, base_model=lm.model_name)
     report = train(data, tmp_path / "out", params=params, embedder=FakeEmbedder())
     assert report["steps"] == 2 and report["examples"] == 1  # deduplicated hops
     assert report["questions_trained"] == 2 and report["questions_held_out"] == 1

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from graphrag_integrations.core.llm import LLMClient, TransformersLLM
 from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-from graphrag_integrations.methods.kgt.params import QueryParams
+from graphrag_integrations.methods.kgt.params import KGTQueryParams
 from graphrag_integrations.methods.kgt.translation import (
     Clue,
     TranslationResult,
@@ -85,7 +85,7 @@ def test_every_clue_exists_in_the_parsekg_forward_and_reverse(
     beta: int,
     early_stopping: bool,
 ) -> None:
-    params = QueryParams(alpha=alpha, beta=beta, reverse="always", early_stopping=early_stopping)
+    params = KGTQueryParams(alpha=alpha, beta=beta, reverse="always", early_stopping=early_stopping)
     translator = Translator(
         LLMClient(lms[seed]), index.constraint_indexes, params, nlp=index.parser
     )
@@ -124,7 +124,7 @@ def test_dead_and_invalid_beams_are_dropped_and_counted(
     assert hyps and all(h.verdict != "complete" for h in hyps)
     assert "dead" in {h.verdict for h in hyps}
     # through the translator: a relation constraint that always dies yields no clue
-    translator = index.translator(QueryParams(beta=2))
+    translator = index.translator(KGTQueryParams(beta=2))
     real = ix.relations("marie curie", "forward")
     assert real is not None
     dying = replace(real, constraint=dies_after_one)  # type: ignore[arg-type]
@@ -157,7 +157,7 @@ def test_algorithm_2_reverse_policy(
     expect_reverse: bool,
 ) -> None:
     clue = Clue("marie curie", "Marie Curie", "born", "forward", "translated", 0.0, (1,), ("r",))
-    translator = index.translator(QueryParams(reverse=mode))  # type: ignore[arg-type]
+    translator = index.translator(KGTQueryParams(reverse=mode))  # type: ignore[arg-type]
     calls: list[list[str]] = []
 
     def fake_rows(prompt: Any, jobs: Any, result: Any) -> list[Clue]:
@@ -181,7 +181,7 @@ def test_reverse_certain_from_entities_is_one_call_and_equals_two(
 ) -> None:
     # "1903" is a query entity but no forward (head) entity: forward clues cannot cover it
     query = "Who won the Nobel Prize in Physics in 1903?"
-    translator = index.translator(QueryParams(reverse="fallback", alpha=2, beta=2))
+    translator = index.translator(KGTQueryParams(reverse="fallback", alpha=2, beta=2))
     monkeypatch.setattr(translator, "query_entities", lambda q: ["marie curie", "1903"])
     assert not index.view.rels_of("1903", "forward") and index.view.rels_of("1903", "reverse")
     rows: list[int] = []
@@ -220,7 +220,10 @@ def test_translation_prompt_ends_with_the_query(index: ParseKGTranslatorRetrieve
 def test_translation_goes_through_the_client_cache_and_usage(lms: list[Any], tmp_path: Any) -> None:
     client = LLMClient(lms[1], cache_dir=tmp_path / "cache")
     index = ParseKGTranslatorRetriever.from_documents(
-        documents(), embedding=FakeEmbedder(), translator=client, reverse="always"
+        documents(),
+        embedding=FakeEmbedder(),
+        translator=client,
+        query_params=KGTQueryParams(reverse="always"),
     )
     first = index.translate("Where was Marie Curie born?")
     calls = client.usage.calls

@@ -8,7 +8,6 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 
-from graphrag_integrations.baselines.registration import HybridParams
 from graphrag_integrations.core.params import (
     InvalidParameterError,
     NoParams,
@@ -154,41 +153,32 @@ def test_convert_union_other_than_optional_is_refused() -> None:
         convert(int | str, "1")
 
 
-# -- the Clue parameter classes follow ClueIndex / QIter -------------------------------------
-OBJECTS = {
-    "embedding",
-    "llm",
-    "vector_index",
-    "graph_backend",
-    "show_progress",
-    "index",
-    "reranker",
-}
-
-
+# -- the indexes take their parameter classes (the API contract) ----------------------------
 @pytest.mark.parametrize(
-    ("params", "target"),
+    "target",
     [
-        (ClueIndexParams, "graphrag_integrations.methods.clue.index:ClueIndex"),
-        (QIterParams, "graphrag_integrations.methods.clue.qiter:QIter"),
-        (HybridParams, "graphrag_integrations.baselines.hybrid:HybridRetriever"),
+        "graphrag_integrations.methods.clue.index:ClueIndex",
+        "graphrag_integrations.methods.qcg.index:QueryCentricGraphIndex",
+        "graphrag_integrations.methods.kgt.index:ParseKGTranslatorRetriever",
+        "graphrag_integrations.baselines.dense:DenseRetriever",
+        "graphrag_integrations.baselines.bm25:BM25Retriever",
+        "graphrag_integrations.baselines.hybrid:HybridRetriever",
     ],
 )
-def test_param_classes_match_the_constructor_signatures(params: type[Params], target: str) -> None:
+def test_constructors_take_the_param_classes_not_their_fields(target: str) -> None:
     import importlib
 
     module, _, name = target.partition(":")
     cls = getattr(importlib.import_module(module), name)
-    signature = inspect.signature(cls)
-    expected = {
-        p.name: p.default
-        for p in signature.parameters.values()
-        if p.name not in OBJECTS | {"dense", "bm25"}
-    }
-    got = {s.name: s.default for s in params.specs()}
-    assert set(got) == set(expected)
-    for option, default in expected.items():
-        assert got[option] == default, option
+    index_class, query_class = cls.index_params_class, cls.query_params_class()
+    for signature in (inspect.signature(cls), inspect.signature(cls.from_documents)):
+        parameters = signature.parameters
+        assert parameters["index_params"].annotation == f"{index_class.__name__} | None"
+        assert parameters["query_params"].annotation == f"{query_class.__name__} | None"
+        assert "preset" in parameters
+        fields = {s.name for s in (*index_class.specs(), *query_class.specs())}
+        assert not fields & set(parameters), sorted(fields & set(parameters))
+        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def test_clue_symbols_follow_the_paper_table() -> None:

@@ -17,7 +17,7 @@ from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.core.fusion import ScoreFusion
 from graphrag_integrations.methods.qcg import store as store_module
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
-from graphrag_integrations.methods.qcg.params import QCGQueryParams, preset
+from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams, preset
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 DOCS = {
@@ -49,10 +49,16 @@ def documents(names: list[str]) -> list[SourceDocument]:
     return [SourceDocument(DOCS[n], id=n) for n in names]
 
 
-def build(names: list[str], **options: Any) -> QueryCentricGraphIndex:
-    options.setdefault("preset", "fused-hybrid")
+def build(names: list[str], preset: str = "fused-hybrid", **query: Any) -> QueryCentricGraphIndex:
+    """A QCG index over ``names``: ``preset`` with ``query`` fields overriding its query side."""
+    index_params = QCGIndexParams.from_options({"preset": preset})
+    query_params = QCGQueryParams.from_options({"preset": preset, **query})
     return QueryCentricGraphIndex.from_documents(
-        documents(names), embedding=FakeEmbedder(), llm=only_paris, **options
+        documents(names),
+        embedding=FakeEmbedder(),
+        llm=only_paris,
+        index_params=index_params,
+        query_params=query_params,
     )
 
 
@@ -163,7 +169,9 @@ def test_the_dense_mode_writes_no_bm25(tmp_path: Path) -> None:
     index.persist(tmp_path / "idx")
     assert not (tmp_path / "idx" / "bm25").exists()
     loaded = QueryCentricGraphIndex.load(
-        tmp_path / "idx", embedding=FakeEmbedder(), chunk_similarity="hybrid"
+        tmp_path / "idx",
+        embedding=FakeEmbedder(),
+        query_params=QCGQueryParams.from_options({"preset": "fused", "chunk_similarity": "hybrid"}),
     )
     # the lexicon is built on first use
     assert loaded.retrieve("capital of Italy", k=1)[0].passage.doc_id == "rome"

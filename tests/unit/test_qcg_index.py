@@ -14,6 +14,7 @@ from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet, chunk_key
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 from tests.conftest import FakeEmbedder
 
 CORPUS = [
@@ -70,10 +71,35 @@ def documents(items: list[tuple[str, str]] = CORPUS) -> list[SourceDocument]:
     return [SourceDocument(text=text, id=doc_id) for doc_id, text in items]
 
 
-def build(items: list[tuple[str, str]] = CORPUS, **kwargs: Any) -> QueryCentricGraphIndex:
-    kwargs.setdefault("llm", FakeLLM())
+def qcg_params(preset: str | None = None, **options: Any) -> dict[str, Any]:
+    """``index_params`` / ``query_params`` from a preset and field values of either class."""
+    chosen = {"preset": preset} if preset else {}
+    index_names = {s.name for s in QCGIndexParams.specs()}
+    index = {k: v for k, v in options.items() if k in index_names}
+    query = {k: v for k, v in options.items() if k not in index_names}
+    return {
+        "index_params": QCGIndexParams.from_options({**chosen, **index}),
+        "query_params": QCGQueryParams.from_options({**chosen, **query}),
+    }
+
+
+def build(
+    items: list[tuple[str, str]] = CORPUS,
+    *,
+    llm: Any = None,
+    query_set: Any = None,
+    cache_dir: Any = None,
+    preset: str | None = None,
+    **options: Any,
+) -> QueryCentricGraphIndex:
+    """A QCG index over ``items``; ``options`` are fields of either params class."""
     return QueryCentricGraphIndex.from_documents(
-        documents(items), embedding=FakeEmbedder(), **kwargs
+        documents(items),
+        embedding=FakeEmbedder(),
+        llm=FakeLLM() if llm is None else llm,
+        query_set=query_set,
+        cache_dir=cache_dir,
+        **qcg_params(preset, **options),
     )
 
 
@@ -197,15 +223,16 @@ def test_persist_load_roundtrip(index: QueryCentricGraphIndex, tmp_path: Path) -
     assert state(loaded) == state(index)
     assert loaded.export_query_set().pairs == index.export_query_set().pairs
     with pytest.raises(IndexMismatchError):
-        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), k_neighbors=2)
+        QueryCentricGraphIndex.load(
+            tmp_path / "ix", embedding=FakeEmbedder(), index_params=QCGIndexParams(k_neighbors=2)
+        )
     with pytest.raises(IndexMismatchError):
         QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(model_name="other"))
     with pytest.raises(IndexNotFoundError):
         QueryCentricGraphIndex.load(tmp_path / "missing", embedding=FakeEmbedder())
-    assert (
-        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), h=0).query_params.h
-        == 0
-    )
+    h0 = QCGQueryParams(h=0)
+    loaded = QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), query_params=h0)
+    assert loaded.query_params.h == 0
 
 
 def test_loaded_index_accepts_inserts_and_deletes(
@@ -463,7 +490,7 @@ def test_example_query_set_with_minilm() -> None:
         raise AssertionError("the query set covers every chunk")
 
     index = QueryCentricGraphIndex.from_passages(
-        passages, preset="lihuaworld", query_set=qs, llm=no_llm, gamma=1.0
+        passages, query_set=qs, llm=no_llm, **qcg_params("lihuaworld", gamma=1.0)
     )
     hits = index.retrieve("What fitness challenge did Jennifer Moore propose?", k=2)
     assert hits[0].id == "20261129_19:00-0"
@@ -520,7 +547,9 @@ def test_answerless_questions_are_dropped_by_default_and_kept_as_query_nodes_on_
     again = QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder())
     assert again.index_params.answerless == "keep" and answers(again) == answers(kept)
     with pytest.raises(IndexMismatchError, match="answerless"):
-        QueryCentricGraphIndex.load(tmp_path / "ix", embedding=FakeEmbedder(), answerless="drop")
+        QueryCentricGraphIndex.load(
+            tmp_path / "ix", embedding=FakeEmbedder(), index_params=QCGIndexParams()
+        )
 
 
 def test_a_persisted_index_carries_its_query_set_and_eval_reuses_it(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ def index() -> ClueIndex:
 
 
 def test_qiter_filters_equal_filtering_its_full_ranking(index: ClueIndex) -> None:
-    qiter = index.as_retriever(N=3)
+    qiter = index.as_retriever(k=3)
     for probe in QUERIES:
         everything = qiter.retrieve(probe.query, k=len(CORPUS))
         for where, keep in (
@@ -35,7 +35,7 @@ def test_qiter_filters_equal_filtering_its_full_ranking(index: ClueIndex) -> Non
 
 
 def test_qiter_filters_through_the_framework_retrievers(index: ClueIndex) -> None:
-    qiter = index.as_retriever(N=3)
+    qiter = index.as_retriever(k=3)
     docs = qiter.as_langchain_retriever(k=2).invoke(QUERIES[1].query, filter={"group": "even"})
     assert docs and docs[0].metadata["doc_id"] == QUERIES[1].doc_id
     assert all(d.metadata["group"] == "even" for d in docs)

@@ -63,7 +63,7 @@ def clue_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "graphrag_integrations.methods.clue.index.as_embedder",
         lambda obj=None: fake if obj is None or isinstance(obj, str) else real(obj),
     )
-    index = ClueIndex.from_documents(documents(), embedding=fake, alpha=0.0)
+    index = ClueIndex.from_documents(documents(), embedding=fake)
     index.persist(tmp_path / "clue")
     return tmp_path / "clue"
 

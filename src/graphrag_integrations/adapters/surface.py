@@ -4,10 +4,16 @@
 ``self`` into a LangChain retriever, a LlamaIndex retriever or query engine, or an agent tool.
 The mixin is imported by the methods at import time, so this module imports neither LangChain
 nor LlamaIndex: the adapter modules are imported inside each method, on first use.
+
+:meth:`FrameworkSurface.as_retriever` gives every index the same query entry point: a
+:class:`QueryRetriever` bound to a ``k`` and to query params (validated overrides of the
+index's); the generic one is :class:`BoundRetriever` (Clue returns its Q-Iter).
 """
 
 from __future__ import annotations
 
+import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +23,11 @@ from graphrag_integrations.adapters.tools import (
     ToolKind,
 )
 from graphrag_integrations.adapters.validation import as_core_retriever, check_k
-from graphrag_integrations.errors import InvalidArgumentError
+from graphrag_integrations.core.filters import FilterLike
+from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.params import Params, bind_query_params
+from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.errors import InvalidArgumentError, InvalidArgumentTypeError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -49,6 +59,48 @@ class FrameworkSurface:
     """
 
     default_k: int
+
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> QueryRetriever:
+        """A retriever over this index returning ``k`` results per query, with other query
+        params.
+
+        Parameters
+        ----------
+        k : int, optional
+            Results per query (``None``: the params' default, see ``BaseIndex.k_param``); a
+            call's ``retrieve(query, k=...)`` still wins.
+        query_params : params object or mapping, optional
+            The index's query-params class (``None``: the index's own).
+        **overrides
+            Field names of that class (``alpha=2``, ``fusion="rrf"``...), applied on top.
+
+        Returns
+        -------
+        QueryRetriever
+            A :class:`BoundRetriever` (Clue: its ``QIter``).
+
+        Raises
+        ------
+        InvalidParameterError
+            An override that is not a field of the query-params class, or a bad value.
+        InvalidArgumentError
+            An invalid ``k``.
+
+        Examples
+        --------
+        >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+        >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+        >>> [hit.text for hit in index.as_retriever(k=1).retrieve("Where is Rome?")]
+        ['Rome is in Italy.']
+        """
+        if not isinstance(self, BaseIndex):
+            raise InvalidArgumentTypeError(
+                f"{type(self).__name__} is not an index: as_retriever needs a BaseIndex"
+            )
+        params = bind_query_params(self.query_params, query_params, overrides)
+        return BoundRetriever(self, params, k)
 
     def as_langchain_retriever(
         self,
@@ -237,3 +289,95 @@ class FrameworkSurface:
     def _k(self, k: int | None, name: str = "k") -> int:
         checked = check_k(k, name)
         return self.default_k if checked is None else checked
+
+
+class QueryRetriever(FrameworkSurface, ABC):
+    """What ``as_retriever`` returns: a retriever with its own ``k`` and query params.
+
+    ``retrieve(query, k=None, *, filter=None)``: ``k`` of the call, else the retriever's
+    :attr:`k`, else the query params' default.
+    """
+
+    #: The bound query params.
+    query_params: Params
+    #: Results per query when the call gives none (``None``: the params' default).
+    k: int | None
+
+    @abstractmethod
+    def retrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
+        """Up to ``k`` passages for ``query``, best first."""
+
+    async def aretrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
+        """Async :meth:`retrieve` (in a worker thread)."""
+        return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
+
+
+class BoundRetriever(QueryRetriever):
+    """An index with query params and a ``k`` bound (the generic ``as_retriever`` result).
+
+    Queries run on the index itself (no copy), under its read lock, with
+    :attr:`query_params` in place of the index's own for their duration
+    (``BaseIndex.using_query_params``); other queries of the index are not affected.
+
+    Parameters
+    ----------
+    index : BaseIndex
+        The index to query.
+    query_params : Params
+        An instance of the index's query-params class.
+    k : int, optional
+        Results per query (``None``: the params' default).
+
+    Examples
+    --------
+    >>> from graphrag_integrations.baselines.bm25 import BM25Retriever
+    >>> index = BM25Retriever.from_documents(["Paris is in France.", "Rome is in Italy."])
+    >>> retriever = BoundRetriever(index, index.query_params, k=1)
+    >>> len(retriever.retrieve("Where is Rome?")), len(retriever.retrieve("Rome?", k=2))
+    (1, 2)
+    """
+
+    def __init__(self, index: BaseIndex, query_params: Params, k: int | None = None) -> None:
+        if not isinstance(query_params, index.query_params_class()):
+            raise InvalidArgumentTypeError(
+                f"query_params must be a {index.query_params_class().__name__}, "
+                f"got {type(query_params).__name__}"
+            )
+        self.index = index
+        self.query_params = query_params
+        self.k = check_k(k)
+
+    @property
+    def method(self) -> str:
+        """The index's method name."""
+        return self.index.method
+
+    @property
+    def default_k(self) -> int:  # type: ignore[override]
+        """:attr:`k`, else the index's default under the bound params."""
+        if self.k is not None:
+            return self.k
+        with self.index.using_query_params(self.query_params):
+            return self.index.default_k
+
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> BoundRetriever:
+        """Another retriever over the same index: these query params (default: this one's)
+        with ``overrides``, and ``k`` (default: this one's)."""
+        params = bind_query_params(self.query_params, query_params, overrides)
+        return BoundRetriever(self.index, params, self.k if k is None else k)
+
+    def retrieve(
+        self, query: str, k: int | None = None, *, filter: FilterLike = None
+    ) -> list[RetrievedPassage]:
+        """The index's ``retrieve`` with the bound params and ``k`` (the call's ``k`` wins)."""
+        with self.index.using_query_params(self.query_params):
+            return self.index.retrieve(query, self.k if k is None else k, filter=filter)
+
+    def __repr__(self) -> str:
+        return f"BoundRetriever({type(self.index).__name__}, k={self.k}, {self.query_params!r})"

@@ -12,18 +12,28 @@ about a second per 10k short passages on one CPU core).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
+from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
+    check_query,
+)
 from graphrag_integrations.core.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.lexical import STOPWORDS, BM25Scorer, tokenize
+from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
@@ -39,8 +49,12 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     ----------
     passages : sequence of Passage
         The corpus.
-    k : int
-        Default number of results.
+    index_params : NoParams, optional
+        No index-time options (``bm25s`` defaults).
+    query_params : BM25QueryParams, optional
+        ``k``: results when ``retrieve`` gets none.
+    preset : str, optional
+        ``"default"`` (instead of the params objects).
 
     Notes
     -----
@@ -56,14 +70,66 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     """
 
     method = "bm25"
+    query_params = QueryParamsField(BM25QueryParams)
+    k_param = "k"
 
-    def __init__(self, passages: Sequence[Passage] = (), *, k: int = 5) -> None:
-        self.default_k = k
+    def __init__(
+        self,
+        passages: Sequence[Passage] = (),
+        *,
+        index_params: NoParams | None = None,
+        query_params: BM25QueryParams | None = None,
+        preset: str | None = None,
+    ) -> None:
+        self.index_params, self.query_params = resolve_params(
+            NoParams,
+            BM25QueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
         self.passages: list[Passage] = list(passages)
         self._scorer = BM25Scorer()
         self._reindex()
 
     # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        index_params: NoParams | None = None,
+        query_params: BM25QueryParams | None = None,
+        preset: str | None = None,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> BM25Retriever:
+        """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
+
+        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
+        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
+
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> BM25Retriever:
         """Build from already chunked passages (what the evaluation harness uses)."""

@@ -51,8 +51,11 @@ class CorpusIndex(BaseIndex):
     def _from_manifest(
         cls: type[CorpusT], src: Path, manifest: Manifest, options: dict[str, Any]
     ) -> CorpusT:
-        """The index with the recorded ``k`` unless ``options`` gives one."""
+        """The index with the recorded ``k`` as its query params' default ``k``, unless
+        ``options`` gives query params or a preset."""
         recorded_k = manifest.parameters.get("k")
-        if isinstance(recorded_k, int) and not isinstance(recorded_k, bool):
-            options.setdefault("k", recorded_k)
+        given = "query_params" in options or "preset" in options
+        if isinstance(recorded_k, int) and not isinstance(recorded_k, bool) and not given:
+            params_class = cls.__dict__.get("query_params", cls.query_params).params_class
+            options["query_params"] = params_class.from_options({"k": recorded_k})
         return cls(**options)

@@ -7,7 +7,7 @@ its figures are reproducible.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +15,25 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
+from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
+    check_query,
+)
+from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
     read_passages,
     read_vectors,
     write_passages,
 )
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
@@ -43,8 +53,12 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
         Normalised by :func:`~graphrag_integrations.core.embeddings.as_embedder`; ``None`` is
         the offline all-MiniLM-L6-v2.
-    k : int
-        Default number of results.
+    index_params : NoParams, optional
+        No index-time options.
+    query_params : DenseQueryParams, optional
+        ``k``: results when ``retrieve`` gets none.
+    preset : str, optional
+        ``"default"`` (instead of the params objects).
     show_progress : bool or None
         Progress bars; ``None`` (default): on for batches of at least
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
@@ -55,25 +69,35 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
 
     >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> r = DenseRetriever.from_documents(docs, embedding=FakeEmbedder(), k=1)
-    >>> [(hit.text, round(hit.score, 3)) for hit in r.retrieve("Where is Rome?")]
+    >>> r = DenseRetriever.from_documents(docs, embedding=FakeEmbedder())
+    >>> [(hit.text, round(hit.score, 3)) for hit in r.retrieve("Where is Rome?", k=1)]
     [('Rome is in Italy.', 0.866)]
     >>> r.delete(r.passages[0].doc_id), r.delete("unknown-id")
     (True, False)
     """
 
     method = "dense"
+    query_params = QueryParamsField(DenseQueryParams)
+    k_param = "k"
 
     def __init__(
         self,
         passages: Sequence[Passage] = (),
         embedding: Any = None,
         *,
-        k: int = 5,
+        index_params: NoParams | None = None,
+        query_params: DenseQueryParams | None = None,
+        preset: str | None = None,
         show_progress: bool | None = None,
     ) -> None:
+        self.index_params, self.query_params = resolve_params(
+            NoParams,
+            DenseQueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
         self.embedder: Embedder = as_embedder(embedding)
-        self.default_k = k
         self.show_progress = show_progress
         self.passages: list[Passage] = []
         self._matrix: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
@@ -81,6 +105,47 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
             self.add_passages(passages)
 
     # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        embedding: Any = None,
+        index_params: NoParams | None = None,
+        query_params: DenseQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> DenseRetriever:
+        """Embed documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
+
+        The index arguments are the constructor's; ``splitter`` / ``chunking`` and the load
+        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )
+
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
         """Build from already chunked passages."""

@@ -19,7 +19,7 @@ Ties are broken by corpus order, so results are deterministic.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,23 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
-from graphrag_integrations.core.index_base import check_query
-from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
+    check_query,
+)
+from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.persistence import (
+    Manifest,
+)
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -53,16 +65,15 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         Dense side (its ``scores(query)`` gives every cosine score).
     bm25 : BM25Retriever
         Sparse side, over the same passages in the same order.
-    weight : float
-        Weight of the dense side in ``[0, 1]`` (BM25 gets ``1 - weight``).
-    fusion : {"minmax", "rrf"}
-        How scores are fused (see the module docstring).
-    candidate_factor : int
-        Each side contributes its top ``k * candidate_factor`` candidates.
-    rrf_k : int
-        Rank offset of reciprocal rank fusion.
-    k : int
-        Default number of results.
+    index_params : NoParams, optional
+        No index-time options.
+    query_params : HybridQueryParams, optional
+        ``weight`` (of the dense side in ``[0, 1]``; BM25 gets ``1 - weight``), ``fusion``
+        (``"minmax"`` or ``"rrf"``, see the module docstring), ``candidate_factor`` (each
+        side contributes its top ``k * candidate_factor`` candidates), ``rrf_k`` (rank
+        offset of reciprocal rank fusion), ``k`` (results when ``retrieve`` gets none).
+    preset : str, optional
+        ``"default"`` (instead of the params objects).
 
     Raises
     ------
@@ -84,23 +95,34 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
     """
 
     method = "hybrid"
+    query_params = QueryParamsField(HybridQueryParams)
+    k_param = "k"
 
     def __init__(
         self,
         dense: DenseRetriever,
         bm25: BM25Retriever,
-        weight: float = 0.5,
         *,
-        fusion: Fusion = "minmax",
-        candidate_factor: int = 4,
-        rrf_k: int = 60,
-        k: int = 5,
+        index_params: NoParams | None = None,
+        query_params: HybridQueryParams | None = None,
+        preset: str | None = None,
     ) -> None:
+        self.index_params, self.query_params = resolve_params(
+            NoParams,
+            HybridQueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
         self.dense = dense
         self.bm25 = bm25
-        self.scoring = ScoreFusion(float(weight), fusion, candidate_factor, rrf_k)
-        self.default_k = k
         self._check_aligned()
+
+    @property
+    def scoring(self) -> ScoreFusion:
+        """The fusion of :attr:`query_params` (a bound retriever's during its queries)."""
+        p = self.query_params
+        return ScoreFusion(p.weight, p.fusion, p.candidate_factor, p.rrf_k)
 
     def _check_aligned(self) -> None:
         dense_ids = [p.id for p in self.dense.passages]
@@ -138,26 +160,79 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
 
     # -- building -------------------------------------------------------------------------
     @classmethod
-    def from_passages(
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        embedding: Any = None,
+        index_params: NoParams | None = None,
+        query_params: HybridQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> HybridRetriever:
+        """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks,
+        on both sides.
+
+        The index arguments are the constructor's (``embedding`` as in
+        :class:`DenseRetriever`); ``splitter`` / ``chunking``, the load options (``errors``,
+        ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` / ``checkpoint_every`` are
+        those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )
+
+    @classmethod
+    def from_passages(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         passages: Sequence[Passage],
         embedding: Any = None,
         *,
+        index_params: NoParams | None = None,
+        query_params: HybridQueryParams | None = None,
+        preset: str | None = None,
         show_progress: bool | None = None,
-        **kwargs: Any,
     ) -> HybridRetriever:
         """Build both sides over ``passages`` (``embedding`` as in :class:`DenseRetriever`)."""
         if not passages:
             raise EmptyCorpusError("no passages to index")
-        k = int(kwargs.get("k", 5))
-        dense = DenseRetriever(passages, embedding, k=k, show_progress=show_progress)
-        return cls.from_dense(dense, **kwargs)
+        dense = DenseRetriever(passages, embedding, show_progress=show_progress)
+        return cls.from_dense(
+            dense, index_params=index_params, query_params=query_params, preset=preset
+        )
 
     @classmethod
-    def from_dense(cls, dense: DenseRetriever, **kwargs: Any) -> HybridRetriever:
+    def from_dense(
+        cls,
+        dense: DenseRetriever,
+        *,
+        index_params: NoParams | None = None,
+        query_params: HybridQueryParams | None = None,
+        preset: str | None = None,
+    ) -> HybridRetriever:
         """Add a BM25 side to an existing dense retriever (its passages are not re-embedded)."""
-        bm25 = BM25Retriever(dense.passages, k=int(kwargs.get("k", dense.default_k)))
-        return cls(dense, bm25, **kwargs)
+        bm25 = BM25Retriever(dense.passages, query_params=BM25QueryParams(k=dense.default_k))
+        return cls(dense, bm25, index_params=index_params, query_params=query_params, preset=preset)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Add ``passages`` to both sides (``insert`` calls it)."""
@@ -182,21 +257,22 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         among them, so the fusion is the one of the filtered corpus).
         """
         query = check_query(query)
+        scoring = self.scoring
         dense = self.dense.scores(query)
         sparse = self.bm25.scores(query)
         if dense.size == 0:
             return [], np.zeros((0,), dtype=np.float32)
         if where is None:
-            cands = self.scoring.candidates(dense, sparse, k)
+            cands = scoring.candidates(dense, sparse, k)
         else:
             mask = filter_mask(where, self.passages)
-            cands = self.scoring.candidates(dense, sparse, k, mask)
+            cands = scoring.candidates(dense, sparse, k, mask)
             if not cands:
                 return [], np.zeros((0,), dtype=np.float32)
             # non-matching passages rank below every matching one (RRF ranks stay exact)
             dense = np.where(mask, dense, -np.inf).astype(np.float32)
             sparse = np.where(mask, sparse, -np.inf).astype(np.float32)
-        fused = self.scoring.fuse(dense, sparse, cands)
+        fused = scoring.fuse(dense, sparse, cands)
         return cands, np.asarray(fused, dtype=np.float32)
 
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
@@ -209,12 +285,9 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         cands, fused = self.fused_scores(query, k, where)
         # top_k_indices breaks ties by position, and candidates are in corpus order
         best = top_k(fused, k)
+        explanation = {"method": self.method, "fusion": self.fusion, "weight": self.weight}
         return [
-            RetrievedPassage(
-                self.passages[cands[j]],
-                float(fused[j]),
-                {"method": self.method, "fusion": self.fusion, "weight": self.weight},
-            )
+            RetrievedPassage(self.passages[cands[j]], float(fused[j]), dict(explanation))
             for j in best
         ]
 
@@ -246,9 +319,9 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         and dimension), the recorded fusion settings unless ``options`` gives them."""
         dense = DenseRetriever.load(src / "dense", embedding=options.pop("embedding", None))
         bm25 = BM25Retriever.load(src / "bm25")
-        settings = dict(manifest.parameters)
-        settings.update(options)
-        return cls(dense, bm25, **settings)
+        if "query_params" not in options and "preset" not in options:
+            options["query_params"] = HybridQueryParams.from_options(manifest.parameters)
+        return cls(dense, bm25, **options)
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:
         return None  # both sides were read by _from_manifest

@@ -1,8 +1,9 @@
 """Registrations, parameters and evaluation builders of the three baselines.
 
 ``dense`` and ``bm25`` have no index-time options (BM25 uses the ``bm25s`` defaults) and one
-query-time option, the default ``k``; ``hybrid`` adds its fusion options. Importing this
-module is cheap: the builders import the retrievers on first call.
+query-time option, the default ``k``; ``hybrid`` adds its fusion options (the classes are in
+:mod:`graphrag_integrations.baselines.params`). Importing this module is cheap: the builders
+import the retrievers on first call.
 
 Examples
 --------
@@ -19,10 +20,16 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.params import NoParams, Params, param
+from graphrag_integrations.baselines.params import (
+    BM25QueryParams,
+    DenseQueryParams,
+    HybridParams,
+    HybridQueryParams,
+    RetrieveParams,
+)
+from graphrag_integrations.core.params import NoParams, Params
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError
@@ -37,30 +44,15 @@ __all__ = [
     "DENSE",
     "HYBRID",
     "REGISTRATIONS",
+    "BM25QueryParams",
+    "DenseQueryParams",
     "HybridParams",
+    "HybridQueryParams",
     "RetrieveParams",
     "build_bm25",
     "build_dense",
     "build_hybrid",
 ]
-
-
-@dataclass(frozen=True)
-class RetrieveParams(Params):
-    """Query-time options of :class:`DenseRetriever` and :class:`BM25Retriever`."""
-
-    k: int = param(5, doc="default number of passages of retrieve", ge=1)
-
-
-@dataclass(frozen=True)
-class HybridParams(Params):
-    """Query-time options of :class:`~graphrag_integrations.baselines.hybrid.HybridRetriever`."""
-
-    weight: float = param(0.5, doc="dense share of the fused score", ge=0.0, le=1.0)
-    fusion: Literal["minmax", "rrf"] = param("minmax", doc="score fusion")
-    candidate_factor: int = param(4, doc="each retriever's candidates: k * factor", ge=1)
-    rrf_k: int = param(60, doc="rank offset of reciprocal rank fusion", ge=1)
-    k: int = param(5, doc="default number of passages of retrieve", ge=1)
 
 
 def _check(passages: Sequence[Passage]) -> None:
@@ -73,15 +65,16 @@ def build_dense(
     *,
     passages: Sequence[Passage],
     index_params: Params | None = None,
-    query_params: RetrieveParams | None = None,
+    query_params: DenseQueryParams | None = None,
     show_progress: bool = False,
 ) -> DenseRetriever:
     """Dense retriever over ``passages`` with the shared ``embedder``."""
     from graphrag_integrations.baselines.dense import DenseRetriever
 
     _check(passages)
-    params = query_params or RetrieveParams()
-    return DenseRetriever(passages, embedder, show_progress=show_progress, **params.to_kwargs())
+    return DenseRetriever(
+        passages, embedder, query_params=query_params, show_progress=show_progress
+    )
 
 
 def build_bm25(
@@ -89,14 +82,14 @@ def build_bm25(
     *,
     passages: Sequence[Passage],
     index_params: Params | None = None,
-    query_params: RetrieveParams | None = None,
+    query_params: BM25QueryParams | None = None,
     show_progress: bool = False,
 ) -> BM25Retriever:
     """BM25 retriever over ``passages`` (``embedder`` is unused: BM25 is lexical)."""
     from graphrag_integrations.baselines.bm25 import BM25Retriever
 
-    params = query_params or RetrieveParams()
-    return BM25Retriever.from_passages(passages, **params.to_kwargs())
+    params = BM25QueryParams(**query_params.values()) if query_params else None
+    return BM25Retriever.from_passages(passages, query_params=params)
 
 
 def build_hybrid(
@@ -104,15 +97,14 @@ def build_hybrid(
     *,
     passages: Sequence[Passage],
     index_params: Params | None = None,
-    query_params: HybridParams | None = None,
+    query_params: HybridQueryParams | None = None,
     show_progress: bool = False,
 ) -> HybridRetriever:
     """Hybrid (dense + BM25) retriever over ``passages``."""
     from graphrag_integrations.baselines.hybrid import HybridRetriever
 
-    params = query_params or HybridParams()
     return HybridRetriever.from_passages(
-        passages, embedder, show_progress=show_progress, **params.to_kwargs()
+        passages, embedder, query_params=query_params, show_progress=show_progress
     )
 
 
@@ -123,7 +115,7 @@ DENSE = MethodRegistration(
     index_class=f"{_MODULE}.dense:DenseRetriever",
     builder=f"{_MODULE}.registration:build_dense",
     index_params=NoParams,
-    query_params=RetrieveParams,
+    query_params=DenseQueryParams,
     description="cosine over passage embeddings",
 )
 BM25 = MethodRegistration(
@@ -131,7 +123,7 @@ BM25 = MethodRegistration(
     index_class=f"{_MODULE}.bm25:BM25Retriever",
     builder=f"{_MODULE}.registration:build_bm25",
     index_params=NoParams,
-    query_params=RetrieveParams,
+    query_params=BM25QueryParams,
     description="lexical BM25 (bm25s)",
 )
 HYBRID = MethodRegistration(
@@ -139,7 +131,7 @@ HYBRID = MethodRegistration(
     index_class=f"{_MODULE}.hybrid:HybridRetriever",
     builder=f"{_MODULE}.registration:build_hybrid",
     index_params=NoParams,
-    query_params=HybridParams,
+    query_params=HybridQueryParams,
     description="dense and BM25 scores fused per query",
 )
 

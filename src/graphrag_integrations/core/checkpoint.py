@@ -48,6 +48,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -62,6 +63,7 @@ from graphrag_integrations.core.documents import (
     load_documents,
     pop_load_options,
 )
+from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import MANIFEST_NAME
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 
@@ -96,6 +98,8 @@ def describe_setting(value: Any) -> Any:
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a Params object
+        return {"type": type(value).__name__, **describe_setting(dataclasses.asdict(value))}
     if isinstance(value, Mapping):
         return {str(k): describe_setting(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -201,6 +205,14 @@ def build_with_checkpoint(
         raise ValueError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}")
     target = Path(checkpoint_dir)
     load_options = pop_load_options(kwargs)
+    if kwargs.get("preset") is not None:  # recorded (and resumed) as the params it names
+        kwargs["index_params"], kwargs["query_params"] = resolve_params(
+            cls.index_params_class,
+            cls.query_params_class(),
+            index_params=kwargs.pop("index_params", None),
+            query_params=kwargs.pop("query_params", None),
+            preset=kwargs.pop("preset"),
+        )
     settings = {
         k: describe_setting(v) for k, v in sorted(kwargs.items()) if k not in IGNORED_SETTINGS
     }
@@ -227,7 +239,10 @@ def build_with_checkpoint(
             )
         done, batches = list(state["done"]), int(state.get("batches", 0))
         if (target / INDEX_FOLDER / MANIFEST_NAME).is_file():
-            index = cls.load(target / INDEX_FOLDER, **kwargs)
+            chunking = ("splitter", "chunking", "chunker")  # from_documents options, not load's
+            index = cls.load(
+                target / INDEX_FOLDER, **{k: v for k, v in kwargs.items() if k not in chunking}
+            )
             logger.info("checkpoint %s: resuming after %d document(s)", target, len(done))
     elif target.is_dir() and any(target.iterdir()):
         raise IndexExistsError(
@@ -266,7 +281,10 @@ def checkpointable(from_documents: Any) -> Any:
 
     @functools.wraps(func)
     def wrapped(cls: Any, documents: Iterable[Any], **kwargs: Any) -> Any:
-        if "checkpoint_dir" not in kwargs:
+        if kwargs.get("checkpoint_dir") is None:
+            kwargs.pop("checkpoint_dir", None)
+            if kwargs.get("checkpoint_every", 0) is None:
+                kwargs.pop("checkpoint_every")
             if "checkpoint_every" in kwargs:
                 raise TypeError("checkpoint_every needs checkpoint_dir")
             return func(cls, documents, **kwargs)

@@ -29,6 +29,18 @@ Chunking
     default). Chunk ``i`` of document ``d`` has id ``"d#i"`` and ``doc_id = d`` (plus
     ``chunk_index``, ``start_char``, ``end_char`` metadata), so ``delete(d)`` removes every
     chunk. ``from_passages`` takes passages already cut and never chunks.
+Parameters
+    Every index has one index-time and one query-time parameter class
+    (:mod:`~graphrag_integrations.core.params`; :attr:`BaseIndex.index_params_class` and the
+    class of :attr:`BaseIndex.query_params`). ``from_documents`` and the constructor take
+    ``index_params=``, ``query_params=`` and ``preset=`` (not together with a params object:
+    :func:`~graphrag_integrations.core.params.resolve_params`), every argument explicit in
+    their signatures. ``k`` is always the number of results: ``retrieve(q, k)`` wins over an
+    ``as_retriever(k=...)`` retriever's ``k``, which wins over the query params' default
+    (the field :attr:`BaseIndex.k_param` names, e.g. Clue's ``N``, QCG's ``K``).
+    ``as_retriever(k=None, *, query_params=None, **overrides)`` binds other query params
+    (validated overrides of the index's) without copying the index: a query of the bound
+    retriever runs with them (:meth:`BaseIndex.using_query_params`).
 Loading options
     ``from_documents`` and ``insert`` accept the options of
     :func:`~graphrag_integrations.core.documents.load_documents` (``errors="strict" |
@@ -117,16 +129,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from graphrag_integrations.core.checkpoint import checkpointable
 from graphrag_integrations.core.chunking import check_splitter, default_chunker, split_documents
 from graphrag_integrations.core.documents import (
+    DecodeErrors,
+    LoadReport,
     load_documents,
     pop_load_options,
     require_nonempty,
@@ -145,6 +161,7 @@ from graphrag_integrations.core.locking import (
     lock_of,
     writer,
 )
+from graphrag_integrations.core.params import NoParams, Params, resolve_params
 from graphrag_integrations.core.persistence import (
     FORMAT_VERSION,
     Manifest,
@@ -156,12 +173,17 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
+from graphrag_integrations.core.query_binding import QueryParamsField, bound_query_params
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, InvalidArgumentError
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
 PassageT = TypeVar("PassageT", bound=Passage)
+#: ``path=`` of ``from_documents`` (files or folders to read, see ``load_documents``).
+DocumentPaths: TypeAlias = "str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None"
+#: ``checkpoint_dir=`` of ``from_documents`` (see :mod:`~graphrag_integrations.core.checkpoint`).
+CheckpointDir: TypeAlias = "str | os.PathLike[str] | None"
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +243,66 @@ def pop_splitter(options: dict[str, Any], default: Any = DEFAULT_SPLITTER) -> An
             f"chunking must be True, False or None, got {value!r}; pass a splitter as splitter=..."
         )
     return None if value is None else check_splitter(value)
+
+
+def chosen_splitter(splitter: Any = DEFAULT_SPLITTER, chunking: bool | None = True) -> Any:
+    """The splitter of ``from_documents(splitter=..., chunking=...)`` (see :func:`pop_splitter`;
+    the defaults mean the class's splitter).
+
+    Examples
+    --------
+    >>> chosen_splitter(chunking=False) is None, chosen_splitter() is DEFAULT_SPLITTER
+    (True, True)
+    """
+    options: dict[str, Any] = {}
+    if splitter is not DEFAULT_SPLITTER:
+        options["splitter"] = splitter
+    if chunking is not True:
+        options["chunking"] = chunking
+    return pop_splitter(options)
+
+
+def build_from_documents(
+    cls: type[IndexT],
+    documents: Iterable[Any],
+    *,
+    splitter: Any = DEFAULT_SPLITTER,
+    chunking: bool | None = True,
+    errors: DecodeErrors = "strict",
+    report: LoadReport | None = None,
+    path: DocumentPaths = None,
+    pattern: str | None = None,
+    **constructor: Any,
+) -> IndexT:
+    """What every typed ``from_documents`` does: load ``documents`` (the load options), cut
+    them (``splitter`` / ``chunking``, see :func:`chosen_splitter`), then
+    ``cls.from_passages(passages, **constructor)``; the splitter chosen stays the index's.
+
+    Raises
+    ------
+    EmptyCorpusError
+        If no document has any text.
+    """
+    chosen = chosen_splitter(splitter, chunking)
+    resolve_params(  # a bad preset / params combination fails before any document is read
+        cls.index_params_class,
+        cls.query_params_class(),
+        index_params=constructor.get("index_params"),
+        query_params=constructor.get("query_params"),
+        preset=constructor.get("preset"),
+    )
+    loaded = load_documents(documents, path=path, pattern=pattern, errors=errors, report=report)
+    return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
+
+
+def _from_loaded(
+    cls: type[IndexT], docs: Sequence[Any], chosen: Any, constructor: dict[str, Any]
+) -> IndexT:
+    splitter = cls.default_splitter() if chosen is DEFAULT_SPLITTER else chosen
+    index = cls.from_passages(split_documents(docs, splitter), **constructor)
+    if chosen is not DEFAULT_SPLITTER:
+        index.splitter = chosen
+    return index
 
 
 def check_query(query: str) -> str:
@@ -310,11 +392,18 @@ class BaseIndex(ABC):
     """
 
     method: ClassVar[str] = "base"
-    default_k: int = 5
     #: Layout version of the index directory :meth:`persist` writes (in the manifest).
     format_version: ClassVar[int] = FORMAT_VERSION
     #: Oldest layout :meth:`load` reads (an older index must be rebuilt).
     oldest_format_version: ClassVar[int] = 1
+    #: The index-time parameter class (``from_documents(index_params=...)``).
+    index_params_class: ClassVar[type[Params]] = NoParams
+    #: The query-time parameters (a ``QueryParamsField``: its class is the method's
+    #: query-params class; a bound retriever's params during its queries).
+    query_params: QueryParamsField[Params] = QueryParamsField(NoParams)
+    #: The field of :attr:`query_params` that is the default ``k`` (the paper's letter for
+    #: "results returned", e.g. ``"N"``); ``None``: :attr:`default_k` is set directly.
+    k_param: ClassVar[str | None] = None
     #: Tokens per chunk of :meth:`default_splitter` (each method's: ``docs/reference/chunking.md``).
     chunk_size: ClassVar[int] = 256
     #: Tokens shared by consecutive chunks of :meth:`default_splitter`.
@@ -345,6 +434,41 @@ class BaseIndex(ABC):
             if name in cls.__dict__ and not is_guarded(cls.__dict__[name]):
                 setattr(cls, name, track_batch(cls.__dict__[name]))
         guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
+
+    @property
+    def default_k(self) -> int:
+        """Results of :meth:`retrieve` when it gets no ``k``: the :attr:`k_param` field of
+        :attr:`query_params` (else the value set, default 5)."""
+        if self.k_param is not None:
+            return int(getattr(self.query_params, self.k_param))
+        return int(self.__dict__.get("_default_k", 5))
+
+    @default_k.setter
+    def default_k(self, value: int) -> None:
+        if self.k_param is not None:
+            raise AttributeError(
+                f"{type(self).__name__}.default_k is query_params.{self.k_param}; "
+                "set it through query_params or as_retriever(k=...)"
+            )
+        self.__dict__["_default_k"] = value
+
+    @classmethod
+    def query_params_class(cls) -> type[Params]:
+        """The class of :attr:`query_params`."""
+        return cls.query_params.params_class
+
+    @contextmanager
+    def using_query_params(self, params: Params) -> Iterator[None]:
+        """Within the block, :attr:`query_params` of this index reads ``params`` (in this
+        thread or task only; other queries keep the index's own): how a retriever of
+        ``as_retriever`` runs its queries."""
+        if not isinstance(params, self.query_params_class()):
+            raise InvalidArgumentError(
+                f"query_params must be a {self.query_params_class().__name__}, "
+                f"got {type(params).__name__}"
+            )
+        with bound_query_params(self, params):
+            yield
 
     @property
     def rwlock(self) -> ReadWriteLock:
@@ -412,7 +536,8 @@ class BaseIndex(ABC):
         says otherwise (module notes); the load options (``errors=``, ``report=``...) go to
         ``load_documents`` (see
         :func:`~graphrag_integrations.core.documents.pop_load_options`), the rest to
-        :meth:`from_passages`.
+        :meth:`from_passages`. The package's indexes override it with a typed signature
+        (every argument named) calling :func:`build_from_documents`.
 
         Raises
         ------
@@ -421,11 +546,7 @@ class BaseIndex(ABC):
         """
         chosen = pop_splitter(kwargs)
         docs = require_nonempty(load_documents(documents, **pop_load_options(kwargs)))
-        splitter = cls.default_splitter() if chosen is DEFAULT_SPLITTER else chosen
-        index = cls.from_passages(split_documents(docs, splitter), **kwargs)
-        if chosen is not DEFAULT_SPLITTER:
-            index.splitter = chosen
-        return index
+        return _from_loaded(cls, docs, chosen, kwargs)
 
     @classmethod
     @abstractmethod

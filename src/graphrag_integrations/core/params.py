@@ -15,6 +15,11 @@ optional field, ``"a,b"`` or ``'["a", "b"]'`` -> a collection of strings).
 A class may define named presets (:attr:`Params.PRESETS`): the option ``preset=NAME`` applies
 the preset's values, and explicit options override them.
 
+What every index shares (issue 19, "one API contract"): :func:`resolve_params` turns an
+index's ``index_params=`` / ``query_params=`` / ``preset=`` arguments into one pair of
+instances (``preset`` together with a params object is refused), and
+:meth:`Params.with_overrides` applies the validated ``**overrides`` of ``as_retriever``.
+
 Examples
 --------
 >>> from dataclasses import dataclass
@@ -45,11 +50,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
-from graphrag_integrations.errors import GraphRAGError
+from graphrag_integrations.errors import (
+    GraphRAGError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 
-__all__ = ["InvalidParameterError", "NoParams", "ParamSpec", "Params", "key_values", "param"]
+__all__ = [
+    "InvalidParameterError",
+    "NoParams",
+    "ParamSpec",
+    "Params",
+    "bind_query_params",
+    "key_values",
+    "param",
+    "resolve_params",
+]
 
 P = TypeVar("P", bound="Params")
+Q = TypeVar("Q", bound="Params")
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -387,6 +406,41 @@ class Params:
         """The constructor keyword arguments (fields declared with ``kwarg=False`` left out)."""
         return {s.name: getattr(self, s.name) for s in self.specs() if s.kwarg}
 
+    def values(self) -> dict[str, Any]:
+        """Every field's value (``kwarg=False`` fields included), by name."""
+        return {s.name: getattr(self, s.name) for s in self.specs()}
+
+    def with_overrides(self: P, overrides: Mapping[str, Any], *, prefix: str = "") -> P:
+        """A copy with ``overrides`` (field names; strings converted as in :meth:`from_options`).
+
+        Raises
+        ------
+        InvalidParameterError
+            One line: a name that is not a field (``preset`` included: pick a preset with
+            ``from_options({"preset": ...})``), or a value that does not convert or is out
+            of range.
+
+        Examples
+        --------
+        >>> NoParams().with_overrides({})
+        NoParams()
+        >>> try:
+        ...     NoParams().with_overrides({"D": 2})
+        ... except InvalidParameterError as exc:
+        ...     print(exc)
+        unknown option 'D'; valid options: (none)
+        """
+        if not overrides:
+            return self
+        known = {s.name for s in self.specs()}
+        for name in overrides:
+            if name not in known:
+                raise InvalidParameterError(
+                    f"unknown option {prefix + name!r}; valid options: "
+                    f"{', '.join(s.label() for s in self.specs()) or '(none)'}"
+                )
+        return type(self).from_options({**self.values(), **overrides}, prefix=prefix)
+
     @classmethod
     def describe(cls) -> str:
         """A plain-text table: option, paper symbol, type, default, range, description.
@@ -421,6 +475,101 @@ def _show(value: Any) -> str:
 @dataclass(frozen=True)
 class NoParams(Params):
     """The parameters of a method phase that has none."""
+
+
+def _as_params(cls: type[P], value: Any, argument: str) -> P:
+    """``value`` as a ``cls`` instance: ``None`` -> defaults, a mapping -> ``from_options``."""
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        return cls.from_options(value)
+    raise InvalidArgumentTypeError(
+        f"{argument} must be a {cls.__name__} (or a mapping of its options), "
+        f"got {type(value).__name__}"
+    )
+
+
+def resolve_params(
+    index_class: type[P],
+    query_class: type[Q],
+    *,
+    index_params: Any = None,
+    query_params: Any = None,
+    preset: str | None = None,
+) -> tuple[P, Q]:
+    """The ``(index params, query params)`` an index is built with.
+
+    ``preset="NAME"`` is ``index_params=index_class.from_options({"preset": "NAME"})`` and
+    ``query_params=query_class.from_options({"preset": "NAME"})`` (a class without presets,
+    such as :class:`NoParams`, keeps its defaults); otherwise each params object (or a
+    mapping of its options) is taken as given, ``None`` giving the defaults.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``preset`` together with ``index_params`` or ``query_params`` (one line).
+    InvalidArgumentTypeError
+        A params object of another class.
+    InvalidParameterError
+        An unknown preset name (naming the valid ones).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class ToyQuery(Params):
+    ...     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {"n": 1}}
+    ...     n: int = param(3, doc="results", ge=1)
+    >>> resolve_params(NoParams, ToyQuery, preset="paper")
+    (NoParams(), ToyQuery(n=1))
+    >>> try:
+    ...     resolve_params(NoParams, ToyQuery, preset="paper", query_params=ToyQuery())
+    ... except InvalidArgumentError as exc:
+    ...     print(exc)
+    pass either preset='paper' or index_params= / query_params=, not both
+    """
+    if preset is not None:
+        if index_params is not None or query_params is not None:
+            raise InvalidArgumentError(
+                f"pass either preset={preset!r} or index_params= / query_params=, not both"
+            )
+        if not isinstance(preset, str):
+            raise InvalidArgumentTypeError(f"preset must be a str, got {type(preset).__name__}")
+        having = [cls for cls in (index_class, query_class) if cls.PRESETS]
+        known = list(dict.fromkeys(name for cls in having for name in cls.PRESETS))
+        if preset not in known:
+            raise InvalidParameterError(
+                f"unknown preset {preset!r}; valid presets: {', '.join(known) or '(none)'}"
+            )
+        index = index_class.from_options({PRESET_OPTION: preset} if index_class.PRESETS else {})
+        query = query_class.from_options({PRESET_OPTION: preset} if query_class.PRESETS else {})
+        return index, query
+    return (
+        _as_params(index_class, index_params, "index_params"),
+        _as_params(query_class, query_params, "query_params"),
+    )
+
+
+def bind_query_params(
+    current: Q, query_params: Any = None, overrides: Mapping[str, Any] | None = None
+) -> Q:
+    """The query params of ``as_retriever(query_params=..., **overrides)``: ``query_params``
+    (a ``type(current)`` instance or a mapping of its options; ``None``: ``current``) with the
+    validated ``overrides``.
+
+    Raises
+    ------
+    InvalidParameterError
+        An override that is not a field of ``type(current)``, or a bad value.
+    InvalidArgumentTypeError
+        ``query_params`` of another class.
+    """
+    base = (
+        current if query_params is None else _as_params(type(current), query_params, "query_params")
+    )
+    return base.with_overrides(overrides or {})
 
 
 def key_values(items: Sequence[str]) -> dict[str, str]:

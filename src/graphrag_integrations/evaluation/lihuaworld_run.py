@@ -418,12 +418,13 @@ def run_lihuaworld_eval(
                 merged = {**given.get(name, {}), **overrides}
                 runs.append((label, reg.parse_options(merged).query_params))
         for label, query_params in runs:
+            run = retriever
             if label != name:  # same index, other query parameters
-                retriever.query_params = query_params
+                run = retriever.as_retriever(query_params=query_params)
                 report.index_s[label] = report.index_s[name]
             report.results[label] = evaluate_lihuaworld(
                 label,
-                retriever,
+                run,
                 question_set,
                 ks=ks,
                 llm=llm,

@@ -44,6 +44,7 @@ from graphrag_integrations.core.documents import LoadReport, SourceDocument, con
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.index_store import ChromaVectors
 from graphrag_integrations.core.locking import is_guarded
+from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.persistence import (
     MANIFEST_NAME,
     Manifest,
@@ -416,6 +417,11 @@ class IndexComplianceTests(RetrieversIntegrationTests):
     * ``k`` is honoured (1, 3 and the default), invalid ``k`` (``0``, ``-1``, ``"3"``,
       ``2.0``, ``True``) raises ``InvalidArgumentError``, ``aretrieve`` equals ``retrieve``,
       explanations are JSON-serialisable mappings;
+    * the API contract: ``from_documents`` names every argument (no ``**kwargs``; it takes
+      ``index_params``, ``query_params`` and ``preset``, and ``embedding`` when the
+      constructor does), ``as_retriever(k=2)`` returns 2 results and a call's ``k`` wins, an
+      unknown ``as_retriever`` override raises ``InvalidParameterError``, and ``preset``
+      with a params object raises ``InvalidArgumentError``;
     * concurrency (:mod:`~graphrag_integrations.core.locking`): the mutating methods hold
       the index's write lock and ``retrieve`` / ``persist`` its read lock; threads querying
       while another inserts and deletes (:data:`MUTATIONS`) get no error and every answer is
@@ -1022,6 +1028,36 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert len({h.id for h in three}) == 3
         assert len(index.retrieve(query)) == index.default_k
         assert len(index.retrieve(query, k=None)) == index.default_k
+
+    # -- the API contract (issue 19): one construction and query shape for every index ---------
+    def test_from_documents_names_every_argument(self) -> None:
+        parameters = inspect.signature(self.index_class.from_documents).parameters
+        hidden = [p.name for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+        assert not hidden, f"from_documents hides arguments in **{hidden[0]}"
+        assert {"index_params", "query_params", "preset"} <= set(parameters)
+        constructor = inspect.signature(self.index_class).parameters
+        assert "embedding" not in constructor or "embedding" in parameters
+
+    def test_as_retriever_k_is_the_number_of_results(self, index: BaseIndex) -> None:
+        query = QUERIES[1].query
+        retriever = self._surface(index).as_retriever(k=2)
+        assert len(retriever.retrieve(query)) == 2
+        assert len(retriever.retrieve(query, k=1)) == 1  # the call's k wins
+        assert len(index.retrieve(query, k=1)) == 1
+        assert ranking(retriever.retrieve(query, k=3)) == ranking(index.retrieve(query, k=3))
+        same = self._surface(index).as_retriever(query_params=index.query_params)
+        assert ranking(same.retrieve(query)) == ranking(index.retrieve(query))
+
+    def test_an_unknown_query_option_is_refused(self, index: BaseIndex) -> None:
+        with pytest.raises(InvalidParameterError, match="no_such_option"):
+            self._surface(index).as_retriever(no_such_option=1)
+
+    def test_a_preset_and_a_params_object_are_refused_together(
+        self, documents: list[SourceDocument], embedder: Any
+    ) -> None:
+        params = self.index_class.query_params_class()()
+        with pytest.raises(InvalidArgumentError, match="preset"):
+            self._build(documents, embedder, preset="default", query_params=params)
 
     @pytest.mark.parametrize(("k", "error"), INVALID_K, ids=[repr(k) for k, _ in INVALID_K])
     def test_invalid_k_raises(self, index: BaseIndex, k: Any, error: type[Exception]) -> None:

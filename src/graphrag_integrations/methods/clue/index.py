@@ -38,28 +38,41 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport, content_id
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
     BaseIndex,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
     build_from_passages,
     document_ids,
     drop_indexed,
 )
 from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
-from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.params import resolve_params
+from graphrag_integrations.core.persistence import (
+    Manifest,
+)
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph
+from graphrag_integrations.methods.clue.params import (
+    DEFAULT_EXCLUDED_LABELS,
+    ClueIndexParams,
+    ClueQueryParams,
+)
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
@@ -71,9 +84,13 @@ from graphrag_integrations.methods.clue.store import (
     clue_store,
 )
 
+if TYPE_CHECKING:
+    from graphrag_integrations.methods.clue.qiter import QIter
+
 logger = logging.getLogger(__name__)
 
-DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
+__all__ = ["DEFAULT_EXCLUDED_LABELS", "ClueIndex"]
+
 TITLE_LABEL = "TITLE"
 #: Passages per spaCy slice of a build: the units of one slice are embedded while the next
 #: is parsed.
@@ -97,35 +114,34 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     ----------
     embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
         ``None``: offline all-MiniLM-L6-v2.
-    spacy_model : str, optional
-        spaCy pipeline; ``None``: offline ``en_core_web_sm``.
-    title_prefix : bool
-        Prefix units with their chunk title.
-    link_title : bool
-        Link every unit to its chunk-title entity.
-    excluded_labels : iterable of str
-        spaCy entity labels that get no entity node.
-    alpha : float
-        Token share of each added batch given to the LLM extractor (0: spaCy sentences only).
+    index_params : ClueIndexParams, optional
+        Build options (:class:`~graphrag_integrations.methods.clue.params.ClueIndexParams`):
+        ``alpha`` (token share of each added batch given to the LLM extractor; 0: spaCy
+        sentences only), ``selection_value`` (chunk value of the selection knapsack),
+        ``spacy_model``, ``title_prefix`` (prefix units with their chunk title),
+        ``link_title`` (link every unit to its chunk-title entity), ``excluded_labels``
+        (spaCy entity labels that get no entity node) and ``chunk_vectors``: how a chunk's
+        vector (used by the default final re-ranking) is made: ``"units"`` (default) takes
+        the re-normalised sum of its knowledge-unit vectors, so chunks cost no encoding (a
+        chunk without units is still encoded); ``"encode"`` embeds the chunk text (truncated
+        at the embedder's limit). Measured on 2 CPU cores (docs/lab/clue.md): R@5 +0.4 to +0.8
+        with ``"units"`` on all four dev settings, indexing 29 instead of 22-24 passages/s. A
+        user ``reranker`` scores chunk texts directly and does not use these vectors.
+    query_params : ClueQueryParams, optional
+        Q-Iter's options for :meth:`retrieve` and :meth:`as_retriever` (``N``: chunks returned
+        when ``retrieve`` gets no ``k``).
+    preset : str, optional
+        ``"default"`` or ``"paper"`` for both params (not together with them).
     llm : LLM, LLMClient or framework model, optional
-        Needed when ``alpha > 0``; wrapped in ``core.llm.LLMClient`` unless it already has
-        ``complete_many``.
-    selection_value : {"bleu", "cosine"}
-        Chunk value of the selection knapsack.
-    chunk_vectors : {"encode", "units"}
-        How a chunk's vector (used by the default final re-ranking) is made: ``"units"``
-        (default) takes the re-normalised sum of its knowledge-unit vectors, so chunks cost no
-        encoding (a chunk without units is still encoded); ``"encode"`` embeds the chunk text
-        (truncated at the embedder's limit; the spaCy parse then runs while the chunks are
-        embedded). Measured on 2 CPU cores (docs/lab/clue.md): R@5 +0.4 to +0.8 with ``"units"``
-        on all four dev settings (MuSiQue-100, HotpotQA-100, each with and without the 2Wiki
-        distractors; within noise), indexing 29 instead of 22-24 passages/s. A user
-        ``reranker`` scores chunk texts directly and does not use these vectors.
+        The knowledge-unit extractor, needed when ``alpha > 0``; wrapped in
+        ``core.llm.LLMClient`` unless it already has ``complete_many``.
+    query_llm : LLM, LLMClient, framework model or callable, optional
+        Q-Iter's query-entity extractor (``None``: spaCy NER on the question).
+    reranker : core Reranker or str, optional
+        Q-Iter's path and chunk scorer (``None``: the fused scorer).
     show_progress : bool or None
         Progress bars; ``None`` (default): on for batches of at least
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
-    k : int
-        Default number of chunks of :meth:`retrieve`.
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` making the vector index of each layer
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
@@ -159,13 +175,16 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     >>> index = ClueIndex.from_documents(
     ...     ["Paris is the capital of France.", "Rome is the capital of Italy."]
     ... )
-    >>> index.as_retriever(D=2).retrieve("capital of France", k=1)[0].text
+    >>> index.as_retriever(k=1, D=2).retrieve("capital of France")[0].text
     'Paris is the capital of France.'
     """
 
     method = "clue"
     format_version = FORMAT_VERSION
     oldest_format_version = FORMAT_VERSION
+    index_params_class = ClueIndexParams
+    query_params = QueryParamsField(ClueQueryParams)
+    k_param = "N"
     #: Default chunking (tokens): the window all-MiniLM-L6-v2 embeds a chunk in.
     chunk_size = 256
     chunk_overlap = 32
@@ -174,37 +193,39 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self,
         embedding: Any = None,
         *,
-        spacy_model: str | None = None,
-        title_prefix: bool = True,
-        link_title: bool = True,
-        excluded_labels: Iterable[str] = DEFAULT_EXCLUDED_LABELS,
-        alpha: float = 0.0,
+        index_params: ClueIndexParams | None = None,
+        query_params: ClueQueryParams | None = None,
+        preset: str | None = None,
         llm: Any = None,
-        selection_value: str = "bleu",
-        chunk_vectors: str = "units",
+        query_llm: Any = None,
+        reranker: Any = None,
         show_progress: bool | None = None,
-        k: int = 5,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
     ) -> None:
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-        if alpha > 0 and llm is None:
+        params, self.query_params = resolve_params(
+            ClueIndexParams,
+            ClueQueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
+        if params.alpha > 0 and llm is None:
             raise ValueError("alpha > 0 needs an llm for knowledge-unit extraction")
-        self.alpha = alpha
+        self.index_params: ClueIndexParams = params
+        self.alpha = params.alpha
         self.llm = llm
-        self.selection_value = selection_value
-        if chunk_vectors not in ("encode", "units"):
-            raise ValueError(f"chunk_vectors must be 'encode' or 'units', got {chunk_vectors!r}")
-        self.chunk_vectors = chunk_vectors
+        self.query_llm = query_llm
+        self.reranker = reranker
+        self.selection_value = params.selection_value
+        self.chunk_vectors = params.chunk_vectors
         self._extractor: Any = None
         self.embedder: Embedder = as_embedder(embedding)
-        self.parser = SpacyNLP(spacy_model)
-        self.title_prefix = title_prefix
-        self.link_title = link_title
-        self.excluded_labels = frozenset(excluded_labels)
+        self.parser = SpacyNLP(params.spacy_model)
+        self.title_prefix = params.title_prefix
+        self.link_title = params.link_title
+        self.excluded_labels = frozenset(params.excluded_labels)
         self.show_progress = show_progress
-        self.default_k = k
         self.vector_index = vector_index
         self.graph_backend = graph_backend
         self.store: IndexStore = clue_store(self.embedder.model_name, vector_index, graph_backend)
@@ -260,6 +281,57 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return [row for _, row in sorted(ranked)[:k]]
 
     # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        embedding: Any = None,
+        index_params: ClueIndexParams | None = None,
+        query_params: ClueQueryParams | None = None,
+        preset: str | None = None,
+        llm: Any = None,
+        query_llm: Any = None,
+        reranker: Any = None,
+        show_progress: bool | None = None,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> ClueIndex:
+        """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
+
+        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
+        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            llm=llm,
+            query_llm=query_llm,
+            reranker=reranker,
+            show_progress=show_progress,
+            vector_index=vector_index,
+            graph_backend=graph_backend,
+        )
+
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:
         """Build from already chunked passages (what the evaluation harness uses)."""
@@ -535,18 +607,36 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
         return explanation_scores(self, question, results)
 
-    def as_retriever(self, **qiter_params: Any) -> Any:
-        """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index."""
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> QIter:
+        """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index.
+
+        Parameters
+        ----------
+        k : int, optional
+            Chunks per query (``None``: the params' ``N``); a call's ``k`` still wins.
+        query_params : ClueQueryParams or mapping, optional
+            Q-Iter's options (``None``: the index's :attr:`query_params`).
+        **overrides
+            :class:`~graphrag_integrations.methods.clue.params.ClueQueryParams` fields
+            (``D=2``...), validated (unknown name: ``InvalidParameterError``).
+        """
         from graphrag_integrations.methods.clue.qiter import QIter
 
-        return QIter(self, **qiter_params)
+        base = self.query_params if query_params is None else query_params
+        return QIter(self, base, k=k, reranker=self.reranker, llm=self.query_llm, **overrides)
 
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        """Q-Iter with its default parameters (use :meth:`as_retriever` to change them)."""
+        """Q-Iter with :attr:`query_params` (use :meth:`as_retriever` to change them)."""
         k = check_k(k, self.default_k)
-        if self._retriever is None:
-            self._retriever = self.as_retriever(N=self.default_k)
-        result: list[RetrievedPassage] = self._retriever.retrieve(query, k)
+        params = self.query_params
+        retriever = self._retriever
+        if retriever is None or retriever.query_params is not params:
+            retriever = self.as_retriever(query_params=params)
+            if params is self.__dict__.get("_query_params"):  # the index's own: cache it
+                self._retriever = retriever
+        result: list[RetrievedPassage] = retriever.retrieve(query, k)
         return result
 
     # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
@@ -579,10 +669,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         """The build options come from the manifest unless given; ``vector_index`` (a
         factory) re-homes the loaded vectors, e.g. into Chroma."""
         params = manifest.parameters
-        for key in ("title_prefix", "link_title", "excluded_labels"):
-            options.setdefault(key, params[key])
-        options.setdefault("chunk_vectors", params.get("chunk_vectors", "encode"))  # older
-        options.setdefault("spacy_model", manifest.models.get("spacy"))
+        if "index_params" not in options and "preset" not in options:
+            recorded = {key: params[key] for key in ("title_prefix", "link_title")}
+            recorded["excluded_labels"] = params["excluded_labels"]
+            recorded["chunk_vectors"] = params.get("chunk_vectors", "encode")  # older
+            recorded["spacy_model"] = manifest.models.get("spacy")
+            options["index_params"] = ClueIndexParams.from_options(recorded)
         return cls(**options)
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:

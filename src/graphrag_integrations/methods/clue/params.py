@@ -1,17 +1,17 @@
-"""Typed options of Clue-RAG: :class:`ClueIndexParams` (index time) and :class:`QIterParams`.
+"""Typed options of Clue-RAG: :class:`ClueIndexParams` (index time) and
+:class:`ClueQueryParams` (Q-Iter; :data:`QIterParams` is its former name).
 
-Field names are the keyword arguments of
-:class:`~graphrag_integrations.methods.clue.index.ClueIndex` and
-:class:`~graphrag_integrations.methods.clue.qiter.QIter`; the model objects (embedder, LLMs,
-re-ranker, vector-index factory) are not parameters (see
-:mod:`graphrag_integrations.methods.clue.registration`). Symbols are those of the Clue-RAG
-paper's Table 1 (``docs/reference/symbols.md``).
+``ClueIndex(index_params=..., query_params=...)`` and ``QIter(index, query_params)`` take
+them; the model objects (embedder, LLMs, re-ranker, vector-index factory) are not parameters
+(see :mod:`graphrag_integrations.methods.clue.registration`). Symbols are those of the
+Clue-RAG paper's Table 1 (``docs/reference/symbols.md``). Both classes have the presets ``default``
+and ``paper`` (the index's paper preset is its defaults).
 
 Examples
 --------
->>> QIterParams.from_options({"D": "2", "preset": "paper"}).to_kwargs()["path_vector"]
+>>> ClueQueryParams.from_options({"D": "2", "preset": "paper"}).path_vector
 'encode'
->>> ClueIndexParams(alpha=0.5).to_kwargs()["alpha"]
+>>> ClueIndexParams(alpha=0.5).alpha
 0.5
 """
 
@@ -21,9 +21,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from graphrag_integrations.core.params import Params, param
-from graphrag_integrations.methods.clue.index import DEFAULT_EXCLUDED_LABELS
 
-__all__ = ["PAPER_QITER", "ClueIndexParams", "QIterParams"]
+__all__ = [
+    "DEFAULT_EXCLUDED_LABELS",
+    "PAPER_QITER",
+    "ClueIndexParams",
+    "ClueQueryParams",
+    "QIterParams",
+]
+
+#: spaCy labels that get no entity node by default: numeric traversal hubs ("two", "first").
+DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
 
 #: The ``"paper"`` preset: the values :meth:`QIter.paper` sets (cosine of the encoded joined
 #: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks).
@@ -38,6 +46,8 @@ PAPER_QITER: dict[str, Any] = {
 @dataclass(frozen=True)
 class ClueIndexParams(Params):
     """Index-time options of :class:`~graphrag_integrations.methods.clue.index.ClueIndex`."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {}}
 
     alpha: float = param(
         0.0,
@@ -58,14 +68,15 @@ class ClueIndexParams(Params):
     chunk_vectors: Literal["encode", "units"] = param(
         "units", doc="chunk vector: sum of its unit vectors, or the encoded chunk text"
     )
-    k: int = param(5, doc="default number of chunks of ClueIndex.retrieve", ge=1)
 
 
 @dataclass(frozen=True)
-class QIterParams(Params):
+class ClueQueryParams(Params):
     """Query-time options of :class:`~graphrag_integrations.methods.clue.qiter.QIter`.
 
-    The ``paper`` preset (:data:`PAPER_QITER`) is :meth:`QIter.paper`.
+    The ``paper`` preset (:data:`PAPER_QITER`) is :meth:`QIter.paper`. ``N`` is the number of
+    chunks returned when ``retrieve`` gets no ``k`` (``k`` of a call or of
+    ``as_retriever(k=...)`` wins).
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": PAPER_QITER}
@@ -73,7 +84,7 @@ class QIterParams(Params):
     K: int = param(3, symbol="K", doc="top-K entities / anchoring units / units per anchor", ge=1)
     D: int = param(3, symbol="D", doc="maximum search depth", ge=1)
     M: int = param(5, symbol="M", doc="beam size: paths kept per depth", ge=1)
-    N: int = param(5, symbol="N", doc="returned chunks (default k of retrieve)", ge=1)
+    N: int = param(5, symbol="N", doc="chunks returned when retrieve gets no k", ge=1)
     spreading_activation: bool = param(True, doc="ablation: query entities -> entity nodes")
     knowledge_anchoring: bool = param(True, doc="ablation: entities of the top-K units")
     query_updating: bool = param(True, symbol="φ ← φ − φ(k)", doc="ablation: query updating")
@@ -87,3 +98,7 @@ class QIterParams(Params):
     path_weight: float = param(
         0.5, doc="final chunk score R(q, t) + path_weight * best path score", ge=0.0
     )
+
+
+#: Former name of :class:`ClueQueryParams`.
+QIterParams = ClueQueryParams

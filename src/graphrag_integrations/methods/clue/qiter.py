@@ -28,17 +28,19 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.adapters.surface import QueryRetriever
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.filters import FilterLike, parse_filter, retrieve_filtered
 from graphrag_integrations.core.index_base import check_query
 from graphrag_integrations.core.locking import read_locked
 from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
+from graphrag_integrations.core.params import bind_query_params
 from graphrag_integrations.core.ranking import top_k as top_k_indices
 from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
+from graphrag_integrations.methods.clue.params import ClueQueryParams
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Path,
@@ -130,21 +132,18 @@ class ClueSearchIndex(Protocol):
     ) -> list[int]: ...
 
 
-class QIter(FrameworkSurface):
-    """The Q-Iter retriever over a :class:`~graphrag_integrations.methods.clue.index.ClueIndex`.
+class QIter(QueryRetriever):
+    """The Q-Iter retriever over a :class:`~graphrag_integrations.methods.clue.index.ClueIndex`
+    (what ``ClueIndex.as_retriever`` returns).
 
     Parameters
     ----------
     index : ClueIndex
         The graph to search (any :class:`ClueSearchIndex`).
-    K : int
-        Top-K entity nodes per query entity, top-K anchoring units, top-K units per anchor.
-    D : int
-        Search depth.
-    M : int
-        Beam size (paths kept per depth).
-    N : int
-        Chunks returned (default ``k`` of :meth:`retrieve`).
+    query_params : ClueQueryParams or mapping, optional
+        Q-Iter's options (``None``: the defaults); their fields below.
+    k : int, optional
+        Chunks returned when :meth:`retrieve` gets no ``k`` (``None``: ``N``).
     reranker : core Reranker or str, optional
         Scores paths and chunks (a cross-encoder name/path or any ``Reranker``);
         ``None``: :class:`FusedScorer`.
@@ -153,6 +152,17 @@ class QIter(FrameworkSurface):
         ``core.llm.LLMClient`` unless it already has ``complete_json``); ``None``: spaCy NER on
         the question. An unparsable reply falls back to spaCy (logged, counted in
         :attr:`llm_fallbacks`).
+    **overrides
+        Fields of :class:`~graphrag_integrations.methods.clue.params.ClueQueryParams`
+        overriding ``query_params`` (validated; unknown name: ``InvalidParameterError``):
+    K : int
+        Top-K entity nodes per query entity, top-K anchoring units, top-K units per anchor.
+    D : int
+        Search depth.
+    M : int
+        Beam size (paths kept per depth).
+    N : int
+        Chunks returned when neither the call nor ``k`` says (the paper's N).
     spreading_activation, knowledge_anchoring, query_updating : bool
         Ablation switches of the paper's components.
     renormalize_query : bool
@@ -175,7 +185,7 @@ class QIter(FrameworkSurface):
     ...     SourceDocument("Brian Clough managed Nottingham Forest.", "a", {"title": "Clough"}),
     ...     SourceDocument("Brian Clough was born in Middlesbrough.", "b", {"title": "Clough"}),
     ... ])
-    >>> qiter = QIter(index, K=2, D=2, M=3, N=2)
+    >>> qiter = QIter(index, ClueQueryParams(K=2, D=2, M=3), k=2)
     >>> hits = qiter.retrieve("Where was the manager of Nottingham Forest born?")
     >>> sorted(hit.doc_id for hit in hits)
     ['a', 'b']
@@ -188,29 +198,18 @@ class QIter(FrameworkSurface):
     def __init__(
         self,
         index: ClueSearchIndex,
+        query_params: ClueQueryParams | Mapping[str, Any] | None = None,
         *,
-        K: int = 3,
-        D: int = 3,
-        M: int = 5,
-        N: int = 5,
+        k: int | None = None,
         reranker: Any = None,
         llm: Any = None,
-        spreading_activation: bool = True,
-        knowledge_anchoring: bool = True,
-        query_updating: bool = True,
-        renormalize_query: bool = True,
-        lexical_weight: float = 0.5,
-        path_vector: Literal["mean", "encode"] = "mean",
-        path_weight: float = 0.5,
+        **overrides: Any,
     ) -> None:
-        for name, value in (("K", K), ("D", D), ("M", M), ("N", N)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if path_weight < 0:
-            raise ValueError(f"path_weight must be >= 0, got {path_weight}")
+        params = bind_query_params(ClueQueryParams(), query_params, overrides)
+        self.query_params: ClueQueryParams = params
+        self.k = check_k(k, None) if k is not None else None
         self.index = index
-        self.K, self.D, self.M, self.N = K, D, M, N
-        self.default_k = N
+        self.K, self.D, self.M, self.N = params.K, params.D, params.M, params.N
         self.llm = llm
         self._client: Any = None
         if llm is not None:
@@ -218,17 +217,36 @@ class QIter(FrameworkSurface):
 
             has_json = callable(getattr(llm, "complete_json", None))
             self._client = llm if has_json else LLMClient(llm)
-        self.spreading_activation = spreading_activation
-        self.knowledge_anchoring = knowledge_anchoring
-        self.query_updating = query_updating
-        self.renormalize_query = renormalize_query
-        self.path_weight = path_weight
-        self.lexical_weight = lexical_weight
-        self.path_vector = path_vector
+        self.spreading_activation = params.spreading_activation
+        self.knowledge_anchoring = params.knowledge_anchoring
+        self.query_updating = params.query_updating
+        self.renormalize_query = params.renormalize_query
+        self.path_weight = params.path_weight
+        self.lexical_weight = params.lexical_weight
+        self.path_vector: Literal["mean", "encode"] = params.path_vector
         self.reranker = None if reranker is None else as_reranker(reranker)
         self._scorer: tuple[ClueGraph, PathScorer] | None = None
-        self.scorer_for(index.graph)  # checks lexical_weight and path_vector now
+        self.scorer_for(index.graph)
         self.llm_fallbacks = 0
+
+    @property
+    def default_k(self) -> int:  # type: ignore[override]
+        """Chunks returned when :meth:`retrieve` gets no ``k``: :attr:`k`, else ``N``."""
+        return self.N if self.k is None else self.k
+
+    def as_retriever(
+        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+    ) -> QIter:
+        """Another Q-Iter over the same index: these query params (default: this one's)
+        with ``overrides``, ``k`` (default: this one's), the same re-ranker and LLM."""
+        params = bind_query_params(self.query_params, query_params, overrides)
+        return QIter(
+            self.index,
+            params,
+            k=self.k if k is None else k,
+            reranker=self.reranker,
+            llm=self.llm,
+        )
 
     @property
     def scorer(self) -> PathScorer:
@@ -255,16 +273,10 @@ class QIter(FrameworkSurface):
 
     @classmethod
     def paper(cls, index: ClueSearchIndex, **kwargs: Any) -> QIter:
-        """The paper-faithful variant: cosine of the encoded joined path (no BM25), raw
-        cumulative ``φ`` and ``R(q, t)`` alone for the chunks."""
-        params: dict[str, Any] = {
-            "renormalize_query": False,
-            "lexical_weight": 0.0,
-            "path_vector": "encode",
-            "path_weight": 0.0,
-        }
-        params.update(kwargs)
-        return cls(index, **params)
+        """The paper-faithful variant (preset ``"paper"``): cosine of the encoded joined path
+        (no BM25), raw cumulative ``φ`` and ``R(q, t)`` alone for the chunks; ``kwargs`` as
+        for the constructor (``k``, ``reranker``, ``llm``, field overrides)."""
+        return cls(index, ClueQueryParams.from_options({"preset": "paper"}), **kwargs)
 
     # -- step 1 ---------------------------------------------------------------------------
     def query_entities(self, question: str) -> tuple[list[str], str]:
@@ -372,7 +384,7 @@ class QIter(FrameworkSurface):
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None
     ) -> list[RetrievedPassage]:
-        """Top-``k`` chunks (default ``N``) with the paths that led to each.
+        """Top-``k`` chunks (default: :attr:`default_k`) with the paths that led to each.
 
         Runs under the index's read lock (:func:`~graphrag_integrations.core.locking.read_locked`):
         its graph view and vector indexes stay those of one version for the whole query
@@ -380,7 +392,7 @@ class QIter(FrameworkSurface):
         metadata matches (:mod:`~graphrag_integrations.core.filters`, after the graph step).
         """
         question = check_query(query)
-        k = check_k(k, self.N)
+        k = check_k(k, self.default_k)
         where = parse_filter(filter)
         with read_locked(self.index):
             if where is not None:

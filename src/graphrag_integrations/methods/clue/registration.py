@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.clue.params import ClueIndexParams, QIterParams
+from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.clue.qiter import QIter
@@ -31,7 +31,7 @@ def build(
     *,
     passages: Sequence[Passage],
     index_params: ClueIndexParams | None = None,
-    query_params: QIterParams | None = None,
+    query_params: ClueQueryParams | None = None,
     show_progress: bool = False,
     llm: Any = None,
     index_llm: Any = None,
@@ -47,7 +47,7 @@ def build(
         Shared embedder (the index's ``embedding``).
     passages : sequence of Passage
         The corpus.
-    index_params, query_params : ClueIndexParams, QIterParams, optional
+    index_params, query_params : ClueIndexParams, ClueQueryParams, optional
         Index and Q-Iter options (``None``: defaults).
     show_progress : bool
         Progress bars while indexing.
@@ -73,25 +73,25 @@ def build(
     ...     def embed_query(self, text):
     ...         return self.embed([text])[0]
     >>> corpus = [Passage("p1", "Paris\\nParis is the capital of France.", "p1")]
-    >>> qiter = build(Letters(), passages=corpus, query_params=QIterParams(D=1, N=1))
+    >>> qiter = build(Letters(), passages=corpus, query_params=ClueQueryParams(D=1, N=1))
     >>> qiter.D, qiter.retrieve("capital of France")[0].id
     (1, 'p1')
     """
     from graphrag_integrations.methods.clue.index import ClueIndex
-    from graphrag_integrations.methods.clue.qiter import QIter
 
-    index_params = index_params or ClueIndexParams()
-    query_params = query_params or QIterParams()
     index = ClueIndex.from_passages(
         list(passages),
         embedding=embedder,
+        index_params=index_params,
+        query_params=query_params,
         llm=index_llm,
+        query_llm=llm,
+        reranker=reranker,
         vector_index=vector_index,
         graph_backend=graph_backend,
         show_progress=show_progress,
-        **index_params.to_kwargs(),
     )
-    return QIter(index, llm=llm, reranker=reranker, **query_params.to_kwargs())
+    return index.as_retriever()
 
 
 CLUE = MethodRegistration(
@@ -99,7 +99,7 @@ CLUE = MethodRegistration(
     index_class="graphrag_integrations.methods.clue.index:ClueIndex",
     builder="graphrag_integrations.methods.clue.registration:build",
     index_params=ClueIndexParams,
-    query_params=QIterParams,
+    query_params=ClueQueryParams,
     inputs=frozenset({"passages"}),
     objects={
         "llm": "Q-Iter's query-entity LLM (default: spaCy NER)",

@@ -21,7 +21,6 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +28,15 @@ import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import split_title
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
     BaseIndex,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
     build_from_passages,
     check_query,
     document_ids,
@@ -41,12 +45,16 @@ from graphrag_integrations.core.index_base import (
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
 from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
-from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.params import resolve_params
+from graphrag_integrations.core.persistence import (
+    Manifest,
+)
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
-from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams
+from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
 from graphrag_integrations.methods.kgt.retrieval import (
     decomposition_prompt,
@@ -66,22 +74,6 @@ logger = logging.getLogger(__name__)
 
 #: Index directory layout version.
 FORMAT_VERSION = 1
-_INDEX_FIELDS = frozenset(f.name for f in fields(IndexParams))
-_QUERY_FIELDS = frozenset(f.name for f in fields(QueryParams))
-
-
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """``(index params, query params, other)`` of keyword options, by field name.
-
-    Examples
-    --------
-    >>> split_options({"alpha": 1, "mask": "##", "x": 0})
-    ({'mask': '##'}, {'alpha': 1}, {'x': 0})
-    """
-    index = {k: v for k, v in options.items() if k in _INDEX_FIELDS}
-    query = {k: v for k, v in options.items() if k in _QUERY_FIELDS}
-    other = {k: v for k, v in options.items() if k not in _INDEX_FIELDS | _QUERY_FIELDS}
-    return index, query, other
 
 
 def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[str]) -> str | None:
@@ -150,27 +142,36 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         The translation LM: ``None`` = untuned SmolLM2-135M-Instruct (offline); a path to a
         model or to a LoRA adapter written by :func:`~graphrag_integrations.methods.kgt.
         training.train_translator`; or a loaded ``TransformersLLM``.
-    index_params : IndexParams, optional
+    index_params : KGTIndexParams, optional
         Build settings.
-    query_params : QueryParams, optional
-        Query settings (``alpha``, ``beta``, ``k``, ``reverse``, ``top_up``, ``max_steps``...).
+    query_params : KGTQueryParams, optional
+        Query settings (``alpha``, ``beta``, ``k`` = passages returned when ``retrieve`` gets
+        no ``k``, ``reverse``, ``top_up``, ``fusion``, ``max_steps``...).
+    preset : str, optional
+        Both params at once (not together with them): ``"default"``, ``"paper"`` (=
+        ``"paper-hotpotqa"``) or another dataset's ``"paper-<dataset>"``.
     decomposer : LLM or LLMClient, optional
         Multi-step mode (``max_steps > 1``): answers prompt 3 of appendix M.
+    vector_index : callable, optional
+        ``factory(layer, dimension, model_name)`` of the passage vectors.
+    graph_backend : GraphBackend class, optional
+        The graph store class (``None``: the networkx ``GraphStore``).
     show_progress : bool or None
         Progress bars; ``None`` (default): on for batches of at least
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
-    **options
-        Any :class:`IndexParams` / :class:`QueryParams` field, overriding the objects above.
 
     Examples
     --------
-    >>> from graphrag_integrations.methods.kgt.params import QueryParams
-    >>> QueryParams.paper("2wiki").beta
+    >>> from graphrag_integrations.methods.kgt.params import KGTQueryParams
+    >>> KGTQueryParams.paper("2wiki").beta
     1
     """
 
     method = "kgt"
     format_version = FORMAT_VERSION
+    index_params_class = KGTIndexParams
+    query_params = QueryParamsField(KGTQueryParams)
+    k_param = "k"
     #: Default chunking (tokens): passages the size all-MiniLM-L6-v2 embeds whole.
     chunk_size = 256
     chunk_overlap = 32
@@ -180,19 +181,22 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         embedding: Any = None,
         *,
         translator: Any = None,
-        index_params: IndexParams | None = None,
-        query_params: QueryParams | None = None,
+        index_params: KGTIndexParams | None = None,
+        query_params: KGTQueryParams | None = None,
+        preset: str | None = None,
         decomposer: Any = None,
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
         show_progress: bool | None = None,
-        **options: Any,
     ) -> None:
-        index_opts, query_opts, other = split_options(options)
-        if other:
-            raise TypeError(f"unknown options {sorted(other)}")
-        self.index_params = replace(index_params or IndexParams(), **index_opts)
-        self.query_params = replace(query_params or QueryParams(), **query_opts)
+        self.index_params: KGTIndexParams
+        self.index_params, self.query_params = resolve_params(
+            KGTIndexParams,
+            KGTQueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
         if self.query_params.max_steps > 1 and decomposer is None:
             raise ValueError("max_steps > 1 (multi-step mode) needs a decomposer LLM")
         self.embedder: Embedder = as_embedder(embedding)
@@ -221,11 +225,6 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         self._lazy_lock = threading.RLock()  # lazy translator / constraint indexes
 
     @property
-    def default_k(self) -> int:  # type: ignore[override]
-        """Passages per query (``query_params.k``)."""
-        return self.query_params.k
-
-    @property
     def view(self) -> ParseKGView:
         """The query-time view of the ParseKG (a derived view of the store)."""
         return self.store.view
@@ -236,6 +235,55 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         return list(self.view.passages.values())
 
     # -- building -------------------------------------------------------------------------
+    @classmethod
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        embedding: Any = None,
+        index_params: KGTIndexParams | None = None,
+        query_params: KGTQueryParams | None = None,
+        preset: str | None = None,
+        translator: Any = None,
+        decomposer: Any = None,
+        show_progress: bool | None = None,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> ParseKGTranslatorRetriever:
+        """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
+
+        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
+        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            translator=translator,
+            decomposer=decomposer,
+            show_progress=show_progress,
+            vector_index=vector_index,
+            graph_backend=graph_backend,
+        )
+
     @classmethod
     def from_passages(
         cls, passages: Sequence[Passage], **kwargs: Any
@@ -395,7 +443,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             self._cache_key = f"kgt:{graph_fp}:{tokens_fp}:{self.index_params.max_relation_tokens}"
         return self._indexes
 
-    def translator(self, params: QueryParams | None = None) -> Translator:
+    def translator(self, params: KGTQueryParams | None = None) -> Translator:
         """A :class:`Translator` over this index (``params``: the index's query params)."""
         indexes = self.constraint_indexes
         return Translator(
@@ -630,8 +678,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         """Build and query settings come from the manifest unless given; the recorded
         translator (a local path) too."""
         params = manifest.parameters
-        options.setdefault("index_params", IndexParams.from_dict(params["index"]))
-        options.setdefault("query_params", QueryParams.from_options(params["query"]))
+        if options.get("preset") is None:
+            options.pop("preset", None)
+            options.setdefault("index_params", KGTIndexParams.from_dict(params["index"]))
+            options.setdefault("query_params", KGTQueryParams.from_options(params["query"]))
         recorded = manifest.models.get("translator", "default")
         if "translator" not in options and recorded != "default" and Path(recorded).exists():
             options["translator"] = recorded

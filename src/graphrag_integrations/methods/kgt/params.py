@@ -1,20 +1,22 @@
 """KG-Translator parameters on :class:`~graphrag_integrations.core.params.Params`.
 
-:class:`IndexParams` (what builds the ParseKG), :class:`QueryParams` (what a query does, with
-the paper's per-dataset presets of appendix F.2) and :class:`TrainParams` (the ``train``
-command). Each field names its paper symbol (``docs/reference/symbols.md``).
+:class:`KGTIndexParams` (what builds the ParseKG), :class:`KGTQueryParams` (what a query does,
+with the paper's per-dataset presets of appendix F.2; ``paper`` is ``paper-hotpotqa``) and
+:class:`KGTTrainParams` (the ``train`` command); ``IndexParams`` / ``QueryParams`` /
+``TrainParams`` are their former names. Each field names its paper symbol
+(``docs/reference/symbols.md``).
 
 Examples
 --------
->>> QueryParams().alpha, QueryParams().beta
+>>> KGTQueryParams().alpha, KGTQueryParams().beta
 (3, 3)
->>> QueryParams.paper("musique").beta, QueryParams.paper("musique").top_up
+>>> KGTQueryParams.paper("musique").beta, KGTQueryParams.paper("musique").top_up
 (5, False)
->>> QueryParams.from_options({"preset": "paper-2wiki", "k": "3"}).beta
+>>> KGTQueryParams.from_options({"preset": "paper-2wiki", "k": "3"}).beta
 1
->>> IndexParams().max_relation_tokens, IndexParams().passage_vectors
+>>> KGTIndexParams().max_relation_tokens, KGTIndexParams().passage_vectors
 (16, 'lazy')
->>> QueryParams().translator_dtype, QueryParams.paper("musique").early_stopping
+>>> KGTQueryParams().translator_dtype, KGTQueryParams.paper("musique").early_stopping
 ('auto', False)
 """
 
@@ -31,6 +33,9 @@ __all__ = [
     "PAPER_EXCLUDED_HEAD_LABELS",
     "PRESETS",
     "IndexParams",
+    "KGTIndexParams",
+    "KGTQueryParams",
+    "KGTTrainParams",
     "QueryParams",
     "TrainParams",
 ]
@@ -65,14 +70,17 @@ PassageVectors = Literal["build", "lazy"]
 
 
 @dataclass(frozen=True)
-class IndexParams(Params):
+class KGTIndexParams(Params):
     """How the ParseKG is built (paper §3.2, appendix F.2).
 
     ``passage_vectors``: ``"lazy"`` (default; the paper's build embeds nothing) parses only,
     and passages are embedded when first traced (Algorithm 1 ranks ``emb(P^)`` at query time;
     the product top-up embeds the whole corpus on its first use, once, then persisted);
-    ``"build"`` embeds every passage while parsing.
+    ``"build"`` embeds every passage while parsing. Every query preset is also a preset
+    here, of the defaults (the paper's settings differ at query time only).
     """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}  # set below, one per query preset
 
     excluded_head_labels: frozenset[str] = param(
         PAPER_EXCLUDED_HEAD_LABELS,
@@ -104,13 +112,14 @@ class IndexParams(Params):
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IndexParams:
+    def from_dict(cls, data: dict[str, Any]) -> KGTIndexParams:
         """Inverse of :meth:`to_dict` (unknown keys are refused)."""
         return cls.from_options(data)
 
 
-#: The paper's per-dataset query settings (F.2 beam sizes, no top-up).
+#: The paper's per-dataset query settings (F.2 beam sizes, no top-up); ``paper`` is HotpotQA's.
 PAPER_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"alpha": 3, "beta": 3, "top_up": False},
     "paper-hotpotqa": {"alpha": 3, "beta": 3, "top_up": False},
     "paper-2wiki": {"alpha": 3, "beta": 1, "top_up": False},
     "paper-musique": {"alpha": 3, "beta": 5, "top_up": False},
@@ -119,11 +128,13 @@ PAPER_PRESETS: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class QueryParams(Params):
+class KGTQueryParams(Params):
     """What one query does (paper §3.3-3.4, Algorithms 1-2, appendix F.2).
 
     Presets: ``default`` and ``paper-hotpotqa`` / ``paper-2wiki`` / ``paper-musique`` /
-    ``paper-popqa`` ((alpha, beta) = (3, 3), (3, 1), (3, 5), (3, 5); no top-up).
+    ``paper-popqa`` ((alpha, beta) = (3, 3), (3, 1), (3, 5), (3, 5); no top-up); ``paper`` is
+    ``paper-hotpotqa``. ``k`` is the number of passages returned when ``retrieve`` gets no
+    ``k`` (the paper's top-k).
     ``fusion="rrf"`` is a product quality knob, not in the paper: the traced ranking (weight
     ``fusion_weight``) and the dense ranking of the corpus (top ``fusion_depth``) are fused by
     reciprocal rank, ``sum w / (fusion_k + rank)``; ``top_up`` is then moot (fusion fills k).
@@ -139,7 +150,7 @@ class QueryParams(Params):
 
     alpha: int = param(3, symbol="α", doc="translated entities (entity beam size)", ge=1)
     beta: int = param(3, symbol="β", doc="relations per translated entity (beam size)", ge=1)
-    k: int = param(5, symbol="k", doc="passages returned (top-k)", ge=1)
+    k: int = param(5, symbol="k", doc="passages returned when retrieve gets no k (top-k)", ge=1)
     reverse: Literal["fallback", "always", "never"] = param(
         "fallback", symbol="d", doc="reverse translation: Algorithm 2 fallback, always, never"
     )
@@ -174,7 +185,7 @@ class QueryParams(Params):
     )
 
     @classmethod
-    def paper(cls, dataset: str = "hotpotqa", **overrides: Any) -> QueryParams:
+    def paper(cls, dataset: str = "hotpotqa", **overrides: Any) -> KGTQueryParams:
         """The paper's setting for ``dataset`` (F.2 beam sizes, no top-up).
 
         (alpha, beta) = (3, 3) HotpotQA, (3, 1) 2WikiMQA, (3, 5) MuSiQue and PopQA.
@@ -187,7 +198,7 @@ class QueryParams(Params):
 
 
 @dataclass(frozen=True)
-class TrainParams(Params):
+class KGTTrainParams(Params):
     """Options of ``graphrag-integrations train --method kgt`` (§3.3.3, appendix F.1-F.2)."""
 
     fold: Literal["all", "a", "b"] = param(
@@ -213,7 +224,14 @@ def _dataset_key(dataset: str) -> str:
     raise ValueError(f"no paper preset for dataset {dataset!r} (hotpotqa, 2wiki, musique, popqa)")
 
 
-#: Named query settings (product default and the paper's presets), as ``QueryParams``.
-PRESETS: dict[str, QueryParams] = {
-    name: QueryParams.from_options({"preset": name}) for name in QueryParams.PRESETS
+KGTIndexParams.PRESETS = {name: {} for name in KGTQueryParams.PRESETS}
+
+#: Named query settings (product default and the paper's presets), as ``KGTQueryParams``.
+PRESETS: dict[str, KGTQueryParams] = {
+    name: KGTQueryParams.from_options({"preset": name}) for name in KGTQueryParams.PRESETS
 }
+
+#: Former names (kept importable).
+IndexParams = KGTIndexParams
+QueryParams = KGTQueryParams
+TrainParams = KGTTrainParams

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.kgt.params import IndexParams, QueryParams, TrainParams
+from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams, KGTTrainParams
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -31,8 +31,8 @@ def build(
     embedder: Any,
     *,
     passages: Sequence[Passage],
-    index_params: IndexParams | None = None,
-    query_params: QueryParams | None = None,
+    index_params: KGTIndexParams | None = None,
+    query_params: KGTQueryParams | None = None,
     show_progress: bool = False,
     translator: Any = None,
     decomposer: Any = None,
@@ -47,7 +47,7 @@ def build(
         Passage ranker.
     passages : sequence of Passage
         The corpus.
-    index_params, query_params : IndexParams, QueryParams, optional
+    index_params, query_params : KGTIndexParams, KGTQueryParams, optional
         Build and query options (``None``: defaults).
     show_progress : bool
         Progress bars while parsing.
@@ -76,8 +76,8 @@ def build(
         list(passages),
         embedding=embedder,
         translator=translator,
-        index_params=index_params or IndexParams(),
-        query_params=query_params or QueryParams(),
+        index_params=index_params,
+        query_params=query_params,
         decomposer=decomposer,
         vector_index=vector_index,
         graph_backend=graph_backend,
@@ -89,8 +89,8 @@ KGT = MethodRegistration(
     name="kgt",
     index_class="graphrag_integrations.methods.kgt.index:ParseKGTranslatorRetriever",
     builder="graphrag_integrations.methods.kgt.registration:build",
-    index_params=IndexParams,
-    query_params=QueryParams,
+    index_params=KGTIndexParams,
+    query_params=KGTQueryParams,
     inputs=frozenset({"passages"}),
     objects={
         "translator": "translation LM: trained folder, model path, 'base' or TransformersLLM "
@@ -102,7 +102,7 @@ KGT = MethodRegistration(
     named_objects=frozenset({"translator", "decomposer"}),
     description="KG-Translator: ParseKG + KG-constrained query-to-clue translation",
     trainer="graphrag_integrations.methods.kgt.training:train",
-    train_params=TrainParams,
+    train_params=KGTTrainParams,
 )
 
 #: What :mod:`graphrag_integrations.evaluation.registry` reads from this module.

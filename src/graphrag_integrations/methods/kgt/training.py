@@ -513,7 +513,7 @@ def train(
         MuSiQue-format questions (``question_decomposition`` and ``paragraphs`` per item).
     out : Path
         Output directory (created).
-    params : TrainParams
+    params : KGTTrainParams
         Training options.
     show_progress : bool
         Progress bars.

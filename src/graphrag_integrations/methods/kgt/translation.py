@@ -38,7 +38,7 @@ import numpy as np
 
 from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes
-from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, QueryParams
+from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, KGTQueryParams
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ class Translator:
         ``generate`` with logits processors, ``tokenizer``, ``eos_token_id``).
     indexes : ConstraintIndexes
         Entity tries and relation indexes of the graph, for ``lm.tokenizer``.
-    params : QueryParams
+    params : KGTQueryParams
         ``alpha``, ``beta``, ``reverse``, ``add_query_entities``, ``max_entity_tokens``.
     nlp : SpacyNLP, optional
         Query NER (needed when ``add_query_entities`` or ``reverse="fallback"``).
@@ -272,7 +272,7 @@ class Translator:
         self,
         client: Any,
         indexes: ConstraintIndexes,
-        params: QueryParams,
+        params: KGTQueryParams,
         nlp: SpacyNLP | None = None,
         cache_key: str = "",
     ) -> None:

@@ -14,24 +14,33 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.fusion import ScoreFusion
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import (
+    DEFAULT_SPLITTER,
     BaseIndex,
+    CheckpointDir,
+    DocumentPaths,
+    build_from_documents,
     build_from_passages,
     check_query,
     document_ids,
     drop_indexed,
 )
 from graphrag_integrations.core.index_store import VectorIndexFactory
-from graphrag_integrations.core.persistence import Manifest
+from graphrag_integrations.core.params import resolve_params
+from graphrag_integrations.core.persistence import (
+    Manifest,
+)
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -46,12 +55,7 @@ from graphrag_integrations.methods.qcg.generation import (
     resolve_template,
 )
 from graphrag_integrations.methods.qcg.graph import QueryGraph, repair_knn
-from graphrag_integrations.methods.qcg.params import (
-    QCGIndexParams,
-    QCGQueryParams,
-    preset,
-    split_options,
-)
+from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks
 from graphrag_integrations.methods.qcg.store import QCGStore
 
@@ -67,11 +71,18 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     ----------
     embedding : Embedder, str, LangChain / LlamaIndex embeddings, optional
         ``None``: offline all-MiniLM-L6-v2 (the paper's default).
-    preset : str
-        Starting parameters: the paper's two settings ``"multihop-rag"`` (default) and
-        ``"lihuaworld"``, each with the fusion deviations (``"fused"``, ``"lihuaworld-fused"``)
-        and with them on the hybrid chunk side (``"fused-hybrid"``,
-        ``"lihuaworld-fused-hybrid"``); keywords override them.
+    index_params : QCGIndexParams, optional
+        How the graph is built (``M``, ``alpha``, ``k_neighbors``, ``node_text``,
+        ``symmetric_knn``, ``answerless``, ``missing``).
+    query_params : QCGQueryParams, optional
+        How a query walks it (``h``, ``n``, ``gamma``, ``epsilon``, ``K`` = chunks returned
+        when ``retrieve`` gets no ``k``, ``chunk_weight``, ``chunk_candidates``,
+        ``chunk_similarity``).
+    preset : str, optional
+        Both params at once (not together with them): the paper's two settings ``"paper"``
+        (= ``"multihop-rag"`` = ``"default"``) and ``"lihuaworld"``, each with the fusion
+        deviations (``"fused"``, ``"lihuaworld-fused"``) and with them on the hybrid chunk
+        side (``"fused-hybrid"``, ``"lihuaworld-fused-hybrid"``).
     llm : LLM, LLMClient or framework model, optional
         Query generator; wrapped in ``core.llm.LLMClient(cache_dir=..., max_concurrency=...)``
         unless it is one. ``None``: the offline SmolLM2-135M-Instruct, loaded only when a chunk
@@ -95,10 +106,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` for the ``queries`` / ``chunks`` vectors.
-    **params
-        Any field of :class:`QCGIndexParams` (``M``, ``alpha``, ``k_neighbors``, ``node_text``,
-        ``symmetric_knn``) or :class:`QCGQueryParams` (``h``, ``n``, ``gamma``, ``epsilon``,
-        ``K``, ``chunk_weight``, ``chunk_candidates``, ``chunk_similarity``).
+    graph_backend : GraphBackend class, optional
+        The graph store class (``None``: the networkx ``GraphStore``).
+    batch_size : int
+        Prompts per batched LLM call (models with ``complete_batch``).
 
     Examples
     --------
@@ -115,7 +126,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     ...         return self.embed([text])[0]
     >>> reply = '[{"query": "Where is Paris?", "answer": "in France"}]'
     >>> index = QueryCentricGraphIndex.from_documents(["Paris is in France."], embedding=Words(),
-    ...                                 llm=lambda prompt: reply, M=1)
+    ...     llm=lambda prompt: reply, index_params=QCGIndexParams(M=1))
     >>> hit = index.retrieve("Where is Paris?", k=1)[0]
     >>> hit.text, hit.explanation["queries"][0]["query"]
     ('Paris is in France.', 'Where is Paris?')
@@ -123,6 +134,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
 
     method = "qcg"
     format_version = FORMAT_VERSION
+    index_params_class = QCGIndexParams
+    query_params = QueryParamsField(QCGQueryParams)
+    k_param = "K"
     #: Default chunking (tokens): the paper's 1200 / 100 (it also reports 512 / 64).
     chunk_size = 1200
     chunk_overlap = 100
@@ -131,7 +145,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self,
         embedding: Any = None,
         *,
-        preset: str = "multihop-rag",
+        index_params: QCGIndexParams | None = None,
+        query_params: QCGQueryParams | None = None,
+        preset: str | None = None,
         llm: Any = None,
         query_set: QuerySet | str | Path | None = None,
         cache_dir: str | Path | None = None,
@@ -143,16 +159,16 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         vector_index: VectorIndexFactory | None = None,
         graph_backend: type[GraphBackend] | None = None,
         batch_size: int = 8,
-        **params: Any,
     ) -> None:
-        index_opts, query_opts, unknown = split_options(params)
-        if unknown:
-            raise TypeError(f"unknown QueryCentricGraphIndex parameters: {sorted(unknown)}")
-        base = _preset(preset)
+        self.index_params: QCGIndexParams
+        self.index_params, self.query_params = resolve_params(
+            QCGIndexParams,
+            QCGQueryParams,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
         self.preset = preset
-        self.index_params: QCGIndexParams = replace(base.index, **index_opts)
-        self.query_params: QCGQueryParams = replace(base.query, **query_opts)
-        self.default_k = self.query_params.K
         self.embedder: Embedder = as_embedder(embedding)
         self.llm = llm
         if isinstance(query_set, (str, Path)):
@@ -229,6 +245,65 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         return self._generator
 
     # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls,
+        documents: Iterable[Any],
+        *,
+        embedding: Any = None,
+        index_params: QCGIndexParams | None = None,
+        query_params: QCGQueryParams | None = None,
+        preset: str | None = None,
+        llm: Any = None,
+        query_set: QuerySet | str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        max_concurrency: int = 4,
+        max_tokens: int | str | None = None,
+        template: str = "paper",
+        show_progress: bool | None = None,
+        vector_index: VectorIndexFactory | None = None,
+        graph_backend: type[GraphBackend] | None = None,
+        batch_size: int = 8,
+        splitter: Any = DEFAULT_SPLITTER,
+        chunking: bool | None = True,
+        errors: DecodeErrors = "strict",
+        report: LoadReport | None = None,
+        path: DocumentPaths = None,
+        pattern: str | None = None,
+        checkpoint_dir: CheckpointDir = None,
+        checkpoint_every: int | None = None,
+    ) -> QueryCentricGraphIndex:
+        """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
+
+        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
+        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        """
+        return build_from_documents(
+            cls,
+            documents,
+            splitter=splitter,
+            chunking=chunking,
+            errors=errors,
+            report=report,
+            path=path,
+            pattern=pattern,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            llm=llm,
+            query_set=query_set,
+            cache_dir=cache_dir,
+            max_concurrency=max_concurrency,
+            max_tokens=max_tokens,
+            template=template,
+            show_progress=show_progress,
+            vector_index=vector_index,
+            graph_backend=graph_backend,
+            batch_size=batch_size,
+        )
+
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:
         """Build from already chunked passages (the evaluation harness's entry)."""
@@ -377,7 +452,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
 
     # -- retrieval ----------------------------------------------------------------------------
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
-        """The top ``k`` chunks (default ``K``) with the generated queries that matched."""
+        """The top ``k`` chunks (default: the query params' ``K``) with the generated queries
+        that matched."""
         text = check_query(query)
         k = check_k(k, self.default_k)
         params = self.query_params
@@ -515,7 +591,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         return Manifest(
             method=self.method,
             parameters={
-                "preset": self.preset,
+                "preset": self.preset or "default",
                 "index": asdict(self.index_params),
                 "query": asdict(self.query_params),
                 "prompt_hash": prompt_hash(self.template),
@@ -540,14 +616,25 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         """Graph parameters come from the manifest (another value given raises
         ``IndexMismatchError``), query parameters from it unless given."""
         params = manifest.parameters
-        for name, value in params["index"].items():
-            if name in options and options[name] != value:
-                raise IndexMismatchError(
-                    f"{src}: the index was built with {name}={value!r}, not {options[name]!r}"
-                )
-            options[name] = value
-        for name, value in params["query"].items():
-            options.setdefault(name, value)
+        built = QCGIndexParams.from_options(params["index"])
+        recorded = QCGQueryParams.from_options(params["query"])
+        if options.get("preset") is not None:  # its query params; the graph stays as built
+            given, recorded = resolve_params(
+                QCGIndexParams, QCGQueryParams, preset=options.pop("preset")
+            )
+            options.setdefault("index_params", given)
+        options.pop("preset", None)
+        asked = options.get("index_params")
+        if asked is not None and asked != built:
+            diff = [n for n, v in built.values().items() if getattr(asked, n) != v]
+            raise IndexMismatchError(
+                f"{src}: the index was built with "
+                + ", ".join(f"{n}={getattr(built, n)!r}" for n in diff)
+                + ", not "
+                + ", ".join(f"{n}={getattr(asked, n)!r}" for n in diff)
+            )
+        options["index_params"] = built
+        options.setdefault("query_params", recorded)
         options.setdefault("max_tokens", params.get("max_tokens"))
         return cls(**options)
 
@@ -568,10 +655,6 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         counts = (len(self.store.graph_store.nodes("chunk")), len(self.graph))
         if counts != (manifest.parameters["passages"], manifest.parameters["queries"]):
             raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")
-
-
-def _preset(name: str) -> Any:
-    return preset(name)
 
 
 def _stack(rows: list[FloatMatrix], vecs: dict[str, FloatMatrix]) -> FloatMatrix:

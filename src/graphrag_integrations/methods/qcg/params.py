@@ -2,8 +2,9 @@
 
 :class:`QCGIndexParams` shape the graph (query generation, filtering, kNN layer);
 :class:`QCGQueryParams` shape retrieval. The paper's defaults (appendix B.3) are the MultiHop-RAG
-setting (``h=1, k=3, n=15, gamma=1.0``); :data:`PRESETS` adds the LiHuaWorld setting
-(``k=2, n=10, gamma=1.5``). Deviations added for quality are parameters whose default is the
+setting (``h=1, k=3, n=15, gamma=1.0``: presets ``default``, ``paper`` and ``multihop-rag``,
+all three the defaults); :data:`PRESETS` adds the LiHuaWorld setting (``k=2, n=10,
+gamma=1.5``). Deviations added for quality are parameters whose default is the
 paper's behaviour (``chunk_weight=0``, ``symmetric_knn=False``, ``chunk_similarity="dense"``).
 
 Examples
@@ -16,7 +17,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from graphrag_integrations.core.params import Params, param
@@ -28,7 +29,6 @@ __all__ = [
     "QCGPreset",
     "QCGQueryParams",
     "preset",
-    "split_options",
 ]
 
 NodeText = Literal["query+answer", "query", "answer"]
@@ -56,6 +56,8 @@ class QCGIndexParams(Params):
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "default": {},
+        "paper": {},
         "multihop-rag": {},
         "lihuaworld": _LIHUA_INDEX,
         "fused": {},
@@ -114,6 +116,8 @@ class QCGQueryParams(Params):
     """
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "default": {},
+        "paper": {},
         "multihop-rag": {},
         "lihuaworld": _LIHUA_QUERY,
         "fused": _FUSED,
@@ -164,7 +168,7 @@ PRESETS: dict[str, QCGPreset] = {
 
 
 def preset(name: str) -> QCGPreset:
-    """The preset called ``name`` (``"multihop-rag"`` or ``"lihuaworld"``).
+    """The preset called ``name`` (``"paper"`` = ``"multihop-rag"``, ``"lihuaworld"``...).
 
     Raises
     ------
@@ -177,19 +181,3 @@ def preset(name: str) -> QCGPreset:
         raise ValueError(
             f"unknown QCG preset {name!r}; expected one of {sorted(PRESETS)}"
         ) from None
-
-
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Split keyword options into (index params, query params, the rest).
-
-    Examples
-    --------
-    >>> split_options({"M": 5, "h": 2, "llm": None})
-    ({'M': 5}, {'h': 2}, {'llm': None})
-    """
-    index_names = {f.name for f in fields(QCGIndexParams)}
-    query_names = {f.name for f in fields(QCGQueryParams)}
-    idx = {k: v for k, v in options.items() if k in index_names}
-    qry = {k: v for k, v in options.items() if k in query_names}
-    rest = {k: v for k, v in options.items() if k not in index_names and k not in query_names}
-    return idx, qry, rest

@@ -11,9 +11,9 @@ them off.
 Examples
 --------
 >>> QCG.name, sorted(QCG.inputs), QCG.presets[:4]
-('qcg', ['passages'], ('multihop-rag', 'lihuaworld', 'fused', 'lihuaworld-fused'))
+('qcg', ['passages'], ('default', 'paper', 'multihop-rag', 'lihuaworld'))
 >>> QCG.presets[4:]
-('fused-hybrid', 'lihuaworld-fused-hybrid')
+('fused', 'lihuaworld-fused', 'fused-hybrid', 'lihuaworld-fused-hybrid')
 >>> opts = QCG.parse_options({"preset": "lihuaworld", "h": "2"})
 >>> opts.index_params.k_neighbors, opts.query_params.n, opts.query_params.h
 (2, 10, 2)
@@ -129,10 +129,6 @@ def build(
     >>> hit.id, hit.explanation["queries"][0]["answer"]
     ('p1', 'Paris')
     """
-    from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
-
-    index_params = index_params or QCGIndexParams()
-    query_params = query_params or QCGQueryParams()
     from graphrag_integrations.methods.qcg.generation import TEMPLATES, QuerySet, prompt_hash
 
     if isinstance(query_set, str) and query_set.lower() == "none":
@@ -146,9 +142,13 @@ def build(
         template = by_hash.get(query_set.prompt_hash, "paper") if query_set else "paper"
     if max_tokens is None and template == "small":
         max_tokens = 128
+    from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+
     return QueryCentricGraphIndex.from_passages(
         list(passages),
         embedding=embedder,
+        index_params=index_params,
+        query_params=query_params,
         llm=llm,
         query_set=query_set,
         cache_dir=cache_dir,
@@ -157,8 +157,6 @@ def build(
         vector_index=vector_index,
         graph_backend=graph_backend,
         show_progress=show_progress,
-        **index_params.to_kwargs(),
-        **query_params.to_kwargs(),
     )
 
 
