@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from graphrag_integrations.core.llm import LLMClient, LLMResult
-from graphrag_integrations.methods.qcg.generation import (
+from graphrag_integrations.methods.qcg.generation import Doc2QueryGenerator
+from graphrag_integrations.methods.qcg.prompts import (
     REPAIR_SUFFIX,
     SMALL_MODEL_PROMPT,
     SMALL_MODEL_REPAIR_SUFFIX,
-    Doc2QueryGenerator,
     QAPair,
     doc2query_prompt,
     parse_qa_pairs,
@@ -98,7 +98,7 @@ def test_retry_once_with_the_repair_instruction_and_count() -> None:
 
 
 def test_small_model_template_retries_in_its_own_format() -> None:
-    from graphrag_integrations.methods.qcg.generation import (
+    from graphrag_integrations.methods.qcg.prompts import (
         SMALL_MODEL_PROMPT,
         SMALL_MODEL_REPAIR_SUFFIX,
     )
