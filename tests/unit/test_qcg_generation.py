@@ -120,8 +120,10 @@ def test_usage_and_progress_figures(capsys: pytest.CaptureFixture[str]) -> None:
     gen.generate(["one chunk", "another chunk"])
     assert client.usage.calls == 2 and client.usage.completion_tokens > 0
     assert gen.stats.as_dict()["pairs"] == 8
-    err = capsys.readouterr().err
-    assert "chunk/s" in err and "tok_s" in err
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("QCG: generating queries for 2 chunks with <lambda>: ~2 LLM calls")
+    assert lines[1].startswith("Doc2Query: 0/2 chunks (0%)")  # shown before the first reply
+    assert lines[-1].startswith("Doc2Query: 2/2 chunks (100%)") and "tokens" in lines[-1]
 
 
 def test_bad_template_and_m() -> None:

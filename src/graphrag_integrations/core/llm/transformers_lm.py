@@ -379,6 +379,10 @@ class TransformersLLM:
             "attention_mask": encoded["attention_mask"].to(self.device),
         }
 
+    def count_tokens(self, prompt: str) -> int:
+        """Tokens the model reads for ``prompt`` (:meth:`encode_prompt`: chat template included)."""
+        return int(self.encode_prompt(prompt)["input_ids"].shape[1])
+
     def encode_prompts(self, prompts: Sequence[str]) -> dict[str, Any]:
         """Tokenise several prompts like :meth:`encode_prompt`, LEFT-padded to one length.
 

@@ -43,7 +43,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
-from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
@@ -444,7 +444,12 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         if refiner is not None and refiner.params.choice_scoring == "batch":
             # Batch Calibration: the position prior of the questions labelled together
             refiner.fit_batch(view, [(q.id, q.text, pools[q.id]) for q in questions])
-        for q in progress(questions, f"ReG {mode} supervision", enabled=self.show_progress):
+        steps = (
+            progress(questions, "ReG weak supervision", enabled=self.show_progress)
+            if refiner is None
+            else refiner.track(questions, enabled=ProgressSetting.llm(self))  # from the 1st call
+        )
+        for q in steps:
             pool = pools[q.id]
             out.pool_stats[q.id] = pool.stats
             if refiner is None:
