@@ -12,9 +12,9 @@ import pytest
 
 from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
+from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.prompts import QAPair
 from graphrag_integrations.methods.qcg.query_set import QuerySet, chunk_key
-from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from tests.conftest import FakeEmbedder
 
 CORPUS = [

@@ -9,9 +9,10 @@ gives the Table 5 figures.
 Query (§3.3-3.4): the translator LM (loaded on first use) turns the query into clues under
 the constraint indexes (built on first use for the LM's tokenizer, announced, cached,
 persisted; once in use, an insert or delete updates them itself, tokenising only new texts,
-so the next query does not rebuild them), the clues are traced to passages, and the passages ranked by the embedder
-(:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's explanation lists the
-clues (entity, relation span, direction, hyperedge sentence) that reached it.
+so the next query does not rebuild them), the clues are traced to passages, and the passages
+ranked by the embedder (:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's
+explanation lists the clues (entity, relation span, direction, hyperedge sentence) that
+reached it.
 """
 
 from __future__ import annotations
