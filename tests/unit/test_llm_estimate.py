@@ -96,3 +96,14 @@ def test_qcg_announces_the_estimate_before_the_first_call(
     gen.show_progress = False
     assert gen.announce(chunks) is not None
     assert capsys.readouterr().err == ""  # without progress the estimate is only logged
+
+
+def test_a_model_not_loaded_yet_is_not_loaded_for_an_estimate() -> None:
+    class Unloaded(LocalLM):
+        loaded = False
+
+        def count_tokens(self, prompt: str) -> int:
+            raise AssertionError("an estimate must not load the model")
+
+    work = estimate_llm_work(Unloaded(), ["x" * 40])
+    assert work.prompt_tokens == 10 and work.seconds is not None

@@ -260,3 +260,21 @@ def test_reg_refinement_shows_llm_progress_by_default(
     assert "ReG refinement: 0/1 questions" in err and "ReG refinement: 1/1 questions" in err
     movie_index(show_progress=False).supervision([q], mode="refined", llm=FakeScorer({0: -0.1}))
     assert capsys.readouterr().err == ""
+
+
+def test_llm_progress_heartbeat_while_a_long_call_runs() -> None:
+    import io
+
+    from graphrag_integrations.core.progress import LLMProgress
+
+    now = [0.0]
+    out = io.StringIO()
+    with LLMProgress(3, "Job", file=out, interval=30, clock=lambda: now[0]) as bar:
+        now[0] = 10.0
+        bar.beat()  # nothing due yet
+        assert len(out.getvalue().splitlines()) == 1
+        now[0] = 45.0
+        bar.beat()  # the first call still runs: a line anyway
+        assert out.getvalue().splitlines()[-1] == "Job: 0/3 calls (0%), elapsed 45s"
+        bar.update(3)
+    assert out.getvalue().splitlines()[-1].startswith("Job: 3/3 calls (100%)")

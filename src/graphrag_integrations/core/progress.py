@@ -234,9 +234,10 @@ class LLMProgress:
 
     Shown from the start (``0/total``, before the first call returns), whatever the size of
     the batch. On a terminal it is a ``tqdm`` bar (elapsed and ETA by ``tqdm``, tokens in the
-    postfix); otherwise (a log file, a pipe, a notebook's captured stderr) plain lines, one at
-    the start, one after the first item (the first measured ETA), then one every
-    :data:`LOG_INTERVAL` seconds or :data:`LOG_FRACTION` of the work, and one at the end.
+    postfix), redrawn every second; otherwise (a log file, a pipe, a notebook's captured
+    stderr) plain lines, one at the start, one after the first item (the first measured ETA),
+    then one every :data:`LOG_INTERVAL` seconds (also while no item finishes: a heartbeat
+    thread, :meth:`beat`) or :data:`LOG_FRACTION` of the work, and one at the end.
     Thread-safe: :meth:`update` may be called from worker threads.
 
     The token total is estimated from the tokens used per item so far once an item is done
@@ -315,6 +316,8 @@ class LLMProgress:
         self._lock = threading.Lock()
         self._bar: Any = None
         self._closed = False
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
         if not enabled:
             return
         if tty is None:
@@ -332,6 +335,26 @@ class LLMProgress:
             self._bar.set_postfix_str(self._token_text(), refresh=True)
         else:
             self._write_line(final=False)
+        self._heartbeat = threading.Thread(target=self._beat, name="llm-progress", daemon=True)
+        self._heartbeat.start()
+
+    def _beat(self) -> None:
+        """The heartbeat thread: :meth:`beat` every second (bar) or interval (lines)."""
+        period = 1.0 if self._bar is not None else self._interval
+        while not self._stop.wait(min(period, threading.TIMEOUT_MAX)):
+            self.beat()
+
+    def beat(self) -> None:
+        """Between updates: redraw the bar (the elapsed time moves on), or write a line when
+        none was written for :data:`LOG_INTERVAL` seconds, so a long first call or batch is not
+        silent. Called by a background thread while the work runs."""
+        with self._lock:
+            if self._closed or not self.enabled:
+                return
+            if self._bar is not None:
+                self._bar.refresh()
+            elif self._clock() - self._last_line >= self._interval:
+                self._write_line(final=False)
 
     @property
     def tokens(self) -> int:
@@ -406,7 +429,10 @@ class LLMProgress:
                 self._write_line(final=False)
 
     def close(self) -> None:
-        """Finish: close the bar, or write the last line."""
+        """Finish: stop the heartbeat, close the bar or write the last line."""
+        self._stop.set()
+        if self._heartbeat is not None and self._heartbeat is not threading.current_thread():
+            self._heartbeat.join()
         with self._lock:
             if self._closed:
                 return

@@ -1,8 +1,8 @@
 """What a batch of LLM calls will cost before it runs: calls, tokens and, for local models, time.
 
-Prompt tokens are counted with the model's own tokenizer when it has one (``count_tokens``, as
-:class:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM`: chat template
-included), else estimated as characters / 4
+Prompt tokens are counted with the model's own tokenizer when it has one and it is loaded
+(``count_tokens``, as :class:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM`:
+chat template included), else estimated as characters / 4
 (:func:`~graphrag_integrations.core.llm.protocol.estimate_tokens`). Completion tokens are the
 generation limit of every call (a batch of a local model runs until its longest row, so the
 limit is what decoding costs). Time is given for local models only (models with
@@ -85,13 +85,17 @@ def is_local(llm: Any) -> bool:
 def count_prompt_tokens(llm: Any, prompt: str) -> int:
     """Tokens of ``prompt`` for ``llm``: its ``count_tokens`` when it has one, else chars / 4.
 
+    A model that says it is not loaded yet (``loaded`` false, as a fresh
+    :class:`~graphrag_integrations.core.llm.transformers_lm.TransformersLLM`) is estimated with
+    chars / 4 too: an estimate is printed before the work starts, not after a model load.
+
     Examples
     --------
     >>> count_prompt_tokens(lambda p: "", "Paris is the capital of France.")
     8
     """
     count = getattr(llm, "count_tokens", None)
-    if callable(count):
+    if callable(count) and getattr(llm, "loaded", True) is not False:
         return int(count(prompt))
     return estimate_tokens(prompt)
 

@@ -179,6 +179,11 @@ class TransformersLLM:
         return cache_root(self.cache_dir) / "models" / stem
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model and tokenizer are loaded (cost estimates do not load them)."""
+        return self._loaded.loaded
+
+    @property
     def model(self) -> Any:
         """The ``transformers`` causal LM (loaded on first access)."""
         return self._loaded.get()[0]
@@ -303,7 +308,8 @@ class TransformersLLM:
         }
 
     def count_tokens(self, prompt: str) -> int:
-        """Tokens the model reads for ``prompt`` (:meth:`encode_prompt`: chat template included)."""
+        """Tokens the model reads for ``prompt`` (:meth:`encode_prompt`: chat template
+        included; loads the tokenizer)."""
         return int(self.encode_prompt(prompt)["input_ids"].shape[1])
 
     def encode_prompts(self, prompts: Sequence[str]) -> dict[str, Any]:
