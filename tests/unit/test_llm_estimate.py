@@ -49,12 +49,15 @@ def test_remote_model_chars_per_token_and_no_time() -> None:
 
 
 def test_local_model_counts_with_its_tokenizer_and_estimates_time() -> None:
-    work = estimate_llm_work(LocalLM(), ["a b c d", "e f"], calls_per_prompt=2.0)
+    work = estimate_llm_work(LocalLM(), ["a b c d", "e f"], calls_per_prompt=2.0, slowdown=1.0)
     assert (work.calls, work.prompt_tokens) == (4, 12)
     assert work.completion_tokens == 4 * LocalLM.max_new_tokens
     expected = 12 * LOCAL_SECONDS_PER_PROMPT_TOKEN + 200 * LOCAL_SECONDS_PER_COMPLETION_TOKEN
     assert work.seconds == pytest.approx(expected)
-    assert work.describe().endswith("on one CPU core")
+    assert work.describe().endswith("on this machine")
+    busy = estimate_llm_work(LocalLM(), ["a b c d", "e f"], calls_per_prompt=2.0, slowdown=3.0)
+    assert busy.seconds == pytest.approx(3 * expected)
+    assert busy.describe().endswith("(busy: 3.0x an idle CPU core)")
     with pytest.raises(ValueError, match="calls_per_prompt"):
         estimate_llm_work(LocalLM(), ["a"], calls_per_prompt=0.5)
 
@@ -70,8 +73,11 @@ def test_client_estimate_leaves_cached_prompts_out(tmp_path: Path) -> None:
 
 
 def test_qcg_announces_the_estimate_before_the_first_call(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from graphrag_integrations.core.llm import estimate
+
+    monkeypatch.setattr(estimate, "machine_slowdown", lambda: 2.0)
     llm = LocalLM()
     gen = Doc2QueryGenerator(
         LLMClient(llm), M=1, template=SMALL_MODEL_PROMPT, max_tokens=40, show_progress=True
@@ -91,7 +97,7 @@ def test_qcg_announces_the_estimate_before_the_first_call(
         "(a local model; pass llm=<a LangChain or LlamaIndex chat model> to generate faster, "
         "or query_set=<a saved QuerySet> to reuse generated queries)"
     )
-    assert "min on one CPU core" in lines[0] or " s on one CPU core" in lines[0]
+    assert "on this machine (busy: 2.0x an idle CPU core)" in lines[0]
     assert llm.calls == 2
     gen.show_progress = False
     assert gen.announce(chunks) is not None

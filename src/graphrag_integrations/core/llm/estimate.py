@@ -7,14 +7,16 @@ chat template included), else estimated as characters / 4
 generation limit of every call (a batch of a local model runs until its longest row, so the
 limit is what decoding costs). Time is given for local models only (models with
 ``complete_batch``), from the per-token constants below, measured on one idle CPU core with
-the offline SmolLM2-135M-Instruct in float32 (``docs/llm.md``); a larger model, a busy
-machine or several calls sharing a core are slower, a GPU faster: the progress bar's ETA,
-measured from the calls done, replaces it once generation runs. A remote (API) model gets no
-time estimate.
+the offline SmolLM2-135M-Instruct in float32 (``docs/llm.md``), times the machine's current
+slowdown (:func:`machine_slowdown`: the load average per core). A larger model is slower, a
+GPU faster, and a shared machine's load varies: the progress bar's ETA, measured from the
+calls done, replaces the estimate once generation runs. A remote (API) model gets no time
+estimate.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,12 +46,16 @@ class LLMWorkEstimate:
     completion_tokens : int
         Completion tokens at most (the generation limit of every call).
     seconds : float or None
-        Expected time for a local model; ``None`` for a remote model.
+        Expected time for a local model on this machine; ``None`` for a remote model.
+    slowdown : float
+        The :func:`machine_slowdown` ``seconds`` includes.
 
     Examples
     --------
     >>> LLMWorkEstimate(1600, 365_703, 204_800, 5002.0).describe()
-    '~1,600 LLM calls, ~571k tokens, ~83 min on one CPU core'
+    '~1,600 LLM calls, ~571k tokens, ~83 min on this machine'
+    >>> LLMWorkEstimate(5, 4_000, 1_000, 200.0, slowdown=4.5).describe()
+    '~5 LLM calls, ~5.0k tokens, ~3 min on this machine (busy: 4.5x an idle CPU core)'
     >>> LLMWorkEstimate(10, 4_000, 1_000, None).describe()
     '~10 LLM calls, ~5.0k tokens'
     """
@@ -58,6 +64,7 @@ class LLMWorkEstimate:
     prompt_tokens: int
     completion_tokens: int
     seconds: float | None
+    slowdown: float = 1.0
 
     @property
     def tokens(self) -> int:
@@ -65,7 +72,7 @@ class LLMWorkEstimate:
         return self.prompt_tokens + self.completion_tokens
 
     def describe(self) -> str:
-        """``"~N LLM calls, ~T tokens[, ~M min on one CPU core]"``."""
+        """``"~N LLM calls, ~T tokens[, ~M min on this machine[ (busy: ...)]]"``."""
         from graphrag_integrations.core.progress import format_count
 
         plural = "" if self.calls == 1 else "s"
@@ -73,8 +80,20 @@ class LLMWorkEstimate:
         if self.seconds is not None:
             minutes = self.seconds / 60
             when = f"{minutes:.0f} min" if minutes >= 1 else f"{self.seconds:.0f} s"
-            text += f", ~{when} on one CPU core"
+            text += f", ~{when} on this machine"
+            if self.slowdown > 1:
+                text += f" (busy: {self.slowdown:.1f}x an idle CPU core)"
         return text
+
+
+def machine_slowdown() -> float:
+    """How much slower than on an idle core a CPU-bound process runs here now: the 1-minute
+    load average per core, at least 1 (1 where the load average is unknown)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
 
 
 def is_local(llm: Any) -> bool:
@@ -115,6 +134,7 @@ def estimate_llm_work(
     *,
     max_tokens: int | None = None,
     calls_per_prompt: float = 1.0,
+    slowdown: float | None = None,
 ) -> LLMWorkEstimate:
     """The expected cost of completing ``prompts`` with ``llm`` (see the module docstring).
 
@@ -129,6 +149,8 @@ def estimate_llm_work(
     calls_per_prompt : float
         Expected calls per prompt (``1.6`` when 60 % of the replies are retried once); every
         call is counted with the prompt tokens of its prompt.
+    slowdown : float, optional
+        Factor on the idle-core time of a local model (default: :func:`machine_slowdown`).
 
     Returns
     -------
@@ -140,7 +162,8 @@ def estimate_llm_work(
     ...     max_new_tokens = 100
     ...     def count_tokens(self, prompt): return len(prompt.split())
     ...     def complete_batch(self, prompts): ...
-    >>> work = estimate_llm_work(Local(), ["one two three", "four five"], calls_per_prompt=1.5)
+    >>> work = estimate_llm_work(Local(), ["one two three", "four five"], calls_per_prompt=1.5,
+    ...                          slowdown=1.0)
     >>> work.calls, work.prompt_tokens, work.completion_tokens, round(work.seconds, 3)
     (3, 8, 300, 5.427)
     """
@@ -150,9 +173,11 @@ def estimate_llm_work(
     calls = round(len(prompts) * calls_per_prompt)
     completion = calls * completion_limit(llm, max_tokens)
     seconds = None
+    factor = 1.0
     if is_local(llm):
-        seconds = (
+        factor = machine_slowdown() if slowdown is None else slowdown
+        seconds = factor * (
             prompt_tokens * LOCAL_SECONDS_PER_PROMPT_TOKEN
             + completion * LOCAL_SECONDS_PER_COMPLETION_TOKEN
         )
-    return LLMWorkEstimate(calls, round(prompt_tokens), completion, seconds)
+    return LLMWorkEstimate(calls, round(prompt_tokens), completion, seconds, factor)

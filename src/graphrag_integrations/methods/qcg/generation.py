@@ -284,7 +284,7 @@ class Doc2QueryGenerator:
         to call, or no estimate).
 
         ``QCG: generating queries for 994 chunks with SmolLM2-135M-Instruct: ~1,590 LLM calls,
-        ~560k tokens, ~80 min on one CPU core (...)``.
+        ~560k tokens, ~80 min on this machine (...)``.
         """
         todo = [c for c in chunks if c.strip()]
         work = self.estimate(todo)
