@@ -322,3 +322,39 @@ def test_lazy_passage_vectors_give_the_same_answers(
     topped = make(lm, passage_vectors="lazy")
     assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
     assert topped.store.vector_count() == len(KGT_CORPUS)
+
+
+def test_insert_updates_the_constraint_indexes_in_use(
+    lm: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    idx = make(lm, KGT_CORPUS[:-1])
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.methods.kgt.index"):
+        idx.retrieve(QUESTIONS[0])  # the first query builds them, and says so
+    assert "building the translator's constraint indexes" in caplog.text
+    assert "the first query needs them" in caplog.text
+    first = idx._indexes
+    assert first is not None and idx.counters["constraint_builds"] == 1
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.methods.kgt.index"):
+        idx.insert(documents(KGT_CORPUS[-1:]))
+    # rebuilt inside the insert, reusing the tokens of the texts seen before
+    assert "updating them for the changed graph" in caplog.text
+    assert idx.counters["constraint_builds"] == 2
+    updated = idx._indexes
+    assert updated is not None and updated.view is idx.view
+    assert 0 < updated.tokenised < len(updated.rel_tokens)
+    full = make(lm)
+    assert answers(idx) == answers(full)  # ... equal to indexes built from scratch
+    assert idx.counters["constraint_builds"] == 2  # the queries after the insert built nothing
+    assert updated.rel_tokens == full.constraint_indexes.rel_tokens
+    assert updated.entity_tokens == full.constraint_indexes.entity_tokens
+    # a loaded index with persisted constraint indexes updates them in the insert too
+    idx.persist(tmp_path / "idx")
+    loaded = ParseKGTranslatorRetriever.load(
+        tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
+    )
+    assert loaded.delete(KGT_CORPUS[-1][0])
+    assert loaded.counters["constraint_cache_hits"] == 1
+    assert loaded.counters["constraint_builds"] == 1 and loaded._indexes is not None
+    loaded.retrieve(QUESTIONS[0])
+    assert loaded.counters["constraint_builds"] == 1

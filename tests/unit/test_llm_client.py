@@ -414,14 +414,16 @@ def test_batch_with_missing_results_is_an_error() -> None:
         client.complete_many(PROMPTS[:3], show_progress=False)
 
 
-def test_batched_progress_bar_counts_hits_and_batches(
+def test_batched_progress_counts_the_calls_not_the_cache_hits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     client = LLMClient(BatchLLM(), cache_dir=tmp_path, batch_size=2)
     client.complete(PROMPTS[0])
     client.complete_many(PROMPTS[:5], desc="queries")
     err = capsys.readouterr().err
-    assert "queries" in err and "5/5" in err
+    assert "queries: 0/4 calls" in err and "queries: 4/4 calls" in err
+    client.complete_many(PROMPTS[:5], desc="queries")  # all cached: no call, no progress
+    assert capsys.readouterr().err == ""
 
 
 async def test_acomplete_many_uses_batches() -> None:

@@ -374,7 +374,7 @@ def test_generate_many_encodes_the_shared_prompt_once(llm: TransformersLLM) -> N
             seen.append(tuple(ids.shape))
 
     handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
-    llm._kept_prompt = None  # other tests' prompts share the chat template's first tokens
+    llm._kept_prompt.clear()  # other tests' prompts share the chat template's first tokens
     try:
         llm.generate_many(prompt, prefixes, num_beams=2, num_return_sequences=2, max_tokens=3)
         first = list(seen)
@@ -422,7 +422,7 @@ def test_a_prompt_sharing_the_kept_prompts_start_encodes_only_the_rest(
         if ids is not None:
             seen.append(tuple(ids.shape))
 
-    llm._kept_prompt = None
+    llm._kept_prompt.clear()
     llm.generate_many(fixed + "paris", prefixes, **kwargs)
     handle = llm.model.model.register_forward_pre_hook(hook, with_kwargs=True)
     try:
@@ -430,7 +430,7 @@ def test_a_prompt_sharing_the_kept_prompts_start_encodes_only_the_rest(
     finally:
         handle.remove()
     assert seen[0] == (1, len(second_ids) - 1 - common)  # only the tokens after the common start
-    llm._kept_prompt = None  # the same call from scratch: the same hypotheses
+    llm._kept_prompt.clear()  # the same call from scratch: the same hypotheses
     fresh = llm.generate_many(fixed + "the capital of france", prefixes, **kwargs)
     for a, b in zip(shared, fresh, strict=True):
         assert [r.token_ids for r in a] == [r.token_ids for r in b]
@@ -497,7 +497,7 @@ def test_client_generate_many_caches_rows_and_checks_input(random_lm: Path, tmp_
 
 
 def test_generate_many_rejects_bad_input(llm: TransformersLLM) -> None:
-    from graphrag_integrations.core.llm.transformers_lm import RowDispatchProcessor
+    from graphrag_integrations.core.llm.beam_generation import RowDispatchProcessor
 
     with pytest.raises(ValueError, match="logits_processors"):
         llm.generate_many("paris", [[], []], logits_processors=[None])

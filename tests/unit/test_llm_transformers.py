@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from graphrag_integrations.core.llm import TransformersLLM, as_llm, cache_root, default_gguf_path
-from graphrag_integrations.core.llm.transformers_lm import CACHE_ENV, DEFAULT_GGUF_FILE
+from graphrag_integrations.core.llm.gguf import CACHE_ENV, DEFAULT_GGUF_FILE
 from graphrag_integrations.errors import ModelUnavailableError
 
 WORDS = ["paris", "hello", "world", "capital", "france", "<|user|>", "<|assistant|>"]

@@ -115,3 +115,173 @@ def test_clue_build_shows_bars_by_size(small_threshold: int) -> None:
 def test_show_progress_rejects_non_bool() -> None:
     with pytest.raises(TypeError, match="show_progress"):
         DenseRetriever.from_passages(_passages(1), embedding=FakeEmbedder(), show_progress="yes")
+
+
+# -- LLM work: LLMProgress, shown from the first call whatever the corpus size ----------------
+
+
+def test_llm_progress_starts_before_the_first_call_and_reports_totals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from graphrag_integrations.core.llm import LLMClient
+
+    before_call: list[str] = []  # stderr written before each call of the fake LLM
+
+    def llm(prompt: str) -> str:
+        before_call.append(capsys.readouterr().err)
+        return "a reply of a few words"
+
+    client = LLMClient(llm, max_concurrency=1)
+    client.complete_many(["first prompt", "second prompt", "third prompt"], desc="Work")
+    assert len(before_call) == 3
+    assert before_call[0].startswith("Work: 0/3 calls (0%), elapsed")
+    rest = "".join(before_call[1:]) + capsys.readouterr().err
+    assert "Work: 1/3 calls (33%)" in rest and "ETA" in rest
+    total = client.usage.total_tokens
+    assert total > 0
+    assert (
+        rest.rstrip()
+        .splitlines()[-1]
+        .endswith(f"Work: 3/3 calls (100%), elapsed 0s, tokens {total}")
+    )
+
+
+def test_llm_progress_off_shows_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrag_integrations.core.llm import LLMClient
+
+    calls: list[str] = []
+
+    def llm(prompt: str) -> str:
+        calls.append(prompt)
+        return "reply"
+
+    client = LLMClient(llm)
+    client.complete_many(["a", "b"], show_progress=False)
+    assert len(calls) == 2
+    assert capsys.readouterr().err == ""
+
+
+def test_llm_progress_lines_without_a_terminal() -> None:
+    import io
+
+    from graphrag_integrations.core.progress import LLMProgress
+
+    now = [0.0]
+    out = io.StringIO()
+    with LLMProgress(100, "Job", file=out, interval=1e9, clock=lambda: now[0]) as bar:
+        for _ in range(100):
+            bar.update()
+    lines = out.getvalue().splitlines()
+    # start, first item, every 10 %, end
+    assert [line.split()[1] for line in lines] == ["0/100", "1/100"] + [
+        f"{n}/100" for n in range(10, 100, 10)
+    ] + ["100/100"]
+    out = io.StringIO()
+    with LLMProgress(1000, "Job", file=out, interval=30, clock=lambda: now[0]) as bar:
+        for _ in range(5):
+            now[0] += 40.0  # every item takes longer than the interval: one line each
+            bar.update()
+    assert len(out.getvalue().splitlines()) == 1 + 5 + 1
+    assert "ETA 11h06m" in out.getvalue().splitlines()[1]  # 40 s x 999 items left
+
+
+def test_llm_progress_bar_on_a_terminal() -> None:
+    import io
+
+    from graphrag_integrations.core.progress import LLMProgress
+
+    used = [0]
+    out = io.StringIO()
+    with LLMProgress(2, "Job", file=out, tty=True, tokens=lambda: used[0]) as bar:
+        assert "0/2" in out.getvalue()  # the bar is drawn before the first call returns
+        used[0] = 500
+        bar.update()
+        used[0] = 1200
+        bar.update()
+    text = out.getvalue()
+    assert "2/2" in text and "tokens 1.2k" in text
+
+
+def test_qcg_small_build_shows_llm_progress_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+    from graphrag_integrations.methods.qcg.params import QCGIndexParams
+
+    reply = '[{"query": "Where is Paris?", "answer": "in France"}]'
+    QueryCentricGraphIndex.from_documents(
+        ["Paris is in France."],
+        embedding=FakeEmbedder(),
+        llm=lambda p: reply,
+        index_params=QCGIndexParams(M=1),
+    )
+    err = capsys.readouterr().err
+    assert "QCG: generating queries for 1 chunk with <lambda>: ~1 LLM call" in err
+    assert "Doc2Query: 0/1 chunks" in err and "Doc2Query: 1/1 chunks (100%)" in err
+    QueryCentricGraphIndex.from_documents(
+        ["Paris is in France."],
+        embedding=FakeEmbedder(),
+        llm=lambda p: reply,
+        index_params=QCGIndexParams(M=1),
+        show_progress=False,
+    )
+    assert capsys.readouterr().err == ""
+
+
+def test_clue_alpha_build_shows_llm_progress_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("spacy")
+    from graphrag_integrations.core.llm import LLMClient
+    from graphrag_integrations.methods.clue.params import ClueIndexParams
+    from tests.unit.clue_fixtures import documents
+
+    docs = documents()[:3]
+    reply = '{"knowledge units": ["Paris is in France."]}'
+    client = LLMClient(lambda p: reply)
+    ClueIndex.from_documents(
+        docs, embedding=FakeEmbedder(), index_params=ClueIndexParams(alpha=1.0), llm=client
+    )
+    err = capsys.readouterr().err
+    assert "LLM: 0/3 calls" in err and "LLM: 3/3 calls (100%)" in err
+    ClueIndex.from_documents(
+        docs,
+        embedding=FakeEmbedder(),
+        index_params=ClueIndexParams(alpha=1.0),
+        llm=LLMClient(lambda p: reply),
+        show_progress=False,
+    )
+    assert "LLM:" not in capsys.readouterr().err
+
+
+def test_reg_refinement_shows_llm_progress_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from graphrag_integrations.methods.reg.index import TrainingQuestion
+    from tests.unit.reg_fixtures import movie_index
+    from tests.unit.test_reg_refinement import FakeScorer
+
+    q = TrainingQuestion("q1", "years of Colman films", ("Ronald Colman",), ("1944", "1942"))
+    movie_index().supervision([q], mode="refined", llm=FakeScorer({0: -0.1}))
+    err = capsys.readouterr().err
+    assert "ReG refinement: 0/1 questions" in err and "ReG refinement: 1/1 questions" in err
+    movie_index(show_progress=False).supervision([q], mode="refined", llm=FakeScorer({0: -0.1}))
+    assert capsys.readouterr().err == ""
+
+
+def test_llm_progress_heartbeat_while_a_long_call_runs() -> None:
+    import io
+
+    from graphrag_integrations.core.progress import LLMProgress
+
+    now = [0.0]
+    out = io.StringIO()
+    with LLMProgress(3, "Job", file=out, interval=30, clock=lambda: now[0]) as bar:
+        now[0] = 10.0
+        bar.beat()  # nothing due yet
+        assert len(out.getvalue().splitlines()) == 1
+        now[0] = 45.0
+        bar.beat()  # the first call still runs: a line anyway
+        assert out.getvalue().splitlines()[-1] == "Job: 0/3 calls (0%), elapsed 45s"
+        bar.update(3)
+    assert out.getvalue().splitlines()[-1].startswith("Job: 3/3 calls (100%)")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from graphrag_integrations.core.llm import LLMClient, LLMResult
-from graphrag_integrations.methods.qcg.generation import (
+from graphrag_integrations.methods.qcg.generation import Doc2QueryGenerator
+from graphrag_integrations.methods.qcg.prompts import (
     REPAIR_SUFFIX,
     SMALL_MODEL_PROMPT,
     SMALL_MODEL_REPAIR_SUFFIX,
-    Doc2QueryGenerator,
     QAPair,
     doc2query_prompt,
     parse_qa_pairs,
@@ -98,7 +98,7 @@ def test_retry_once_with_the_repair_instruction_and_count() -> None:
 
 
 def test_small_model_template_retries_in_its_own_format() -> None:
-    from graphrag_integrations.methods.qcg.generation import (
+    from graphrag_integrations.methods.qcg.prompts import (
         SMALL_MODEL_PROMPT,
         SMALL_MODEL_REPAIR_SUFFIX,
     )
@@ -120,8 +120,10 @@ def test_usage_and_progress_figures(capsys: pytest.CaptureFixture[str]) -> None:
     gen.generate(["one chunk", "another chunk"])
     assert client.usage.calls == 2 and client.usage.completion_tokens > 0
     assert gen.stats.as_dict()["pairs"] == 8
-    err = capsys.readouterr().err
-    assert "chunk/s" in err and "tok_s" in err
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("QCG: generating queries for 2 chunks with <lambda>: ~2 LLM calls")
+    assert lines[1].startswith("Doc2Query: 0/2 chunks (0%)")  # shown before the first reply
+    assert lines[-1].startswith("Doc2Query: 2/2 chunks (100%)") and "tokens" in lines[-1]
 
 
 def test_bad_template_and_m() -> None:

@@ -12,9 +12,10 @@ import pytest
 
 from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
-from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet, chunk_key
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
+from graphrag_integrations.methods.qcg.prompts import QAPair
+from graphrag_integrations.methods.qcg.query_set import QuerySet, chunk_key
 from tests.conftest import FakeEmbedder
 
 CORPUS = [

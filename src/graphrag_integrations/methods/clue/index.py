@@ -61,7 +61,7 @@ from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
-from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -517,7 +517,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self._selection["llm_chunks"] += len(selection.selected)
         self._selection["tokens"] += selection.total_tokens
         self._selection["llm_tokens"] += selection.selected_tokens
-        self._extractor.show_progress = self.show_progress  # this batch's decision
+        self._extractor.show_progress = ProgressSetting.llm(self)  # LLM work: always shown
         outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
         flat = [u for o in outcomes for u in o.units]
         parses = iter(self.parser.parse_many(flat))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +172,14 @@ class ConstraintIndexes:
         ``(rel_tokens, tries, entity_tokens)`` read from a persisted cache.
     eos_token_id : int, optional
         The LM's end-of-sequence id closing relation spans (default: the tokenizer's).
+    known : mapping of str to tuple of int, optional
+        Token ids of texts tokenised before (:meth:`tokens_by_text` of the indexes of the
+        graph before an insert or delete): only the other texts are tokenised.
+
+    Attributes
+    ----------
+    tokenised : int
+        Texts this build tokenised (the others came from ``known`` or ``cached``).
     """
 
     def __init__(
@@ -184,6 +192,7 @@ class ConstraintIndexes:
         backend: str = "auto",
         cached: tuple[Any, Any, Any] | None = None,
         eos_token_id: int | None = None,
+        known: Mapping[str, tuple[int, ...]] | None = None,
     ) -> None:
         self.view = view
         self.tokenizer = tokenizer
@@ -197,6 +206,8 @@ class ConstraintIndexes:
         self.cache_size = cache_size
         self._relations: OrderedDict[tuple[str, str], RelationConstraint] = OrderedDict()
         self.skipped_entities = 0
+        self.tokenised = 0
+        self._known = dict(known or {})
         if cached is not None:
             self.rel_tokens, self.tries, self.entity_tokens = cached
         else:
@@ -206,15 +217,31 @@ class ConstraintIndexes:
                 d: TokenTrie(self.entity_tokens[d].values(), eos_token_id=self.sep_id)
                 for d in DIRECTIONS
             }
+        self._known = {}  # needed while building only
         self._by_tokens = {
             d: {tuple(ids): key for key, ids in self.entity_tokens[d].items()} for d in DIRECTIONS
         }
 
     def _encode(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
-        if not texts:
-            return []
-        out = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-        return [tuple(int(t) for t in ids) for ids in out]
+        """Token ids of ``texts`` (those in ``known`` are not tokenised again)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if todo:
+            out = self.tokenizer(todo, add_special_tokens=False)["input_ids"]
+            for text, ids in zip(todo, out, strict=True):
+                self._known[text] = tuple(int(t) for t in ids)
+            self.tokenised += len(todo)
+        return [self._known[t] for t in texts]
+
+    def tokens_by_text(self) -> dict[str, tuple[int, ...]]:
+        """Token ids by text of every hyperrelation and entry entity indexed: what the
+        indexes of the graph after an insert or delete reuse (``known``)."""
+        view = self.view
+        out = {view.rels[k].relation: ids for k, ids in self.rel_tokens.items() if k in view.rels}
+        for direction in DIRECTIONS:
+            for key, ids in self.entity_tokens[direction].items():
+                if key in view.entities:
+                    out[view.entities[key].name] = ids
+        return out
 
     def _tokenize_rels(self) -> dict[str, tuple[int, ...]]:
         keys = sorted(self.view.rels)
@@ -251,8 +278,8 @@ class ConstraintIndexes:
             ids = self.entity_tokens[direction].get(key)
             if ids is not None:
                 return ids
-        (ids,) = self._encode([self.view.entities[key].name])
-        return ids
+        ids = self.tokenizer(self.view.entities[key].name, add_special_tokens=False)["input_ids"]
+        return tuple(int(t) for t in ids)
 
     def entity_for(self, direction: str, ids: Sequence[int]) -> str | None:
         """The entity key spelled by ``ids`` (no separator), or ``None``."""

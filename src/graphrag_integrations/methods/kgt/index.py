@@ -7,15 +7,18 @@ the ParseKG (:mod:`~graphrag_integrations.methods.kgt.parsekg`), stored in
 gives the Table 5 figures.
 
 Query (§3.3-3.4): the translator LM (loaded on first use) turns the query into clues under
-the constraint indexes (built on first use for the LM's tokenizer, cached, persisted), the
-clues are traced to passages, and the passages ranked by the embedder
-(:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's explanation lists the
-clues (entity, relation span, direction, hyperedge sentence) that reached it.
+the constraint indexes (built on first use for the LM's tokenizer, announced, cached,
+persisted; once in use, an insert or delete updates them itself, tokenising only new texts,
+so the next query does not rebuild them), the clues are traced to passages, and the passages
+ranked by the embedder (:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's
+explanation lists the clues (entity, relation span, direction, hyperedge sentence) that
+reached it.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections import Counter
@@ -49,6 +52,7 @@ from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
+from graphrag_integrations.core.progress import ProgressSetting, auto_progress
 from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
@@ -332,8 +336,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
                 p, doc, excluded_head_labels=params.excluded_head_labels, mask=params.mask
             )
         ]
+        reuse = self._tokens_in_use()
         self.store.add(new, edges, vectors)
-        self._refresh()
+        self._refresh(reuse)
         t2 = time.perf_counter()
         for key, value in (("nlp", t_nlp), ("embedding", t_embed), ("graph", t2 - t1)):
             self.timings[key] += value
@@ -355,9 +360,28 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         parsed = self.parser.parse_many(bodies, show_progress=self.show_progress)
         return parsed, time.perf_counter() - start
 
-    def _refresh(self) -> None:
-        """Drop the constraint indexes (graph changed; the view is rebuilt on next use)."""
+    def _tokens_in_use(self) -> dict[str, tuple[int, ...]] | None:
+        """Before a graph change: the token ids of the constraint indexes in use (built by a
+        query, or persisted with a loaded index), for :meth:`_refresh` to update them;
+        ``None`` when no query needed them yet (the first query builds them, and says so)."""
+        with self._lazy_lock:
+            cache = self._cache_dir
+            persisted = cache is not None and cache.is_dir() and any(cache.iterdir())
+            if self._indexes is None and not persisted:
+                return None
+            return self._constraint_indexes().tokens_by_text()
+
+    def _refresh(self, reuse: dict[str, tuple[int, ...]] | None = None) -> None:
+        """The graph changed: drop the constraint indexes (the view is rebuilt on next use).
+
+        With ``reuse`` (:meth:`_tokens_in_use`: the indexes were in use) they are rebuilt now,
+        inside the insert or delete, tokenising only the texts ``reuse`` lacks, so the next
+        query does not pay for them.
+        """
         self._indexes = None
+        if reuse is not None:
+            with self._lazy_lock:
+                self._constraint_indexes(reuse, why="updating them for the changed graph")
 
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""
@@ -370,8 +394,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         """
         if doc_id not in self.store.document_ids():
             return self._unknown_document(doc_id)
+        reuse = self._tokens_in_use()
         self.store.remove_document(doc_id)
-        self._refresh()
+        self._refresh(reuse)
         return True
 
     def stats(self) -> ParseKGStats:
@@ -423,25 +448,54 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         with self._lazy_lock:
             return self._constraint_indexes()
 
-    def _constraint_indexes(self) -> ConstraintIndexes:
+    def _constraint_indexes(
+        self,
+        known: dict[str, tuple[int, ...]] | None = None,
+        why: str = "the first query needs them",
+    ) -> ConstraintIndexes:
+        """Build (or read from the persisted cache) the constraint indexes of the current graph;
+        a build is announced (what, and ``why``) and timed, with ``known`` token ids reused."""
         if self._indexes is None:
+            start = time.perf_counter()
             tokenizer = self.lm.tokenizer
             cached = None
-            graph_fp = self.view.fingerprint()
+            view = self.view
+            graph_fp = view.fingerprint()
             tokens_fp = tokenizer_fingerprint(tokenizer)
             if self._cache_dir is not None:
                 cached = load_constraint_cache(self._cache_dir / tokens_fp, fingerprint=graph_fp)
                 if cached is not None:
                     self.counters["constraint_cache_hits"] += 1
+            if cached is None:
+                self._say(
+                    f"KGT: building the translator's constraint indexes ({len(view.rels):,} "
+                    f"hyperrelations, {len(view.entities):,} entities): {why}"
+                )
             self._indexes = ConstraintIndexes(
-                self.view,
+                view,
                 tokenizer,
                 max_relation_tokens=self.index_params.max_relation_tokens,
                 cached=cached,
                 eos_token_id=self.lm.eos_token_id,
+                known=known,
             )
             self._cache_key = f"kgt:{graph_fp}:{tokens_fp}:{self.index_params.max_relation_tokens}"
+            if cached is None:
+                self.counters["constraint_builds"] += 1
+                tokenised = self._indexes.tokenised
+                self._say(
+                    f"KGT: constraint indexes built in {time.perf_counter() - start:.1f}s "
+                    f"({tokenised:,} texts tokenised, {len(known or {}):,} reused)"
+                )
         return self._indexes
+
+    def _say(self, message: str) -> None:
+        """Log ``message``; also print it to stderr when this index shows progress for its
+        size (``show_progress``; by default for graphs of at least
+        :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages)."""
+        logger.info(message)
+        if auto_progress(ProgressSetting.setting_of(self), len(self.view.passages)):
+            print(message, file=sys.stderr, flush=True)
 
     def translator(self, params: KGTQueryParams | None = None) -> Translator:
         """A :class:`Translator` over this index (``params``: the index's query params)."""

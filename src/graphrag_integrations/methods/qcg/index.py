@@ -39,7 +39,7 @@ from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
-from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -338,7 +338,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             return [pairs or [] for pairs in out]
         self.counts["generated_chunks"] += len(missing)
         if missing:
-            self.generator.show_progress = self.show_progress  # this batch's decision
+            self.generator.show_progress = ProgressSetting.llm(self)  # LLM work: always shown
             generated = self.generator.generate([passages[i].text for i in missing])
             for i, pairs in zip(missing, generated, strict=True):
                 out[i] = pairs

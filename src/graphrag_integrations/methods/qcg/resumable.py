@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet
+from graphrag_integrations.methods.qcg.prompts import QAPair
+from graphrag_integrations.methods.qcg.query_set import QuerySet
 
 __all__ = ["covered_documents", "generate_by_document"]
 

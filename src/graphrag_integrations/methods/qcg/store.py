@@ -49,8 +49,8 @@ from graphrag_integrations.core.index_store import (
 from graphrag_integrations.core.lexical import MATRIX_DIR, BM25Scorer
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.methods.qcg.generation import QAPair
 from graphrag_integrations.methods.qcg.graph import QueryGraph
+from graphrag_integrations.methods.qcg.prompts import QAPair
 
 __all__ = [
     "CHUNK",

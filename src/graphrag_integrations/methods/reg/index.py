@@ -33,8 +33,11 @@ from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.index_base import BaseIndex, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
-from graphrag_integrations.core.persistence import Manifest, atomic_write_bytes
-from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.persistence import (
+    Manifest,
+    atomic_write_bytes,
+)
+from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
@@ -437,7 +440,12 @@ class RefinedSubgraphRetriever(FrameworkSurface, BaseIndex):
         if refiner is not None and refiner.params.choice_scoring == "batch":
             # Batch Calibration: the position prior of the questions labelled together
             refiner.fit_batch(view, [(q.id, q.text, pools[q.id]) for q in questions])
-        for q in progress(questions, f"ReG {mode} supervision", enabled=self.show_progress):
+        steps = (
+            progress(questions, "ReG weak supervision", enabled=self.show_progress)
+            if refiner is None
+            else refiner.track(questions, enabled=ProgressSetting.llm(self))  # from the 1st call
+        )
+        for q in steps:
             pool = pools[q.id]
             out.pool_stats[q.id] = pool.stats
             if refiner is None:

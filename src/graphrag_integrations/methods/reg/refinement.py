@@ -53,18 +53,20 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.core.llm.protocol import estimate_tokens
+from graphrag_integrations.core.progress import llm_progress
 from graphrag_integrations.methods.reg.candidates import CandidatePool, ground
 from graphrag_integrations.methods.reg.params import RefinementParams
 from graphrag_integrations.methods.reg.store import KGView
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "Given a question, an answer, and reasoning paths, select relevant paths for answering "
@@ -452,6 +454,19 @@ class Refiner:
             if pool.candidates
         ]
         self.position_bias = position_bias(lists, self.params.batch_position)
+
+    def track(self, questions: Sequence[T], *, enabled: bool = True) -> Iterator[T]:
+        """Iterate over ``questions`` showing the refinement's progress from the first one
+        (:func:`~graphrag_integrations.core.progress.llm_progress`: questions done, ETA,
+        this refiner's tokens)."""
+        usage = self.llm.usage
+        return llm_progress(
+            questions,
+            "ReG refinement",
+            enabled=enabled,
+            unit="question",
+            tokens=lambda: usage.total_tokens,
+        )
 
     def refine(self, qid: str, question: str, view: KGView, pool: CandidatePool) -> RefinedLabels:
         """Refined labels of one question.
