@@ -362,6 +362,12 @@ class Params:
         return ", ".join(labels) if labels else "(none)"
 
     @classmethod
+    def preset(cls: type[P], name: str, **overrides: Any) -> P:
+        """The preset ``name`` with ``overrides`` applied (validated like
+        :meth:`from_options`), e.g. ``XQueryParams.preset("paper", h=0)``."""
+        return cls.from_options({PRESET_OPTION: name, **overrides})
+
+    @classmethod
     def from_options(cls: type[P], options: Mapping[str, Any], *, prefix: str = "") -> P:
         """A validated instance from ``{name: value}``; strings are converted to field types.
 

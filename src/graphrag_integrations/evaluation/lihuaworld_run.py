@@ -16,11 +16,13 @@
 QCG-RAG: unless ``qcg.query_set`` is given, the committed LiHuaWorld query set
 (``data/qcg/lihuaworld.jsonl.gz``, package data) is used, and a clear error names the
 generation command when it is absent (generating 511 chunks with an LLM is not something an
-``eval`` should start silently). The ``lihuaworld`` preset of the paper (k = 2, n = 10,
-γ = 1.5) is the default here. When the query set is *partial* (its header lists the chats
-it covers completely, ``chats_done``), the corpus of every method is restricted to those
-chats and the questions to those whose evidence lies in them: a closed sub-corpus, reported
-as such (``corpus.subset``), so the figure is honest on a smaller corpus.
+``eval`` should start silently). The paper's LiHuaWorld values (k = 2, n = 10, γ = 1.5) are
+used here (:data:`LIHUAWORLD_PRESETS`): with QCG's defaults (``default`` ->
+``lihuaworld-fused-hybrid``) or the paper's retrieval (``paper`` -> ``lihuaworld``). When
+the query set is *partial* (its header lists the chats it covers completely,
+``chats_done``), the corpus of every method is restricted to those chats and the questions
+to those whose evidence lies in them: a closed sub-corpus, reported as such
+(``corpus.subset``), so the figure is honest on a smaller corpus.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "GENERATE_COMMAND",
+    "LIHUAWORLD_PRESETS",
     "QUERY_SET_FILE",
     "LiHuaEvalReport",
     "format_lihua_report",
@@ -59,6 +62,14 @@ __all__ = [
 
 #: File name of the committed LiHuaWorld query set in the QCG data folder.
 QUERY_SET_FILE = "lihuaworld.jsonl.gz"
+#: QCG's generic presets as their LiHuaWorld versions (the paper's LiHuaWorld k, n, γ).
+LIHUAWORLD_PRESETS: dict[str, str] = {
+    "default": "lihuaworld-fused-hybrid",
+    "fused-hybrid": "lihuaworld-fused-hybrid",
+    "fused": "lihuaworld-fused",
+    "paper": "lihuaworld",
+    "multihop-rag": "lihuaworld",
+}
 #: How the committed set is made (named in the error when it is missing).
 GENERATE_COMMAND = (
     "python -m graphrag_integrations.evaluation.qcg_query_sets generate lihuaworld, then "
@@ -358,7 +369,8 @@ def run_lihuaworld_eval(
     subset: set[str] | None = None
     if "qcg" in regs:
         opts = given.setdefault("qcg", {})
-        opts.setdefault("preset", "lihuaworld")
+        chosen = opts.get("preset", "default")
+        opts["preset"] = LIHUAWORLD_PRESETS.get(chosen, chosen)
         folder = Path(query_set_dir) if query_set_dir is not None else QUERY_SET_DIR
         opts["query_set"], subset, info = _qcg_query_set(
             opts.get("query_set"), folder, size_overlap
