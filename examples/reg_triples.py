@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
-from graphrag_integrations.methods.reg.params import TrainParams
+from graphrag_integrations.methods.reg.params import RegTrainParams
 
 TRIPLES = [
     ("Kismet", "directed_by", "William Dieterle"),
@@ -62,7 +62,7 @@ def main() -> None:
     labels = index.supervision(QUESTIONS, mode="weak")
     print("candidate pools (before / after merging):", labels.pool_summary())
     report = index.train(
-        QUESTIONS, labels.labels, validation=QUESTIONS, params=TrainParams(epochs=30, recall_k=4)
+        QUESTIONS, labels.labels, validation=QUESTIONS, params=RegTrainParams(epochs=30, recall_k=4)
     )
     print(f"trained in {report.seconds:.1f}s, validation triple recall@4 {report.best_recall:.2f}")
     query = "who directed the films starring [Bette Davis]"

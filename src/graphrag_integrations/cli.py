@@ -405,7 +405,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     cls = reg.resolve_index_class()
     _check_target(args.out, cls.method, args.overwrite)
     kwargs: dict[str, Any] = opts.index_params.to_kwargs()
-    if PRESET_OPTION in given and _accepts(cls, PRESET_OPTION):
+    if _accepts(cls, "index_params"):  # the parameter objects (a preset is applied in them)
+        kwargs = {"index_params": opts.index_params, "query_params": opts.query_params}
+    elif PRESET_OPTION in given and _accepts(cls, PRESET_OPTION):
         kwargs[PRESET_OPTION] = given[PRESET_OPTION]
     for name, value in opts.objects.items():  # named objects: model names, paths
         if not _accepts(cls, name):
