@@ -17,7 +17,7 @@ import pytest
 from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 from graphrag_integrations.testing import IndexComplianceTests
-from graphrag_integrations.testing.compliance import CORPUS, EXTRA, QUERIES, compliance_documents
+from graphrag_integrations.testing.compliance import CORPUS, QUERIES
 
 _ONE_ENTITY = pytest.mark.xfail(
     strict=True,

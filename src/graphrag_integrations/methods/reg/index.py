@@ -510,6 +510,15 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             Validation questions without labels that cannot be labelled.
         """
         train = question_examples(self, questions, labels)
+        trained = {q.id for q in questions}
+        fitted = [q.id for q in validation if q.id in trained]
+        if fitted:
+            logger.warning(
+                "%d of %d validation questions are training questions: the checkpoint is "
+                "chosen on fitted data (the most fitted epoch); hold some questions out",
+                len(fitted),
+                len(validation),
+            )
         val: list[Any] = []
         if validation:
             val_labels = label_validation(validation, labels, validation_labels)
