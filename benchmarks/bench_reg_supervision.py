@@ -123,13 +123,9 @@ def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, 
     "test_L<L>": the others}``."""
     out: dict[str, Any] = {}
     for i, length in enumerate(lengths):
-        index.query_params = dataclasses.replace(
-            index.query_params, max_length=length
-        )
+        index.query_params = dataclasses.replace(index.query_params, max_length=length)
         out["test" if i == 0 else f"test_L{length}"] = kgqa_metrics(index, test, ks=KS)
-    index.query_params = dataclasses.replace(
-        index.query_params, max_length=lengths[0]
-    )
+    index.query_params = dataclasses.replace(index.query_params, max_length=lengths[0])
     return out
 
 

@@ -45,7 +45,7 @@ class TestRegCompliance(IndexComplianceTests):
     def test_a_one_entity_document_yields_no_triple(self, embedder: Any) -> None:
         everest = next(d for d in CORPUS if d.id == "everest")
         paris = next(d for d in CORPUS if d.id == "paris")
-        index = self._build([everest.text, paris.text], embedder)
+        index: Any = self._build([everest.text, paris.text], embedder)
         assert index.store.document_ids() == {content_id(paris.text)}
         assert index.doc_ids() == sorted([content_id(everest.text), content_id(paris.text)])
 
@@ -68,7 +68,7 @@ class TestRegCompliance(IndexComplianceTests):
         an indexed document: listed, deletable, persisted."""
         everest = next(d for d in CORPUS if d.id == "everest")
         paris = next(d for d in CORPUS if d.id == "paris")
-        index = self._build([everest.text, paris.text], embedder)
+        index: Any = self._build([everest.text, paris.text], embedder)
         assert index.doc_ids() == sorted([content_id(everest.text), content_id(paris.text)])
         assert len(index.passages) == 2
         assert index.delete(content_id(everest.text)) is True

@@ -26,8 +26,9 @@ def test_K_is_the_triples_kept_and_k_the_results_returned() -> None:
     assert RegQueryParams().K == 100 and RegQueryParams().k == 5
     assert RegQueryParams.from_options({"preset": "paper"}).K == 200
     opts = REG.parse_options({"K": "50", "dde_rounds": "1", "preset": "paper"})
-    assert opts.query_params.K == 50 and opts.query_params.strict_direction
-    assert opts.index_params.dde_rounds == 1
+    query, build = opts.query_params, opts.index_params
+    assert isinstance(query, RegQueryParams) and isinstance(build, RegIndexParams)
+    assert query.K == 50 and query.strict_direction and build.dde_rounds == 1
     with pytest.raises(InvalidParameterError, match="top_k"):
         REG.parse_options({"top_k": "50"})
 

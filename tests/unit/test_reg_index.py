@@ -101,7 +101,9 @@ def test_training_learns_the_labelled_relations(tmp_path: Path) -> None:
     index = movie_index()
     qs = _questions()
     labels = index.supervision(qs, mode="weak").labels
-    report = index.train(qs, labels, validation=qs, params=RegTrainParams(epochs=40, lr=1e-2, hidden=32))
+    report = index.train(
+        qs, labels, validation=qs, params=RegTrainParams(epochs=40, lr=1e-2, hidden=32)
+    )
     assert report.best_recall == 1.0 or report.best_recall >= report.history[0]["val_recall"]
     top = index.retrieve_triples("who directed the films starring [Ronald Colman]", k=4)
     assert {t.relation for t in top[:4]} <= {"starred_actors", "directed_by"}

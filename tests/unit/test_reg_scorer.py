@@ -5,8 +5,8 @@ import pytest
 
 from graphrag_integrations.methods.reg.params import RegIndexParams, RegTrainParams
 from graphrag_integrations.methods.reg.scorer import TripleScorer, features, untrained_scores
-from graphrag_integrations.methods.reg.training import Example, train_scorer, triple_recall
 from graphrag_integrations.methods.reg.subgraph import extract_subgraph
+from graphrag_integrations.methods.reg.training import Example, train_scorer, triple_recall
 from tests.conftest import FakeEmbedder
 from tests.unit.reg_fixtures import movie_index
 

@@ -24,10 +24,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -44,7 +42,6 @@ from graphrag_integrations.core.index_base import (
     drop_indexed,
 )
 from graphrag_integrations.core.nlp import SpacyNLP
-from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.persistence import (
     PASSAGES_NAME,
     Manifest,
@@ -63,7 +60,6 @@ from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import (
     EmptyCorpusError,
     IndexMismatchError,
-    InvalidArgumentError,
 )
 from graphrag_integrations.methods.reg.candidates import CandidatePool, build_pool
 from graphrag_integrations.methods.reg.kg import (
@@ -88,11 +84,11 @@ from graphrag_integrations.methods.reg.params import (
     manifest_params,
     resolve_params,
 )
-from graphrag_integrations.methods.reg.refinement import Refiner
 from graphrag_integrations.methods.reg.reorganisation import EvidenceChain, reorganise
 from graphrag_integrations.methods.reg.retrieval import (
     BoundRegRetriever,
     ScoredTriple,
+    bind_retriever,
     chain_passages,
     top_triples,
 )
@@ -108,11 +104,9 @@ from graphrag_integrations.methods.reg.training import (
     Supervision,
     TrainingQuestion,
     TrainReport,
-    build_supervision,
-    question_examples,
-    train_scorer,
+    label_questions,
+    train_questions,
 )
-from graphrag_integrations.methods.reg.training import validation_labels as label_validation
 
 __all__ = [
     "RefinedSubgraphRetriever",
@@ -390,15 +384,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         InvalidParameterError
             An override that is not a :class:`RegQueryParams` field, or a bad value.
         """
-        params = query_params or self._query_params
-        unknown = sorted(set(overrides) - {s.name for s in RegQueryParams.specs()})
-        if unknown:
-            raise InvalidParameterError(
-                f"unknown option {unknown[0]!r}; valid options: {RegQueryParams.option_list()}"
-            )
-        if k is not None:
-            overrides["k"] = check_k(k)
-        return BoundRegRetriever(self, replace(params, **overrides))
+        return bind_retriever(self, k, query_params or self._query_params, overrides)
 
     # -- anchors -----------------------------------------------------------------------------
     def link_entities(self, query: str) -> list[str]:
@@ -446,31 +432,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         """Training labels: ``"weak"`` (every q->a shortest path) or ``"refined"`` (the LLM's
         selection from the candidate pool, :mod:`.refinement`). ``labels`` also labels
         further questions the same way (what :meth:`train` does for validation questions)."""
-        refiner = None
-        if mode == "refined":
-            if llm is None:
-                raise InvalidArgumentError("refined supervision needs an llm")
-            refiner = Refiner(
-                llm, refinement or RefinementParams(), Path(cache_path) if cache_path else None
-            )
-        elif mode != "weak":
-            raise InvalidArgumentError(f"mode must be 'weak' or 'refined', got {mode!r}")
-
-        def labeller(more: Sequence[TrainingQuestion]) -> dict[str, list[Triple]]:
-            return dict(
-                self.supervision(
-                    more, mode=mode, llm=llm, refinement=refinement, cache_path=cache_path
-                ).labels
-            )
-
-        pools = {q.id: self.candidate_pool(q) for q in questions}
-        return build_supervision(
-            self.view,
-            questions,
-            pools,
-            refiner,
-            labeller=labeller,
-            show_progress=self.show_progress,
+        return label_questions(
+            self, questions, mode=mode, llm=llm, refinement=refinement, cache_path=cache_path
         )
 
     def subgraph(self, anchors: Sequence[str]) -> Subgraph:
@@ -509,22 +472,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         InvalidArgumentError
             Validation questions without labels that cannot be labelled.
         """
-        train = question_examples(self, questions, labels)
-        trained = {q.id for q in questions}
-        fitted = [q.id for q in validation if q.id in trained]
-        if fitted:
-            logger.warning(
-                "%d of %d validation questions are training questions: the checkpoint is "
-                "chosen on fitted data (the most fitted epoch); hold some questions out",
-                len(fitted),
-                len(validation),
-            )
-        val: list[Any] = []
-        if validation:
-            val_labels = label_validation(validation, labels, validation_labels)
-            val = question_examples(self, validation, val_labels)
-        self.scorer, report = train_scorer(
-            train, val, params or RegTrainParams(), show_progress=self.show_progress
+        self.scorer, report = train_questions(
+            self, questions, labels, validation, validation_labels, params or RegTrainParams()
         )
         logger.info(
             "trained the ReG scorer in %.1fs: best epoch %d, validation recall %.4f",
@@ -679,12 +628,6 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
                 config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
                 index.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
         return index
-
-    def timed_retrieve(self, query: str, **kwargs: Any) -> tuple[list[ScoredTriple], float]:
-        """:meth:`retrieve_triples` and its wall-clock seconds (benchmarks)."""
-        start = time.perf_counter()
-        out = self.retrieve_triples(query, **kwargs)
-        return out, time.perf_counter() - start
 
 
 #: Short alias (phase-1 name).

@@ -10,13 +10,14 @@ smaller still - KG triples outside it by zero-shot similarity (``outside_subgrap
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.methods.reg.candidates import render_triple
@@ -27,7 +28,14 @@ from graphrag_integrations.methods.reg.reorganisation import EvidenceChain
 from graphrag_integrations.methods.reg.store import KGView
 from graphrag_integrations.methods.reg.subgraph import Subgraph
 
-__all__ = ["BoundRegRetriever", "ScoredTriple", "chain_passages", "outside_subgraph", "top_triples"]
+__all__ = [
+    "BoundRegRetriever",
+    "ScoredTriple",
+    "bind_retriever",
+    "chain_passages",
+    "outside_subgraph",
+    "top_triples",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -150,3 +158,24 @@ class BoundRegRetriever(FrameworkSurface):
     ) -> list[RetrievedPassage]:
         """:meth:`retrieve` (synchronous work)."""
         return self.retrieve(query, k, filter=filter)
+
+
+def bind_retriever(
+    index: Any, k: int | None, query_params: RegQueryParams, overrides: dict[str, Any]
+) -> BoundRegRetriever:
+    """``index.as_retriever(k, query_params=, **overrides)`` (``overrides``: field names of
+    :class:`RegQueryParams`).
+
+    Raises
+    ------
+    InvalidParameterError
+        An override that is not a :class:`RegQueryParams` field, or a bad value.
+    """
+    unknown = sorted(set(overrides) - {s.name for s in RegQueryParams.specs()})
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown option {unknown[0]!r}; valid options: {RegQueryParams.option_list()}"
+        )
+    if k is not None:
+        overrides = {**overrides, "k": check_k(k)}
+    return BoundRegRetriever(index, replace(query_params, **overrides))

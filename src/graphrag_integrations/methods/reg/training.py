@@ -49,11 +49,13 @@ __all__ = [
     "TrainReport",
     "TrainingQuestion",
     "build_supervision",
+    "label_questions",
     "oracle_rows",
     "qtype_relation_chain",
     "question_examples",
     "refinement_params",
     "train_and_save",
+    "train_questions",
     "train_scorer",
     "triple_recall",
     "validation_labels",
@@ -147,6 +149,46 @@ def build_supervision(
     return out
 
 
+def label_questions(
+    index: Any,
+    questions: Sequence[TrainingQuestion],
+    *,
+    mode: str,
+    llm: Any,
+    refinement: RefinementParams | None,
+    cache_path: str | Path | None,
+) -> Supervision:
+    """``index.supervision(...)`` of a ``RefinedSubgraphRetriever``: the candidate pools,
+    then weak labels or the refiner's; the labels' labeller repeats the call for more
+    questions.
+
+    Raises
+    ------
+    InvalidArgumentError
+        An unknown ``mode``, or ``"refined"`` without an ``llm``.
+    """
+    refiner = None
+    if mode == "refined":
+        if llm is None:
+            raise InvalidArgumentError("refined supervision needs an llm")
+        refiner = Refiner(
+            llm, refinement or RefinementParams(), Path(cache_path) if cache_path else None
+        )
+    elif mode != "weak":
+        raise InvalidArgumentError(f"mode must be 'weak' or 'refined', got {mode!r}")
+
+    def labeller(more: Sequence[TrainingQuestion]) -> dict[str, list[Triple]]:
+        again = label_questions(
+            index, more, mode=mode, llm=llm, refinement=refinement, cache_path=cache_path
+        )
+        return dict(again.labels)
+
+    pools = {q.id: index.candidate_pool(q) for q in questions}
+    return build_supervision(
+        index.view, questions, pools, refiner, labeller=labeller, show_progress=index.show_progress
+    )
+
+
 def validation_labels(
     validation: Sequence[TrainingQuestion],
     labels: Mapping[str, Sequence[Triple]],
@@ -217,6 +259,33 @@ def question_examples(
     if outside:
         logger.info("%d label triples lie outside their question's subgraph", outside)
     return out
+
+
+def train_questions(
+    index: Any,
+    questions: Sequence[TrainingQuestion],
+    labels: Mapping[str, Sequence[Triple]],
+    validation: Sequence[TrainingQuestion],
+    given: Mapping[str, Sequence[Triple]] | None,
+    params: RegTrainParams,
+) -> tuple[TripleScorer, TrainReport]:
+    """``index.train(...)`` of a ``RefinedSubgraphRetriever``: examples of the training and
+    validation questions (validation labels by :func:`validation_labels`; a warning when
+    validation questions are training questions), then :func:`train_scorer`."""
+    train = question_examples(index, questions, labels)
+    trained = {q.id for q in questions}
+    fitted = [q.id for q in validation if q.id in trained]
+    if fitted:
+        logger.warning(
+            "%d of %d validation questions are training questions: the checkpoint is chosen "
+            "on fitted data (the most fitted epoch); hold some questions out",
+            len(fitted),
+            len(validation),
+        )
+    val: list[Example] = []
+    if validation:
+        val = question_examples(index, validation, validation_labels(validation, labels, given))
+    return train_scorer(train, val, params, show_progress=index.show_progress)
 
 
 def _bce(logits: FloatMatrix, positives: npt.NDArray[np.int64]) -> float:
