@@ -265,9 +265,11 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         provenance = each document's id; ``errors`` / ``report``: the loader's. ``.tsv`` /
         ``.csv`` files among them are read as triples (:func:`.kg.read_triples`; provenance:
         the file name)."""
-        items = [documents] if isinstance(documents, (str, os.PathLike)) else list(documents)
-        tables = [d for d in items if is_triple_file(d)]
-        texts = [d for d in items if not is_triple_file(d)]
+        if isinstance(documents, (str, os.PathLike)):
+            documents = [documents]
+        listed = isinstance(documents, (list, tuple))  # else: one document object, a generator
+        tables = [d for d in documents if is_triple_file(d)] if listed else []
+        texts = [d for d in documents if not is_triple_file(d)] if listed else documents
         options: dict[str, Any] = {"errors": errors, "report": report}
         if splitter is not DEFAULT_SPLITTER:
             options["splitter"] = splitter
