@@ -35,7 +35,7 @@ from graphrag_integrations.evaluation.metaqa import (
 from graphrag_integrations.methods.reg.candidates import relation_chain
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.kg import Triple
-from graphrag_integrations.methods.reg.params import TrainParams
+from graphrag_integrations.methods.reg.params import RegTrainParams
 
 
 def as_training(q: KGQuestion) -> TrainingQuestion:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
             [as_training(q) for q in train],
             labels,
             validation=[as_training(q) for q in val],
-            params=TrainParams(epochs=args.epochs),
+            params=RegTrainParams(epochs=args.epochs),
         )
         metrics = kgqa_metrics(index, test, ks=ks)
         ratio = {k: metrics[k] / base[k] for k in [*(f"AnsR@{x}" for x in ks), "Hit@1"] if base[k]}

@@ -11,7 +11,7 @@ For each ``H:N`` of ``--plan`` in turn, the first N questions of the training po
 ``bench_reg_supervision.py`` trains on) get refined labels through
 ``RegIndex.supervision(mode="refined")`` (default :class:`RefinementParams`: choice mode,
 appendix-G prompt), appended to ``DIR/refined-Hhop.jsonl``. A missing cache is first seeded
-from ``methods/reg/artefacts/refined-Hhop-supervision.jsonl.gz``, so already refined questions
+from ``methods/reg/assets/refined-Hhop-supervision.jsonl.gz``, so already refined questions
 are cache hits. ``--deadline HH:MM`` (UTC) stops before a new question starts after that time
 (the cache stays consistent: one line per finished question). Every question that called the
 LLM adds a line to ``DIR/refine-cost.jsonl``: wall and process CPU seconds, prompt tokens (the
@@ -40,7 +40,7 @@ from graphrag_integrations.evaluation.metaqa import answerable, disjoint_samples
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.params import RefinementParams
 
-ARTEFACTS = Path(__file__).resolve().parents[1] / "src/graphrag_integrations/methods/reg/artefacts"
+ARTEFACTS = Path(__file__).resolve().parents[1] / "src/graphrag_integrations/methods/reg/assets"
 SIZES = [300, 50, 200]
 SEED = 0
 

@@ -2,7 +2,7 @@
 
 Usage (from the repository root; the refinement cache comes from
 ``graphrag-integrations train --method reg --option supervision=refined`` or an earlier run;
-``.jsonl.gz`` as committed in ``methods/reg/artefacts/`` is read too)::
+``.jsonl.gz`` as committed in ``methods/reg/assets/`` is read too)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_reg_supervision.py \\
         --hops 3 --refined-cache refined_3hop.jsonl --index-cache /tmp/reg-metaqa-index \\
@@ -32,10 +32,10 @@ test questions - choosing a variant this way never looks at the test questions (
 validation questions select each scorer's checkpoint). ``--limit N`` trains on the first N
 training questions with a cached selection only; ``--skip NAME ...`` leaves runs out.
 ``--save-scorers DIR`` writes ``{weak,refined,oracle}-<h>hop.pt.gz`` + ``.json`` (provenance)
-as ``methods.reg.artefacts`` reads them.
-``--seeds S1 S2 ...`` trains every supervision once per training seed (``TrainParams.seed``;
+as ``methods.reg.assets`` reads them.
+``--seeds S1 S2 ...`` trains every supervision once per training seed (``RegTrainParams.seed``;
 same questions, labels and validation) and measures each scorer: with one seed the output is
-the single-run one (default: the ``TrainParams`` seed, 42); with several, each run's entry
+the single-run one (default: the ``RegTrainParams`` seed, 42); with several, each run's entry
 holds the per-seed rows (``seeds``), their ``summary`` (mean, sample sd, min, max of every
 numeric figure) and ``paired`` differences to weak (same seed; ``evaluation.seed_statistics``),
 and a markdown table of AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then
@@ -72,10 +72,10 @@ from graphrag_integrations.evaluation.seed_statistics import (
     seed_summary,
     seed_table,
 )
-from graphrag_integrations.methods.reg.artefacts import save_scorer
+from graphrag_integrations.methods.reg.assets import save_scorer
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
 from graphrag_integrations.methods.reg.kg import Triple
-from graphrag_integrations.methods.reg.params import RefinementParams, TrainParams
+from graphrag_integrations.methods.reg.params import RefinementParams, RegTrainParams
 from graphrag_integrations.methods.reg.refinement import option_text, refinement_prompt
 
 KS = [10, 20, 50, 100]
@@ -128,13 +128,9 @@ def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, 
     "test_L<L>": the others}``."""
     out: dict[str, Any] = {}
     for i, length in enumerate(lengths):
-        index.reorganisation_params = dataclasses.replace(
-            index.reorganisation_params, max_length=length
-        )
+        index.query_params = dataclasses.replace(index.query_params, max_length=length)
         out["test" if i == 0 else f"test_L{length}"] = kgqa_metrics(index, test, ks=KS)
-    index.reorganisation_params = dataclasses.replace(
-        index.reorganisation_params, max_length=lengths[0]
-    )
+    index.query_params = dataclasses.replace(index.query_params, max_length=lengths[0])
     return out
 
 
@@ -158,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
     ap.add_argument("--skip", nargs="*", default=[], help="runs not to train (weak, oracle, ...)")
     ap.add_argument(
-        "--seeds", type=int, nargs="+", default=[TrainParams().seed], help="training seeds"
+        "--seeds", type=int, nargs="+", default=[RegTrainParams().seed], help="training seeds"
     )
     args = ap.parse_args(argv)
     refinement = _refinement(args.refinement)
@@ -171,8 +167,8 @@ def main(argv: list[str] | None = None) -> None:
     embedder = SentenceTransformerEmbedder()
     index = RegIndex.load(args.index_cache, embedding=embedder)
     bound = {"max_triples": args.max_triples} if args.max_triples else {}
-    index.retriever_params = dataclasses.replace(
-        index.retriever_params, subgraph_hops=max(2, args.hops), **bound
+    index.query_params = dataclasses.replace(
+        index.query_params, subgraph_hops=max(2, args.hops), **bound
     )
     print(f"index loaded in {time.perf_counter() - t0:.1f}s", flush=True)
     # every supervision (weak, each refined variant, oracle) reads the same pools: build once
@@ -253,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
                 labels,
                 validation=val_t,
                 validation_labels=val_labels,
-                params=TrainParams(epochs=args.epochs, seed=seed),
+                params=RegTrainParams(epochs=args.epochs, seed=seed),
             )
             cpu = time.process_time() - cpu
             measured = _measure(index, test, args.max_length)

@@ -180,3 +180,17 @@ def test_llama_index_query_engine_example_streams_the_same_answer(index_root: Pa
     streamed_block = streamed.split("\nQ: ")[1]
     # greedy decoding: streaming token by token gives the same answer text
     assert streamed_block.split("\n(")[0].strip() == first_block.split("\n(")[0].strip()
+
+
+@pytest.mark.slow
+def test_reg_triples_example_answers_with_directors_and_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the example's temporary index folder
+    out = run_example("reg_triples.py")
+    chains = [line for line in out.splitlines() if line.startswith("chain: ")]
+    assert chains[0].startswith("chain: Bette Davis <- [starred_actors] <- ")
+    assert "-> [directed_by] -> " in chains[0]
+    assert "targets: ['William Dieterle', 'Irving Rapper']" in chains[0]
+    assert "persisted to a temporary folder and reloaded: same chains" in out
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("tmp")]  # no index left

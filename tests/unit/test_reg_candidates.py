@@ -7,7 +7,7 @@ from graphrag_integrations.methods.reg.candidates import (
     relation_chain,
     shortest_paths,
 )
-from graphrag_integrations.methods.reg.params import CandidateParams
+from graphrag_integrations.methods.reg.params import RegIndexParams
 from tests.unit.reg_fixtures import movie_index
 
 
@@ -82,7 +82,7 @@ def test_answer_centric_uses_attributes_first() -> None:
 def test_without_merging_every_path_is_a_candidate() -> None:
     index = movie_index()
     view = index.view
-    off = CandidateParams(answer_merging=False, relation_merging=False)
+    off = RegIndexParams(answer_merging=False, relation_merging=False)
     pool = build_pool(view, ["Ronald Colman"], ["1944", "1942"], off)
     assert len([c for c in pool.candidates if c.kind == "sp"]) == 2
     assert len([c for c in pool.candidates if c.kind == "query"]) == 2
@@ -103,8 +103,8 @@ def test_attribute_less_answer_in_neighbourhood_and_hub_answers() -> None:
     ans = [c for c in pool.candidates if c.kind == "answer"]
     assert [c.render(view) for c in ans] == ["Bette Davis <- [starred_actors] <- Now Voyager"]
     # Drama is an answer with more incoming triples than the cap: a hub, no P_a
-    hub = build_pool(view, ["Kismet"], ["Drama"], CandidateParams(neighbourhood_cap=1))
+    hub = build_pool(view, ["Kismet"], ["Drama"], RegIndexParams(neighbourhood_cap=1))
     assert hub.stats.hub_answer and not [c for c in hub.candidates if c.kind == "answer"]
-    small = build_pool(view, ["Kismet"], ["Drama"], CandidateParams(neighbourhood_cap=5))
+    small = build_pool(view, ["Kismet"], ["Drama"], RegIndexParams(neighbourhood_cap=5))
     assert not small.stats.hub_answer
     assert len([c for c in small.candidates if c.kind == "answer"]) == 1  # merged: 2 films

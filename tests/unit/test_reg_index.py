@@ -9,7 +9,7 @@ import pytest
 
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, IndexMismatchError
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion
-from graphrag_integrations.methods.reg.params import RetrieverParams, TrainParams
+from graphrag_integrations.methods.reg.params import RegTrainParams
 from tests.conftest import FakeEmbedder
 from tests.unit.reg_fixtures import MOVIES, movie_index
 
@@ -98,10 +98,12 @@ def _questions() -> list[TrainingQuestion]:
 
 
 def test_training_learns_the_labelled_relations(tmp_path: Path) -> None:
-    index = movie_index(retriever=RetrieverParams(hidden=32))
+    index = movie_index()
     qs = _questions()
     labels = index.supervision(qs, mode="weak").labels
-    report = index.train(qs, labels, validation=qs, params=TrainParams(epochs=40, lr=1e-2))
+    report = index.train(
+        qs, labels, validation=qs, params=RegTrainParams(epochs=40, lr=1e-2, hidden=32)
+    )
     assert report.best_recall == 1.0 or report.best_recall >= report.history[0]["val_recall"]
     top = index.retrieve_triples("who directed the films starring [Ronald Colman]", k=4)
     assert {t.relation for t in top[:4]} <= {"starred_actors", "directed_by"}

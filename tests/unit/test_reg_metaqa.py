@@ -103,8 +103,8 @@ def test_question_evidence_summarises_one_retrieval() -> None:
 
     index = movie_index()
     text = "who directed the films starring Ronald Colman"
-    chains, top, _ = index.evidence_chains(text, topic_entities=["Ronald Colman"], top_k=6)
-    ev = question_evidence(index, text, topic_entities=["Ronald Colman"], top_k=6)
+    chains, top, _ = index.evidence_chains(text, topic_entities=["Ronald Colman"], K=6)
+    ev = question_evidence(index, text, topic_entities=["Ronald Colman"], K=6)
     view = index.view
     assert ev.triples == [t.triple for t in top] and len(ev.triples) == 6
     assert ev.anchors == ("Ronald Colman",) and ev.chains == len(chains) > 0
@@ -119,7 +119,7 @@ def test_question_evidence_summarises_one_retrieval() -> None:
     kgqa = KGQARetriever(index, {})
     q = Question("q", text, ["William Dieterle"], [], {"topic_entity": "Ronald Colman", "hops": 3})
     hooked = kgqa.kgqa_evidence(q, 6)
-    assert index.retriever_params.subgraph_hops == 3
+    assert index.query_params.subgraph_hops == 3
     assert hooked.anchors == ("Ronald Colman",) and len(hooked.triples) == 6
     missing = Question("m", text, ["X"], [], {"topic_entity": "Nobody Known", "hops": 2})
     kgqa.kgqa_evidence(missing, 6)
@@ -130,7 +130,7 @@ def test_kgqa_chain_length_follows_the_hop_count() -> None:
     from graphrag_integrations.evaluation.datasets import Question
     from graphrag_integrations.methods.reg.index import RegIndex
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
-    from graphrag_integrations.methods.reg.params import ReorganisationParams
+    from graphrag_integrations.methods.reg.params import RegQueryParams
     from graphrag_integrations.testing import FakeEmbedder
 
     triples = [("A", "r1", "B"), ("B", "r2", "C"), ("C", "r3", "D")]
@@ -139,12 +139,12 @@ def test_kgqa_chain_length_follows_the_hop_count() -> None:
     index = RegIndex.from_triples(triples, embedding=FakeEmbedder())
     kgqa = KGQARetriever(index, {})
     three = kgqa.kgqa_evidence(q3, 10)
-    assert index.reorganisation_params.max_length == 3
+    assert index.query_params.max_length == 3
     assert max(three.chain_hops) == 3 and three.top_answer == "D"
     kgqa.kgqa_evidence(q1, 10)
-    assert index.reorganisation_params.max_length == 2  # max(L, 1)
-    paper = ReorganisationParams.from_options({"preset": "paper"})
-    fixed = RegIndex.from_triples(triples, embedding=FakeEmbedder(), reorganisation=paper)
+    assert index.query_params.max_length == 2  # max(L, 1)
+    paper = RegQueryParams.from_options({"preset": "paper"})
+    fixed = RegIndex.from_triples(triples, embedding=FakeEmbedder(), query_params=paper)
     capped = KGQARetriever(fixed, {}).kgqa_evidence(q3, 10)
-    assert fixed.reorganisation_params.max_length == 2 and max(capped.chain_hops) == 2
+    assert fixed.query_params.max_length == 2 and max(capped.chain_hops) == 2
     assert capped.top_answer != "D"

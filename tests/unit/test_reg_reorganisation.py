@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphrag_integrations.methods.reg.candidates import path_entities
-from graphrag_integrations.methods.reg.params import ReorganisationParams
+from graphrag_integrations.methods.reg.params import RegQueryParams
 from graphrag_integrations.methods.reg.reorganisation import expand_chains, reorganise
 from tests.unit.reg_fixtures import MOVIES, movie_index
 
@@ -51,7 +51,7 @@ def test_every_chain_is_a_connected_path_of_the_kg(
 def test_two_hop_chain_and_multi_answer_merging() -> None:
     rows = list(range(N))
     colman = VIEW.entity_row["Ronald Colman"]
-    mixed = reorganise(VIEW, rows, [1.0] * N, [colman], ReorganisationParams(max_length=2))
+    mixed = reorganise(VIEW, rows, [1.0] * N, [colman], RegQueryParams(max_length=2))
     texts = [c.render(VIEW) for c in mixed]
     assert (
         "Ronald Colman <- [starred_actors] <- Kismet; Random Harvest -> [directed_by] -> "
@@ -61,7 +61,7 @@ def test_two_hop_chain_and_multi_answer_merging() -> None:
     assert {VIEW.entities[t] for t in merged.targets} == {"William Dieterle", "Mervyn LeRoy"}
     # the paper's strict chaining cannot leave an actor (always a tail) forwards
     strict = reorganise(
-        VIEW, rows, [1.0] * N, [colman], ReorganisationParams(max_length=2, strict_direction=True)
+        VIEW, rows, [1.0] * N, [colman], RegQueryParams(max_length=2, strict_direction=True)
     )
     assert all(len(p) == 1 for c in strict for part in c.parts for p in part.paths)
 
@@ -87,7 +87,7 @@ def test_multi_entity_merging_intersects_targets() -> None:
     colman, dieterle = VIEW.entity_row["Ronald Colman"], VIEW.entity_row["William Dieterle"]
     rows = VIEW.triple_rows(t for t in MOVIES if t[1] in ("starred_actors", "directed_by"))
     chains = reorganise(
-        VIEW, rows, [1.0] * len(rows), [colman, dieterle], ReorganisationParams(max_length=1)
+        VIEW, rows, [1.0] * len(rows), [colman, dieterle], RegQueryParams(max_length=1)
     )
     joint = [c for c in chains if len(c.parts) == 2]
     assert joint, [c.render(VIEW) for c in chains]
@@ -97,6 +97,6 @@ def test_multi_entity_merging_intersects_targets() -> None:
         rows,
         [1.0] * len(rows),
         [colman, dieterle],
-        ReorganisationParams(max_length=1, multi_entity_merging=False),
+        RegQueryParams(max_length=1, multi_entity_merging=False),
     )
     assert all(len(c.parts) == 1 for c in off)

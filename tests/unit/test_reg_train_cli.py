@@ -11,7 +11,7 @@ import pytest
 
 from graphrag_integrations import cli
 from graphrag_integrations.core.llm import LLMClient
-from graphrag_integrations.methods.reg.artefacts import load_scorer
+from graphrag_integrations.methods.reg.assets import load_scorer
 from tests.conftest import FakeEmbedder
 from tests.unit.reg_fixtures import MOVIES
 from tests.unit.test_reg_refinement import FakeScorer

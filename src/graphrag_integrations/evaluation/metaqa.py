@@ -17,8 +17,6 @@ the reconstructed KB, ``answerable_with_reconstructed_kb.json``); say so when re
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import random
 import re
 import time
@@ -30,7 +28,13 @@ from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.datasets import answerable_metaqa as answerable
 from graphrag_integrations.evaluation.datasets import load_metaqa_questions as load_questions
 from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics, latency_percentiles
-from graphrag_integrations.methods.reg.params import RefinementParams, RegTrainParams
+from graphrag_integrations.methods.reg.params import RegTrainParams
+from graphrag_integrations.methods.reg.training import (
+    QTYPE_RELATIONS,
+    oracle_rows,
+    qtype_relation_chain,
+    refinement_params,
+)
 
 __all__ = [
     "QTYPE_RELATIONS",
@@ -39,24 +43,13 @@ __all__ = [
     "disjoint_samples",
     "kgqa_metrics",
     "load_questions",
+    "oracle_rows",
     "qtype_relation_chain",
+    "refinement_params",
     "train_reg",
 ]
 
 _HOP_DIR = re.compile(r"^(\d+)-hop$")
-#: MetaQA question-type words -> KB relation from the movie (the movie is always the head).
-QTYPE_RELATIONS = {
-    "actor": "starred_actors",
-    "director": "directed_by",
-    "writer": "written_by",
-    "year": "release_year",
-    "genre": "has_genre",
-    "tags": "has_tags",
-    "tag": "has_tags",
-    "language": "in_language",
-    "imdbrating": "has_imdb_rating",
-    "imdbvotes": "has_imdb_votes",
-}
 
 
 def disjoint_samples(
@@ -83,43 +76,6 @@ def disjoint_samples(
     return out
 
 
-def qtype_relation_chain(qtype: str) -> list[tuple[str, bool]]:
-    """The directed relation chain of a question type, from the topic entity.
-
-    Examples
-    --------
-    >>> qtype_relation_chain("actor_to_movie_to_director")
-    [('starred_actors', False), ('directed_by', True)]
-    """
-    parts = qtype.split("_to_")
-    chain: list[tuple[str, bool]] = []
-    for a, b in itertools.pairwise(parts):
-        if a == "movie" and b in QTYPE_RELATIONS:
-            chain.append((QTYPE_RELATIONS[b], True))
-        elif b == "movie" and a in QTYPE_RELATIONS:
-            chain.append((QTYPE_RELATIONS[a], False))
-        else:
-            raise ValueError(f"unknown MetaQA question type step {a!r} -> {b!r} in {qtype!r}")
-    return chain
-
-
-def oracle_rows(pool: Any, view: Any, qtype: str) -> list[int]:
-    """Triple rows of the oracle labels of a ReG candidate pool: every q->a shortest path (to
-    any answer) whose relation chain is the question type's (:func:`qtype_relation_chain`),
-    first-seen order. ``pool`` is a ``CandidatePool``, ``view`` its ``KGView``."""
-    from graphrag_integrations.methods.reg.candidates import relation_chain
-
-    chain = tuple(qtype_relation_chain(qtype))
-    rows = [
-        r
-        for paths in pool.sp_paths.values()
-        for p in paths
-        if relation_chain(view, p) == chain
-        for r, _ in p
-    ]
-    return list(dict.fromkeys(rows))
-
-
 def kgqa_metrics(
     index: Any,
     questions: Sequence[KGQuestion],
@@ -135,7 +91,7 @@ def kgqa_metrics(
     from graphrag_integrations.methods.reg.kgqa import question_evidence
 
     runs = [
-        (question_evidence(index, q.text, topic_entities=[q.topic_entity], top_k=max(ks)), q)
+        (question_evidence(index, q.text, topic_entities=[q.topic_entity], K=max(ks)), q)
         for q in questions
     ]
     out = kgqa_evidence_metrics([(e, q.answers) for e, q in runs], ks)
@@ -146,23 +102,6 @@ def kgqa_metrics(
     out["questions"] = float(len(questions))
     out.update(latency_percentiles([e.seconds for e, _ in runs]))
     return out
-
-
-def refinement_params(spec: str) -> RefinementParams:
-    """``RegTrainParams.refinement`` (``"K=V,K=V"``, ``""`` = defaults) as RefinementParams.
-
-    Examples
-    --------
-    >>> p = refinement_params("choice_scoring=permuted,choice_options=answer_paths")
-    >>> p.choice_scoring, p.choice_options
-    ('permuted', 'answer_paths')
-    >>> refinement_params("") == RefinementParams()
-    True
-    """
-    from graphrag_integrations.core.params import key_values
-
-    items = [item.strip() for item in spec.split(",") if item.strip()]
-    return RefinementParams.from_options(key_values(items))
 
 
 def train_reg(
@@ -178,17 +117,14 @@ def train_reg(
     selection from the candidate pool, cached in ``out/refined-<hops>hop.jsonl`` and
     resumable; ``oracle``: the shortest paths whose relation chain is the question type's)
     and its checkpoint selected on the validation sample's weak labels. ``out`` receives
-    ``<supervision>-<hops>hop.pt.gz`` + ``.json`` (``methods.reg.artefacts``;
+    ``<supervision>-<hops>hop.pt.gz`` + ``.json`` (``methods.reg.assets``;
     ``eval --option reg.scorer=OUT`` uses them). Returns the JSON report.
     """
     from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-    from graphrag_integrations.methods.reg.artefacts import save_scorer
-    from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever, TrainingQuestion
-    from graphrag_integrations.methods.reg.kg import Triple
-    from graphrag_integrations.methods.reg.params import TrainParams
-    from graphrag_integrations.methods.reg.refinement import refinement_prompt
+    from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
+    from graphrag_integrations.methods.reg.training import TrainingQuestion, train_and_save
 
-    refinement = refinement_params(params.refinement)  # bad options fail before any work
+    refinement_params(params.refinement)  # bad options fail before any work
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     embedder = SentenceTransformerEmbedder()
@@ -210,72 +146,17 @@ def train_reg(
     train_q, val_q, _ = disjoint_samples(
         qs, [params.train, params.val, params.test], seed=params.sample_seed
     )
-    as_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in train_q]
-    val_t = [TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers)) for q in val_q]
-    weak = index.supervision(as_t + val_t, mode="weak")
-    label_start = time.perf_counter()
-    refine_stats: dict[str, Any] | None = None
-    tokens = 0
-    if params.supervision == "weak":
-        labels: Mapping[str, list[Triple]] = weak.labels
-    elif params.supervision == "refined":
-        from graphrag_integrations.core.llm import LLMClient
 
-        llm = LLMClient(params.llm or None)
-        sup = index.supervision(
-            as_t,
-            mode="refined",
-            llm=llm,
-            refinement=refinement,
-            cache_path=out / f"refined-{params.hops}hop.jsonl",
-        )
-        labels = sup.labels
-        refine_stats = vars(sup.refine_stats) if sup.refine_stats else None
-        tokens = llm.usage.prompt_tokens
-    else:
-        view = index.view
-        oracle: dict[str, list[Triple]] = {}
-        for q, t in zip(train_q, as_t, strict=True):
-            rows = oracle_rows(index.candidate_pool(t), view, q.qtype)
-            oracle[q.id] = [view.triple(r) for r in rows]
-        labels = oracle
-    label_s = time.perf_counter() - label_start
-    report = index.train(
-        as_t,
-        labels,
-        validation=val_t,
-        validation_labels={q.id: weak.labels[q.id] for q in val_t},
-        params=TrainParams(**params.to_kwargs()),
+    def as_training(q: KGQuestion) -> TrainingQuestion:
+        return TrainingQuestion(q.id, q.text, (q.topic_entity,), tuple(q.answers))
+
+    report = train_and_save(
+        index,
+        [as_training(q) for q in train_q],
+        [as_training(q) for q in val_q],
+        params=params,
+        out=out,
+        qtypes={q.id: q.qtype for q in train_q},
+        provenance={"dataset": str(dataset)},
     )
-    assert index.scorer is not None
-    prompt_hash = hashlib.sha256(refinement_prompt("", [], []).encode()).hexdigest()[:16]
-    meta = {
-        "supervision": params.supervision,
-        "hops": params.hops,
-        "dataset": str(dataset),
-        "kg_triples": index.view.n_triples,
-        "train_ids": [q.id for q in as_t],
-        "validation_ids": [q.id for q in val_t],
-        "params": {**params.to_kwargs(), "supervision": params.supervision},
-        "embedding": embedder.model_name,
-        "llm": (params.llm or "SmolLM2-135M-Instruct (offline)")
-        if params.supervision == "refined"
-        else None,
-        "prompt_hash": prompt_hash if params.supervision == "refined" else None,
-        "refinement": refinement.to_kwargs() if params.supervision == "refined" else None,
-        "best_epoch": report.best_epoch,
-        "val_recall": report.best_recall,
-        "train_s": round(report.seconds, 1),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    save_scorer(index.scorer, out / f"{params.supervision}-{params.hops}hop", meta)
-    return {
-        **{k: v for k, v in meta.items() if not k.endswith("_ids")},
-        "train_questions": len(as_t),
-        "validation_questions": len(val_t),
-        "index_s": round(build_s, 1),
-        "labels_s": round(label_s, 1),
-        "llm_prompt_tokens": tokens,
-        "refine_stats": refine_stats,
-        "out": str(out),
-    }
+    return {**report, "index_s": round(build_s, 1)}

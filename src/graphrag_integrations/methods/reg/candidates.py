@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from graphrag_integrations.methods.reg.kg import Triple
-from graphrag_integrations.methods.reg.params import CandidateParams
+from graphrag_integrations.methods.reg.params import RegIndexParams
 from graphrag_integrations.methods.reg.store import KGView
 
 logger = logging.getLogger(__name__)
@@ -269,13 +269,13 @@ def build_pool(
     view: KGView,
     topics: Sequence[str],
     answers: Sequence[str],
-    params: CandidateParams | None = None,
+    params: RegIndexParams | None = None,
 ) -> CandidatePool:
     """The candidate pool of one training question (see the module docstring).
 
     Topic entities and answers missing from the KG are skipped (logged at debug level).
     """
-    params = params or CandidateParams()
+    params = params or RegIndexParams()
     t_rows = [view.entity_row[t] for t in dict.fromkeys(topics) if t in view.entity_row]
     a_rows = [view.entity_row[a] for a in dict.fromkeys(answers) if a in view.entity_row]
     missing = len(set(topics)) + len(set(answers)) - len(t_rows) - len(a_rows)

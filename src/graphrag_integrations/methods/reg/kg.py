@@ -23,12 +23,18 @@ are two edges; a triple is identified by all three fields.
 from __future__ import annotations
 
 import csv
+import json
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.nlp import ParsedText
-from graphrag_integrations.errors import DocumentLoadError
+from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError
+
+if TYPE_CHECKING:
+    from graphrag_integrations.methods.reg.params import RegIndexParams, RegQueryParams
 
 Triple = tuple[str, str, str]
 """``(head, relation, tail)``: entity name, relation text, entity name."""
@@ -107,24 +113,61 @@ def read_triples(path: str | Path, *, delimiter: str | None = None) -> list[Trip
 
 
 _HEADERS = ({"head", "relation", "tail"}, {"subject", "predicate", "object"})
+#: File suffixes ``from_documents`` reads as triples (:func:`read_triples`), not as text.
+TRIPLE_SUFFIXES = (".tsv", ".csv")
+
+
+def is_triple_file(obj: Any) -> bool:
+    """Whether ``obj`` is a path (``Path`` or ``str``) to an existing ``.tsv`` / ``.csv`` file.
+
+    Examples
+    --------
+    >>> is_triple_file("kb.tsv"), is_triple_file("Paris is in France.")
+    (False, False)
+    """
+    if not isinstance(obj, (str, os.PathLike)) or (isinstance(obj, str) and "\n" in obj):
+        return False
+    path = Path(obj)
+    return path.suffix.lower() in TRIPLE_SUFFIXES and path.is_file()
 
 
 def triples_from_graph_documents(graph_documents: Iterable[Any]) -> list[Triple]:
-    """Triples of LangChain ``GraphDocument`` objects (``relationships``).
+    """Triples of graph documents: LangChain's ``GraphDocument`` (``langchain_community``,
+    ``langchain_neo4j``) or any object with ``relationships`` whose items have ``source``,
+    ``target`` (nodes with an ``id``, or names) and ``type``; nothing is imported.
+
+    Raises
+    ------
+    TypeError
+        An object without ``relationships``, or a relationship without ``source``,
+        ``target`` or ``type``.
 
     Examples
     --------
     >>> from types import SimpleNamespace as N
     >>> rel = N(source=N(id="Paris"), type="CAPITAL_OF", target=N(id="France"))
-    >>> triples_from_graph_documents([N(relationships=[rel])])
+    >>> triples_from_graph_documents([N(nodes=[], relationships=[rel])])
     [('Paris', 'CAPITAL_OF', 'France')]
     """
     out: list[tuple[str, str, str]] = []
-    for doc in graph_documents:
+    for n, doc in enumerate(graph_documents):
         rels = getattr(doc, "relationships", None)
         if rels is None:
-            raise TypeError(f"not a GraphDocument (no relationships): {type(doc).__name__}")
-        out.extend((str(r.source.id), str(r.type), str(r.target.id)) for r in rels)
+            raise TypeError(
+                f"graph document {n} ({type(doc).__name__}) has no relationships: expected a "
+                "GraphDocument or an object with .nodes and .relationships"
+            )
+        for r in rels:
+            ends = [getattr(r, name, None) for name in ("source", "target", "type")]
+            if any(e is None for e in ends):
+                raise TypeError(
+                    f"graph document {n}: a relationship ({type(r).__name__}) needs .source, "
+                    ".target and .type"
+                )
+            source, target, kind = ends
+            out.append(
+                (str(getattr(source, "id", source)), str(kind), str(getattr(target, "id", target)))
+            )
     return check_triples(out)
 
 
@@ -197,3 +240,135 @@ def triples_from_parses(
             relation = " ".join(sent.masked().split())[:MAX_RELATION_CHARS]
             out.extend((h, relation, t) for h in heads for t in names if t != h)
     return check_triples(out) if out else []
+
+
+_S = TypeVar("_S", bound="KGSources")
+
+
+class KGSources:
+    """The index constructors from KG sources (mixed into ``RefinedSubgraphRetriever``):
+    Python triples, files, graph documents, LlamaIndex property-graph stores."""
+
+    if TYPE_CHECKING:  # what the constructors use of the index
+
+        def __init__(
+            self,
+            embedding: Any = None,
+            *,
+            index_params: RegIndexParams | None = None,
+            query_params: RegQueryParams | None = None,
+            preset: str | None = None,
+            show_progress: bool | None = None,
+        ) -> None: ...
+
+        def insert_triples(self, triples: Iterable[Sequence[str]], doc_id: str) -> int: ...
+
+    @classmethod
+    def from_triples(
+        cls: type[_S],
+        triples: Iterable[Sequence[str]],
+        *,
+        doc_id: str = "triples",
+        embedding: Any = None,
+        index_params: RegIndexParams | None = None,
+        query_params: RegQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+    ) -> _S:
+        """Build from Python triples, all under provenance ``doc_id``."""
+        checked = check_triples(triples)
+        if not checked:
+            raise EmptyCorpusError("no triples to index")
+        index = cls(
+            embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )
+        index.insert_triples(checked, doc_id)
+        return index
+
+    @classmethod
+    def from_file(
+        cls: type[_S],
+        path: str | Path,
+        *,
+        delimiter: str | None = None,
+        embedding: Any = None,
+        index_params: RegIndexParams | None = None,
+        query_params: RegQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+    ) -> _S:
+        """Build from a TSV / CSV / ``h|r|t`` file (provenance: the file name)."""
+        return cls.from_triples(
+            read_triples(path, delimiter=delimiter),
+            doc_id=Path(path).name,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )
+
+    @classmethod
+    def from_graph_documents(
+        cls: type[_S],
+        graph_documents: Iterable[Any] | Any,
+        *,
+        embedding: Any = None,
+        index_params: RegIndexParams | None = None,
+        query_params: RegQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+    ) -> _S:
+        """Build from graph documents (:func:`.kg.triples_from_graph_documents`: LangChain's
+        ``GraphDocument`` of ``langchain_community`` or ``langchain_neo4j``, or any object
+        with ``.relationships`` of ``.source`` / ``.target`` / ``.type``; one or an iterable).
+        Each one's provenance is the content id of its source document (or of its triples
+        when it has none)."""
+        index = cls(
+            embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )
+        if hasattr(graph_documents, "relationships"):
+            graph_documents = [graph_documents]
+        added = 0
+        for gdoc in graph_documents:
+            triples = triples_from_graph_documents([gdoc])
+            source = getattr(getattr(gdoc, "source", None), "page_content", None)
+            doc_id = content_id(source if source else json.dumps(triples))
+            if triples:
+                added += index.insert_triples(triples, doc_id)
+        if not added:
+            raise EmptyCorpusError("the graph documents hold no relationships")
+        return index
+
+    @classmethod
+    def from_property_graph_store(
+        cls: type[_S],
+        store: Any,
+        *,
+        doc_id: str = "property_graph",
+        filters: dict[str, Any] | None = None,
+        embedding: Any = None,
+        index_params: RegIndexParams | None = None,
+        query_params: RegQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+    ) -> _S:
+        """Build from a LlamaIndex property-graph store's triplets
+        (:func:`.kg.triples_from_property_graph_store`, ``filters`` passed on)."""
+        return cls.from_triples(
+            triples_from_property_graph_store(store, **(filters or {})),
+            doc_id=doc_id,
+            embedding=embedding,
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+            show_progress=show_progress,
+        )

@@ -15,7 +15,7 @@ A MetaQA question carries its topic entity and hop count in its metadata
 :meth:`KGQARetriever.kgqa_evidence` anchors the question there (a topic entity missing from
 the KG is logged, counted and replaced by the entities linked in the text), uses the scorer of
 that hop count (the default scorer for an unknown one), a subgraph of ``max(2, hops)`` hops
-and, with ``ReorganisationParams.length_from_hops`` (default), evidence chains of up to
+and, with ``RegQueryParams.length_from_hops`` (default), evidence chains of up to
 ``max(L, hops)`` relations (a 3-hop answer is three relations from the anchor; the paper's
 L = 2 is the ``paper`` preset). ``retrieve`` (plain text queries) uses the default scorer.
 """
@@ -34,7 +34,7 @@ from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.methods.reg.candidates import render_triple
 from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 from graphrag_integrations.methods.reg.kg import Triple
-from graphrag_integrations.methods.reg.retriever import TripleScorer
+from graphrag_integrations.methods.reg.scorer import TripleScorer
 
 __all__ = ["KGQAEvidence", "KGQARetriever", "question_evidence"]
 
@@ -83,7 +83,7 @@ def question_evidence(
     text: str,
     *,
     topic_entities: Sequence[str] | None = None,
-    top_k: int | None = None,
+    K: int | None = None,
 ) -> KGQAEvidence:
     """Evidence of one question: ``index.evidence_chains`` once, summarised.
 
@@ -93,13 +93,13 @@ def question_evidence(
     >>> index = RefinedSubgraphRetriever.from_triples(
     ...     [("Kismet", "directed_by", "William Dieterle"), ("Kismet", "release_year", "1944")],
     ...     embedding=FakeEmbedder())
-    >>> ev = question_evidence(index, "who directed Kismet", topic_entities=["Kismet"], top_k=1)
+    >>> ev = question_evidence(index, "who directed Kismet", topic_entities=["Kismet"], K=1)
     >>> len(ev.triples), ev.chains, ev.chain_hops, ev.flat_tokens == -(-len(
     ...     f"{ev.triples[0][0]} -> [{ev.triples[0][1]}] -> {ev.triples[0][2]}") // 4)
     (1, 1, (1,), True)
     """
     start = time.perf_counter()
-    chains, top, anchors = index.evidence_chains(text, topic_entities=topic_entities, top_k=top_k)
+    chains, top, anchors = index.evidence_chains(text, topic_entities=topic_entities, K=K)
     seconds = time.perf_counter() - start
     view = index.view
     triples = [t.triple for t in top]
@@ -148,8 +148,7 @@ class KGQARetriever:
         self.index = index
         self.default_scorer = index.scorer
         self.scorers = dict(scorers)
-        self.base_params = index.retriever_params
-        self.base_reorganisation = index.reorganisation_params
+        self.base_params = index.query_params
         self.stats: dict[str, int] = {
             "questions": 0,
             "chains": 0,
@@ -160,12 +159,13 @@ class KGQARetriever:
     def _use(self, hops: int | None) -> None:
         scorer = self.scorers.get(hops, self.default_scorer) if hops else self.default_scorer
         self.index.scorer = scorer
-        want = max(self.base_params.subgraph_hops, hops or 0)
-        self.index.retriever_params = dataclasses.replace(self.base_params, subgraph_hops=want)
-        reorg = self.base_reorganisation
-        if reorg.length_from_hops and hops:
-            reorg = dataclasses.replace(reorg, max_length=max(reorg.max_length, hops))
-        self.index.reorganisation_params = reorg
+        base = self.base_params
+        length = base.max_length
+        if base.length_from_hops and hops:
+            length = max(length, hops)
+        self.index.query_params = dataclasses.replace(
+            base, subgraph_hops=max(base.subgraph_hops, hops or 0), max_length=length
+        )
 
     def retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Evidence chains for a text query (default scorer)."""
@@ -187,7 +187,7 @@ class KGQARetriever:
         with self.index.rwlock.write():  # the scorer and subgraph depth are switched
             self._use(int(hops) if hops else None)
             evidence = question_evidence(
-                self.index, question.text, topic_entities=[topic] if topic else None, top_k=k
+                self.index, question.text, topic_entities=[topic] if topic else None, K=k
             )
         self.stats["questions"] += 1
         self.stats["chains"] += evidence.chains

@@ -1,19 +1,31 @@
-"""ReG's parameters, one :class:`~graphrag_integrations.core.params.Params` class per stage;
-each field names its paper symbol (``docs/reference/symbols.md``; empty: an implementation choice).
+"""ReG's parameters on :class:`~graphrag_integrations.core.params.Params`; each field names its
+paper symbol (``docs/reference/symbols.md``; empty for an implementation choice).
 
-Every class has a ``"paper"`` preset with the paper-faithful values where this package deviates
-by default (:data:`PAPER`).
+* :class:`RegIndexParams` - what the index is built with: the text-to-triple pipeline, the DDE
+  features the triple scorer reads, the candidate pools of training questions;
+* :class:`RegQueryParams` - what one query does: ``k`` evidence results returned, the question
+  subgraph bound, ``K`` triples kept for the re-organisation, the chain length ``L`` and the
+  re-organisation switches;
+* :class:`RegTrainParams` - training the triple scorer (``RefinedSubgraphRetriever.train`` and
+  ``graphrag-integrations train --method reg``, whose data options are not keyword arguments);
+* :class:`RefinementParams` - the LLM-refined supervision (``supervision(refinement=)``).
+
+Each class has the presets ``"default"`` and ``"paper"`` (the paper-faithful values where
+this package deviates by default, :data:`PAPER`).
 
 Examples
 --------
->>> ReorganisationParams.from_options({"preset": "paper"}).strict_direction
+>>> RegQueryParams.from_options({"preset": "paper"}).strict_direction
 True
->>> RetrieverParams.from_options({"top_k": "50"}).top_k
-50
+>>> RegQueryParams.from_options({"K": "50"}).K, RegQueryParams().k
+(50, 5)
+>>> RegIndexParams().dde_rounds, RegTrainParams.from_options({"preset": "paper"}).epochs
+(2, 80)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -21,30 +33,86 @@ from graphrag_integrations.core.params import Params, param
 
 __all__ = [
     "PAPER",
-    "CandidateParams",
     "RefinementParams",
+    "RegIndexParams",
+    "RegQueryParams",
     "RegTrainParams",
-    "ReorganisationParams",
-    "RetrieverParams",
-    "TrainParams",
+    "manifest_params",
 ]
 
 
 @dataclass(frozen=True)
-class CandidateParams(Params):
-    """Multi-faceted candidate pool (paper 4.1, appendix E.2)."""
+class RegIndexParams(Params):
+    """How the index is built: text triples, scorer features, candidate pools (paper 4.1,
+    appendices E.2 and F)."""
 
-    max_path_length: int = param(3, doc="longest q->a shortest path considered (hops)", ge=1)
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {}}
+
+    spacy_model: str | None = param(
+        None, doc="spaCy pipeline turning documents into triples (none: offline en_core_web_sm)"
+    )
+    dde_rounds: int = param(2, symbol="DDE", doc="forward rounds (head->tail propagation)", ge=0)
+    dde_reverse_rounds: int = param(2, symbol="DDE", doc="reverse rounds (tail->head)", ge=0)
+    max_path_length: int = param(
+        3, doc="training pools: longest q->a shortest path considered (hops)", ge=1
+    )
     max_paths: int = param(
-        2000, doc="cap on raw shortest paths per (topic, answer) pair (counted when hit)", ge=1
+        2000,
+        doc="training pools: cap on raw shortest paths per (topic, answer) pair (counted)",
+        ge=1,
     )
     neighbourhood_cap: int = param(
-        50, symbol="P_q, P_a", doc="one-hop triples per query / answer entity kept", ge=0
+        50, symbol="P_q, P_a", doc="training pools: one-hop triples per query / answer entity", ge=0
     )
     answer_merging: bool = param(True, symbol="E.2 (I)", doc="keep one representative answer a*")
     relation_merging: bool = param(
         True, symbol="E.2 (II)", doc="merge paths sharing a (directed) relation chain"
     )
+
+
+@dataclass(frozen=True)
+class RegQueryParams(Params):
+    """What one query does: subgraph, triple scoring, re-organisation (paper 4.2, appendix
+    E.4). ``k`` is the number of evidence results returned; ``K`` the triples kept for the
+    re-organisation."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "default": {},
+        "paper": {
+            "K": 200,
+            "strict_direction": True,
+            "keep_prefixes": True,
+            "length_from_hops": False,
+        },
+    }
+
+    k: int = param(5, doc="evidence results returned by retrieve (chains, then triples)", ge=1)
+    K: int = param(100, symbol="K", doc="top-K triples kept for re-organisation (paper: 200)", ge=1)
+    subgraph_hops: int = param(2, doc="hops of the per-question subgraph around the anchors", ge=1)
+    max_degree: int = param(
+        200, doc="an entity with more triples is a hub: reached, never expanded through", ge=1
+    )
+    max_triples: int = param(5000, doc="cap on triples per question subgraph", ge=1)
+    max_length: int = param(2, symbol="L", doc="longest evidence chain (triples)", ge=1)
+    length_from_hops: bool = param(
+        True,
+        symbol="L",
+        doc="KGQA questions with a known hop count h (the harness's MetaQA questions) use "
+        "L = max(max_length, h); paper: L = 2 on MetaQA, unbounded on CWQ",
+    )
+    strict_direction: bool = param(
+        False,
+        symbol="Alg. 1",
+        doc="True: only head->tail chaining, two passes (paper); False: a chain may also step "
+        "against an edge (rendered '<- [r] <-'), which MetaQA's 'films starring X' needs",
+    )
+    keep_prefixes: bool = param(
+        False, symbol="Alg. 1", doc="keep chains that prefix a longer kept chain (paper: True)"
+    )
+    multi_answer_merging: bool = param(
+        True, symbol="E.4.2", doc="merge chains ending in different targets"
+    )
+    multi_entity_merging: bool = param(True, symbol="E.4.2", doc="pair chains of distinct anchors")
 
 
 @dataclass(frozen=True)
@@ -110,25 +178,9 @@ class RefinementParams(Params):
 
 
 @dataclass(frozen=True)
-class RetrieverParams(Params):
-    """Triple retriever (DDE + MLP, appendix F; SubgraphRAG)."""
-
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {"top_k": 200}}
-
-    dde_rounds: int = param(2, symbol="DDE", doc="forward rounds (head->tail propagation)", ge=0)
-    dde_reverse_rounds: int = param(2, symbol="DDE", doc="reverse rounds (tail->head)", ge=0)
-    hidden: int = param(256, doc="MLP hidden width", ge=1)
-    subgraph_hops: int = param(2, doc="hops of the per-question subgraph around the anchors", ge=1)
-    max_degree: int = param(
-        200, doc="an entity with more triples is a hub: reached, never expanded through", ge=1
-    )
-    max_triples: int = param(5000, doc="cap on triples per question subgraph", ge=1)
-    top_k: int = param(100, symbol="K", doc="triples kept for reorganisation (paper: 200)", ge=1)
-
-
-@dataclass(frozen=True)
-class TrainParams(Params):
-    """Retriever training (eq. 29, appendix F)."""
+class RegTrainParams(Params):
+    """Training the triple scorer (eq. 29, appendix F). The fields after ``hidden`` are the
+    data options of ``graphrag-integrations train --method reg`` (not keyword arguments)."""
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"default": {}, "paper": {"epochs": 80}}
 
@@ -136,43 +188,7 @@ class TrainParams(Params):
     lr: float = param(1e-3, doc="Adam learning rate", gt=0)
     recall_k: int = param(100, doc="validation triple recall@k for checkpoint selection", ge=1)
     seed: int = param(42, doc="torch seed")
-
-
-@dataclass(frozen=True)
-class ReorganisationParams(Params):
-    """Structure-aware re-organisation (paper 4.2, appendix E.4)."""
-
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "default": {},
-        "paper": {"strict_direction": True, "keep_prefixes": True, "length_from_hops": False},
-    }
-
-    max_length: int = param(2, symbol="L", doc="longest evidence chain (triples)", ge=1)
-    length_from_hops: bool = param(
-        True,
-        symbol="L",
-        doc="KGQA questions with a known hop count h (the harness's MetaQA questions) use "
-        "L = max(max_length, h); paper: L = 2 on MetaQA, unbounded on CWQ",
-    )
-    strict_direction: bool = param(
-        False,
-        symbol="Alg. 1",
-        doc="True: only head->tail chaining, two passes (paper); False: a chain may also step "
-        "against an edge (rendered '<- [r] <-'), which MetaQA's 'films starring X' needs",
-    )
-    keep_prefixes: bool = param(
-        False, symbol="Alg. 1", doc="keep chains that prefix a longer kept chain (paper: True)"
-    )
-    multi_answer_merging: bool = param(
-        True, symbol="E.4.2", doc="merge chains ending in different targets"
-    )
-    multi_entity_merging: bool = param(True, symbol="E.4.2", doc="pair chains of distinct anchors")
-
-
-@dataclass(frozen=True)
-class RegTrainParams(TrainParams):
-    """Options of ``train --method reg`` (the :class:`TrainParams` plus data and labels)."""
-
+    hidden: int = param(256, doc="MLP hidden width", ge=1)
     supervision: Literal["weak", "refined", "oracle"] = param(
         "refined",
         doc="training labels: weak shortest paths, LLM-refined, or oracle (qtype)",
@@ -197,8 +213,23 @@ class RegTrainParams(TrainParams):
 
 #: Paper-faithful settings where the defaults deviate (each class's ``"paper"`` preset).
 PAPER = {
+    "index": RegIndexParams.from_options({"preset": "paper"}),
+    "query": RegQueryParams.from_options({"preset": "paper"}),
+    "train": RegTrainParams.from_options({"preset": "paper"}),
     "refinement": RefinementParams.from_options({"preset": "paper"}),
-    "retriever": RetrieverParams.from_options({"preset": "paper"}),
-    "train": TrainParams.from_options({"preset": "paper"}),
-    "reorganisation": ReorganisationParams.from_options({"preset": "paper"}),
 }
+
+
+def manifest_params(params: Mapping[str, Any]) -> tuple[RegIndexParams, RegQueryParams]:
+    """The parameters recorded in a manifest; indexes written before the parameter classes
+    were flattened hold ``retriever`` / ``reorganisation`` / ``candidates`` / ``k``."""
+    if "index" in params:
+        return RegIndexParams(**params["index"]), RegQueryParams(**params["query"])
+    retriever = {key: v for key, v in params["retriever"].items() if key != "hidden"}
+    retriever["K"] = retriever.pop("top_k")
+    index_names = {s.name for s in RegIndexParams.specs()}
+    flat = {**retriever, **params["reorganisation"], **params["candidates"], "k": params["k"]}
+    return (
+        RegIndexParams(**{key: v for key, v in flat.items() if key in index_names}),
+        RegQueryParams(**{key: v for key, v in flat.items() if key not in index_names}),
+    )

@@ -8,8 +8,8 @@ Examples
 --------
 >>> [r.name for r in REGISTRATIONS], sorted(REG.inputs)
 (['reg', 'reg-weak'], ['questions', 'triples'])
->>> opts = REG.parse_options({"top_k": "50", "max_length": "3", "scorer": "none"})
->>> opts.index_params.top_k, opts.query_params.max_length, opts.index_params.scorer
+>>> opts = REG.parse_options({"K": "50", "max_length": "3", "scorer": "none"})
+>>> opts.query_params.K, opts.query_params.max_length, opts.objects["scorer"]
 (50, 3, 'none')
 """
 
@@ -17,22 +17,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.params import param
 from graphrag_integrations.core.registry import MethodRegistration
-from graphrag_integrations.methods.reg.params import (
-    RegTrainParams,
-    ReorganisationParams,
-    RetrieverParams,
-)
+from graphrag_integrations.methods.reg.params import RegIndexParams, RegQueryParams, RegTrainParams
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
 
-__all__ = ["REG", "REGISTRATIONS", "REG_WEAK", "RegBuildParams", "build_reg", "build_reg_weak"]
+__all__ = ["REG", "REGISTRATIONS", "REG_WEAK", "build_reg", "build_reg_weak"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,31 +36,18 @@ COMMITTED_HOPS = (1, 2, 3)
 SUPERVISIONS = ("weak", "refined", "oracle")
 
 
-@dataclass(frozen=True)
-class RegBuildParams(RetrieverParams):
-    """Index-time options of the ``reg`` / ``reg-weak`` builders: the retriever's, plus where
-    the trained scorers and the built KG index come from. The ``preset`` option is the
-    query side's (:class:`ReorganisationParams`); the paper's K is ``top_k=200``."""
-
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
-
-    scorer: str = param(
-        "",
-        doc="'' = the committed MetaQA scorers of this registration (one per hop count); "
-        "'weak', 'refined' or 'oracle' = the committed scorers of that supervision; a folder "
-        "written by `train --method reg` (its scorer for every hop); 'none' = untrained",
-        kwarg=False,
-    )
-    index_cache: str = param(
-        "",
-        doc="folder of a persisted ReG index of the same triples (loaded if present, written "
-        "after a build otherwise); '' = build in memory",
-        kwarg=False,
-    )
+#: The builders' object options (strings on the command line).
+OBJECTS = {
+    "scorer": "'' = the committed MetaQA scorers of this registration (one per hop count); "
+    "'weak', 'refined' or 'oracle' = the committed scorers of that supervision; a folder "
+    "written by `train --method reg` (its scorer for every hop); 'none' = untrained",
+    "index_cache": "folder of a persisted ReG index of the same triples (loaded if present, "
+    "written after a build otherwise); '' = build in memory",
+}
 
 
 def _scorers(spec: str, supervision: str) -> dict[int, Any]:
-    from graphrag_integrations.methods.reg.artefacts import artefact, load_scorer
+    from graphrag_integrations.methods.reg.assets import asset, load_scorer
 
     if spec == "none":
         return {}
@@ -83,7 +64,7 @@ def _scorers(spec: str, supervision: str) -> dict[int, Any]:
         return out
     out = {}
     for hops in COMMITTED_HOPS:
-        stem = artefact(supervision, hops)
+        stem = asset(supervision, hops)
         if Path(f"{stem}.pt.gz").is_file():
             out[hops] = load_scorer(stem)[0]
         else:
@@ -96,22 +77,22 @@ def _build(
     embedder: Any,
     triples: Sequence[tuple[str, str, str]],
     questions: Sequence[Any],
-    index_params: RegBuildParams | None,
-    query_params: ReorganisationParams | None,
+    index_params: RegIndexParams | None,
+    query_params: RegQueryParams | None,
     show_progress: bool,
+    scorer: str,
+    index_cache: str | Path,
 ) -> KGQARetriever:
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
 
-    params = index_params or RegBuildParams()
-    retriever = RetrieverParams(**params.to_kwargs())
     common: dict[str, Any] = {
         "embedding": embedder,
-        "retriever": retriever,
-        "reorganisation": query_params or ReorganisationParams(),
+        "index_params": index_params or RegIndexParams(),
+        "query_params": query_params or RegQueryParams(),
         "show_progress": show_progress,
     }
-    cache = Path(params.index_cache) if params.index_cache else None
+    cache = Path(index_cache) if index_cache else None
     if cache is not None and (cache / "manifest.json").is_file():
         index = RefinedSubgraphRetriever.load(cache, **common)
         if index.view.n_triples != len(set(map(tuple, triples))):
@@ -120,10 +101,10 @@ def _build(
         index = RefinedSubgraphRetriever.from_triples(triples, doc_id="kb", **common)
         if cache is not None:
             index.persist(cache)
-    scorers = _scorers(params.scorer, supervision)
+    scorers = _scorers(str(scorer), supervision)
     kgqa = KGQARetriever(index, scorers)
     kgqa.default_scorer = scorers.get(2) or next(iter(scorers.values()), None)
-    _check_disjoint(params.scorer, supervision, questions)
+    _check_disjoint(str(scorer), supervision, questions)
     return kgqa
 
 
@@ -131,13 +112,13 @@ def _check_disjoint(spec: str, supervision: str, questions: Sequence[Any]) -> No
     """Warn (and say how many) when evaluation questions were used to train the scorers."""
     import json
 
-    from graphrag_integrations.methods.reg.artefacts import ARTEFACTS
+    from graphrag_integrations.methods.reg.assets import ASSETS
 
     if spec == "none":
         return
     if spec in SUPERVISIONS:
         supervision, spec = spec, ""
-    folder = Path(spec) if spec else ARTEFACTS
+    folder = Path(spec) if spec else ASSETS
     pattern = "*.json" if spec else f"{supervision}-*hop.json"
     used: set[str] = set()
     for meta in folder.glob(pattern):
@@ -157,22 +138,31 @@ def build_reg(
     *,
     triples: Sequence[tuple[str, str, str]],
     questions: Sequence[Any],
-    index_params: RegBuildParams | None = None,
-    query_params: ReorganisationParams | None = None,
+    index_params: RegIndexParams | None = None,
+    query_params: RegQueryParams | None = None,
     show_progress: bool = False,
+    scorer: str = "",
+    index_cache: str | Path = "",
 ) -> KGQARetriever:
     """ReG over ``triples`` with the scorers trained on LLM-refined supervision.
 
     Examples
     --------
     >>> from graphrag_integrations.testing import FakeEmbedder
-    >>> r = build_reg(FakeEmbedder(), triples=[("A", "r", "B")], questions=[],
-    ...               index_params=RegBuildParams(scorer="none"))
+    >>> r = build_reg(FakeEmbedder(), triples=[("A", "r", "B")], questions=[], scorer="none")
     >>> r.retrieve("[A]")[0].text
     'A -> [r] -> B'
     """
     return _build(
-        "refined", embedder, triples, questions, index_params, query_params, show_progress
+        "refined",
+        embedder,
+        triples,
+        questions,
+        index_params,
+        query_params,
+        show_progress,
+        scorer,
+        index_cache,
     )
 
 
@@ -181,19 +171,33 @@ def build_reg_weak(
     *,
     triples: Sequence[tuple[str, str, str]],
     questions: Sequence[Any],
-    index_params: RegBuildParams | None = None,
-    query_params: ReorganisationParams | None = None,
+    index_params: RegIndexParams | None = None,
+    query_params: RegQueryParams | None = None,
     show_progress: bool = False,
+    scorer: str = "",
+    index_cache: str | Path = "",
 ) -> KGQARetriever:
     """ReG over ``triples`` with the scorers trained on weak (shortest-path) supervision."""
-    return _build("weak", embedder, triples, questions, index_params, query_params, show_progress)
+    return _build(
+        "weak",
+        embedder,
+        triples,
+        questions,
+        index_params,
+        query_params,
+        show_progress,
+        scorer,
+        index_cache,
+    )
 
 
 _COMMON: dict[str, Any] = {
     "index_class": "graphrag_integrations.methods.reg.index:RefinedSubgraphRetriever",
-    "index_params": RegBuildParams,
-    "query_params": ReorganisationParams,
+    "index_params": RegIndexParams,
+    "query_params": RegQueryParams,
     "inputs": frozenset({"triples", "questions"}),
+    "objects": OBJECTS,
+    "named_objects": frozenset(OBJECTS),
     "trainer": "graphrag_integrations.evaluation.metaqa:train_reg",
     "train_params": RegTrainParams,
 }

@@ -35,7 +35,7 @@ from graphrag_integrations.methods.reg.candidates import (
     render_chain,
     step_ends,
 )
-from graphrag_integrations.methods.reg.params import ReorganisationParams
+from graphrag_integrations.methods.reg.params import RegQueryParams
 from graphrag_integrations.methods.reg.store import KGView
 
 
@@ -172,7 +172,7 @@ def reorganise(
     rows: Sequence[int],
     scores: Sequence[float],
     anchors: Sequence[int],
-    params: ReorganisationParams,
+    params: RegQueryParams,
 ) -> list[EvidenceChain]:
     """Chain expansion then merging (the whole re-organisation step)."""
     chains = expand_chains(

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.methods.reg.artefacts import ARTEFACTS, load_scorer
+from graphrag_integrations.methods.reg.assets import ASSETS, load_scorer
 from graphrag_integrations.methods.reg.refinement import refinement_prompt
 from graphrag_integrations.methods.reg.registration import SUPERVISIONS
 
-METAS = sorted(ARTEFACTS.glob("*hop.json"))
+METAS = sorted(ASSETS.glob("*hop.json"))
 
 
 def _meta(path: Path) -> dict[str, Any]:
@@ -41,25 +41,25 @@ def test_provenance(path: Path) -> None:
     assert train and val and not set(train) & set(val)
     assert all(q.startswith(f"{meta['hops']}-hop/dev/") for q in train + val)
     assert meta["train_s"] > 0 and meta["embedding"] and meta["samples"]
-    assert Path(f"{ARTEFACTS / path.stem}.pt.gz").is_file()
+    assert Path(f"{ASSETS / path.stem}.pt.gz").is_file()
     if meta["supervision"] == "refined":
         prompt_hash = hashlib.sha256(refinement_prompt("", [], []).encode()).hexdigest()[:16]
         assert meta["prompt_hash"] == prompt_hash and "SmolLM2" in meta["llm"]
-        cache = ARTEFACTS / f"refined-{meta['hops']}hop-supervision.jsonl.gz"
+        cache = ASSETS / f"refined-{meta['hops']}hop-supervision.jsonl.gz"
         records = [json.loads(line) for line in gzip.decompress(cache.read_bytes()).splitlines()]
         assert set(train) <= {r["qid"] for r in records}
 
 
 @pytest.mark.parametrize("hops", [1, 2, 3])
 def test_supervisions_share_training_questions(hops: int) -> None:
-    ids = {s: _meta(ARTEFACTS / f"{s}-{hops}hop.json")["train_ids"] for s in SUPERVISIONS}
+    ids = {s: _meta(ASSETS / f"{s}-{hops}hop.json")["train_ids"] for s in SUPERVISIONS}
     assert ids["weak"] == ids["refined"] == ids["oracle"]
 
 
 @pytest.mark.parametrize("hops", [2, 3])
 def test_refined_scorers_train_on_100_refined_questions(hops: int) -> None:
-    meta = _meta(ARTEFACTS / f"refined-{hops}hop.json")
-    cache = ARTEFACTS / f"refined-{hops}hop-supervision.jsonl.gz"
+    meta = _meta(ASSETS / f"refined-{hops}hop.json")
+    cache = ASSETS / f"refined-{hops}hop-supervision.jsonl.gz"
     records = [json.loads(line) for line in gzip.decompress(cache.read_bytes()).splitlines()]
     assert len(meta["train_ids"]) >= 100 and len(set(meta["train_ids"])) == len(meta["train_ids"])
     assert set(meta["train_ids"]) <= {r["qid"] for r in records}
@@ -68,5 +68,5 @@ def test_refined_scorers_train_on_100_refined_questions(hops: int) -> None:
 
 
 def test_committed_scorers_load() -> None:
-    scorer, meta = load_scorer(ARTEFACTS / "refined-2hop")
+    scorer, meta = load_scorer(ASSETS / "refined-2hop")
     assert scorer.config() == meta["config"] and meta["config"]["dim"] == 384

@@ -2,13 +2,13 @@
 ``NAME.json`` (scorer shape and provenance: supervision, hop count, training and validation
 question ids, epochs, time).
 
-The MetaQA scorers committed with the package live in :data:`ARTEFACTS`
+The MetaQA scorers committed with the package live in :data:`ASSETS`
 (``{supervision}-{hops}hop``); ``eval --method reg`` / ``reg-weak`` use them by default.
 
 Examples
 --------
 >>> import tempfile, pathlib
->>> from graphrag_integrations.methods.reg.retriever import TripleScorer
+>>> from graphrag_integrations.methods.reg.scorer import TripleScorer
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> save_scorer(TripleScorer(4, 2, 3), d / "toy", {"supervision": "weak"})
 >>> scorer, meta = load_scorer(d / "toy")
@@ -26,17 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.errors import IndexNotFoundError
-from graphrag_integrations.methods.reg.retriever import TripleScorer
+from graphrag_integrations.methods.reg.scorer import TripleScorer
 
-__all__ = ["ARTEFACTS", "artefact", "load_scorer", "save_scorer"]
+__all__ = ["ASSETS", "asset", "load_scorer", "save_scorer"]
 
 #: Folder of the committed MetaQA scorers.
-ARTEFACTS = Path(__file__).with_name("artefacts")
+ASSETS = Path(__file__).with_name("assets")
 
 
-def artefact(supervision: str, hops: int) -> Path:
+def asset(supervision: str, hops: int) -> Path:
     """Stem of the committed scorer trained with ``supervision`` on ``hops``-hop questions."""
-    return ARTEFACTS / f"{supervision}-{hops}hop"
+    return ASSETS / f"{supervision}-{hops}hop"
 
 
 def save_scorer(scorer: TripleScorer, stem: str | Path, meta: Mapping[str, Any]) -> None:

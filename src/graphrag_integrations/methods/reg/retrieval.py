@@ -1,0 +1,127 @@
+"""Retrieval results of ReG: the top-K triples and evidence chains as passages.
+
+``chain_passages`` makes one passage per evidence chain (``h -> [r] -> t -> ...``), best
+first; when there are fewer than ``k`` chains, the best top-K triples that no chain holds
+follow, one passage each (``metadata["chained"]`` is ``False``), then - when the subgraph is
+smaller still - KG triples outside it by zero-shot similarity (``outside_subgraph``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.methods.reg.candidates import render_triple
+from graphrag_integrations.methods.reg.kg import Triple
+from graphrag_integrations.methods.reg.linking import BRACKET
+from graphrag_integrations.methods.reg.reorganisation import EvidenceChain
+from graphrag_integrations.methods.reg.store import KGView
+from graphrag_integrations.methods.reg.subgraph import Subgraph
+
+__all__ = [
+    "ScoredTriple",
+    "chain_passages",
+    "outside_subgraph",
+    "top_triples",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ScoredTriple:
+    """A retrieved triple with its retriever score."""
+
+    head: str
+    relation: str
+    tail: str
+    score: float
+
+    @property
+    def triple(self) -> Triple:
+        return (self.head, self.relation, self.tail)
+
+
+def top_triples(view: KGView, sub: Subgraph, scores: Any, k: int) -> list[ScoredTriple]:
+    """The ``k`` best-scored triples of ``sub`` (ties: subgraph order)."""
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [ScoredTriple(*view.triple(int(sub.rows[i])), float(scores[i])) for i in order]
+
+
+def chain_passages(
+    index: Any,
+    query: str,
+    k: int,
+    chains: list[EvidenceChain],
+    top: list[ScoredTriple],
+    anchors: list[str],
+) -> list[RetrievedPassage]:
+    """At most ``k`` passages of ``index`` (a ``RefinedSubgraphRetriever``) for ``query``
+    (see the module docstring)."""
+    view = index.view
+    score_of = {t.triple: t.score for t in top}
+    units: list[tuple[str, list[Triple], list[str], float, bool]] = [
+        (
+            chain.render(view),
+            [view.triple(r) for r in chain.rows],
+            [view.entities[t] for t in chain.targets],
+            chain.score,
+            True,
+        )
+        for chain in chains[:k]
+    ]
+    if len(units) < k:
+        chained = {view.triple(r) for chain in chains for r in chain.rows}
+        singles = [t for t in top if t.triple not in chained]
+        if len(units) + len(singles) < k:
+            singles += outside_subgraph(index, query, {t.triple for t in top}, k + 50)
+        for t in singles[: k - len(units)]:
+            text = render_triple(t.triple)
+            units.append((text, [t.triple], [], t.score, False))
+            score_of.setdefault(t.triple, t.score)
+    out: list[RetrievedPassage] = []
+    for text, triples, targets, score, is_chain in units:
+        provenance = sorted({d for t in triples for d in index.store.triple_provenance(t)})
+        meta: dict[str, Any] = {
+            **index.document_metadata.get(provenance[0], {}),
+            "triples": [list(t) for t in triples],
+            "triple_scores": [score_of[t] for t in triples],
+            "anchors": anchors,
+            "targets": targets,
+            "doc_ids": provenance,
+            "chained": is_chain,
+        }
+        passage = Passage(content_id("reg", text), text, provenance[0], meta)
+        explanation = {
+            "method": "reg",
+            "scorer": "trained" if index.scorer is not None else "untrained",
+            **meta,
+        }
+        out.append(RetrievedPassage(passage, score, explanation))
+    return out
+
+
+def outside_subgraph(index: Any, query: str, seen: set[Triple], n: int) -> list[ScoredTriple]:
+    """KG triples outside the query's subgraph, by zero-shot similarity (cosine of the
+    query with relation, head and tail): what fills ``retrieve`` when the subgraph holds
+    fewer than ``k`` results (``n`` of them; logged at debug level, counted)."""
+    index.stats["filled_outside_subgraph"] += 1
+    logger.debug("subgraph of %r too small for k; filling from the rest of the KG", query)
+    view: KGView = index.view
+    q = np.asarray(index.embedder.embed([BRACKET.sub(r"\1", query)])[0], np.float32)
+    ent = view.entity_vectors @ q
+    rel = view.relation_vectors @ q
+    scores = rel[view.rels] + ent[view.heads] + ent[view.tails]
+    out = []
+    for row in np.argsort(-scores, kind="stable"):
+        t = view.triple(int(row))
+        if t not in seen:
+            out.append(ScoredTriple(*t, float(scores[row])))
+        if len(out) >= n:
+            break
+    return out
