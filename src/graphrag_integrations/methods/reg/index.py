@@ -248,9 +248,9 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         """Build a KG from text documents (strings, files, folders, LangChain / LlamaIndex
         documents): cut into passages (``splitter=`` / ``chunking=False``, see
         ``docs/reference/chunking.md``), triples extracted per sentence
-        (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` / ``report``: the loader's. ``.tsv`` /
-        ``.csv`` files among them are read as triples (:func:`.kg.read_triples`; provenance:
-        the file name)."""
+        (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` /
+        ``report``: the loader's. ``.tsv`` / ``.csv`` files among them are read as triples
+        (:func:`.kg.read_triples`; provenance: the file name)."""
         resolve_params(  # a bad combination fails before any document is read
             RegIndexParams,
             RegQueryParams,
