@@ -20,6 +20,7 @@ import pytest
 from graphrag_integrations import __version__, cli
 from graphrag_integrations.core import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.threads import apply_thread_limit
 from graphrag_integrations.evaluation import registry
 from tests.conftest import FakeEmbedder
 
@@ -261,10 +262,13 @@ def test_threads_option(dense_index: Path, monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.delenv(name, raising=False)
     assert cli.main(["query", "--index", str(dense_index), QUESTION]) == 0
     assert os.environ["OMP_NUM_THREADS"] == "1"  # the default policy
-    assert cli.main(["--threads", "2", "query", "--index", str(dense_index), QUESTION]) == 0
-    assert (os.environ["OMP_NUM_THREADS"], os.environ["MKL_NUM_THREADS"]) == ("2", "2")
-    if "torch" in sys.modules:
-        assert sys.modules["torch"].get_num_threads() == 2
+    try:
+        assert cli.main(["--threads", "2", "query", "--index", str(dense_index), QUESTION]) == 0
+        assert (os.environ["OMP_NUM_THREADS"], os.environ["MKL_NUM_THREADS"]) == ("2", "2")
+        if "torch" in sys.modules:
+            assert sys.modules["torch"].get_num_threads() == 2
+    finally:  # the loaded libraries keep their pools: back to one thread for the next tests
+        apply_thread_limit(1)
     with pytest.raises(SystemExit) as exc:
         cli.main(["--threads", "0", "methods"])
     assert exc.value.code == 2

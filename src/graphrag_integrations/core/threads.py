@@ -10,8 +10,9 @@ generations, where a second thread gains about a third (``--threads 2``).
 :func:`apply_thread_limit` applies the policy in one place (the CLI and the benchmarks call
 it at start): an explicit count wins; otherwise a count the user already set in the
 environment (``OMP_NUM_THREADS``) is kept; otherwise :data:`DEFAULT_THREADS`. It sets the
-environment variables the libraries read when they load and, if torch is already imported,
-its intra-op thread count; it imports nothing heavy itself.
+environment variables the libraries read when they load and, for those already loaded, torch's
+intra-op thread count and (with ``threadpoolctl`` installed) numpy's BLAS / OpenMP pools; it
+imports nothing heavy itself.
 
 Examples
 --------
@@ -85,7 +86,15 @@ def apply_thread_limit(
     n = threads if threads is not None else (_env_threads(env) or DEFAULT_THREADS)
     for name in THREAD_VARIABLES:
         env[name] = str(n)
-    torch = sys.modules.get("torch")
-    if env is os.environ and torch is not None and hasattr(torch, "set_num_threads"):
-        torch.set_num_threads(n)  # already loaded: the variables came too late for it
+    if env is os.environ:  # libraries already loaded read the variables too late
+        torch = sys.modules.get("torch")
+        if torch is not None and hasattr(torch, "set_num_threads"):
+            torch.set_num_threads(n)
+        if "numpy" in sys.modules:  # its BLAS / OpenMP pools, through threadpoolctl if present
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                threadpool_limits(n)
     return n
