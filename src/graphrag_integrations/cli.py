@@ -611,9 +611,10 @@ def _takes(fn: Any, name: str) -> bool:
 
 def _load_index(
     path: Path, embedding: str | None, options: Sequence[str] = ()
-) -> tuple[Any, Manifest]:
-    """Load the index in ``path`` with its registered class (and the manifest's embedder);
-    with query ``options`` (validated first), return the retriever bound to them instead.
+) -> tuple[Any, Any, Manifest]:
+    """Load the index in ``path`` with its registered class (and the manifest's embedder):
+    ``(index, retriever, manifest)``, the retriever bound to the query ``options`` (validated
+    first; without options it is the index itself).
 
     Indexes with ``as_retriever(**overrides)`` are loaded as persisted and then bound; other
     index classes get the overrides at load (their ``query_params`` object updated, or the
@@ -641,7 +642,7 @@ def _load_index(
                 raise GraphRAGError(f"{cls.__name__} cannot take {', '.join(refused)} when loaded")
             kwargs.update(overrides)
     index = cls.load(path, **kwargs)
-    return (index.as_retriever(**overrides) if bind else index), manifest
+    return index, (index.as_retriever(**overrides) if bind else index), manifest
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -649,8 +650,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     from graphrag_integrations.core.validation import check_k
 
     k = None if args.k is None else check_k(args.k)  # before loading anything
-    index, _ = _load_index(args.index, args.embedding, args.option)
-    results = index.retrieve(args.question, k=k)
+    _, retriever, _ = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(args.question, k=k)
     if args.json:
         rows = [
             {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
@@ -680,8 +681,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
     if out.is_dir():
         raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
-    index, manifest = _load_index(args.index, args.embedding, args.option)
-    results = index.retrieve(question, k=k)
+    index, retriever, manifest = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(question, k=k)
     explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
     graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
     info = {"index": args.index, "method": manifest.method, "k": k or len(results)}
