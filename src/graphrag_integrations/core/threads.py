@@ -2,10 +2,10 @@
 
 torch and the BLAS under numpy start one intra-op thread per core. On a machine where other
 processes compete for those cores (an evaluation beside a build, parallel CI jobs), every
-process then spins that many threads, and they preempt each other: on 2 cores with two busy
-processes beside it, a MiniLM query went from 8 ms to ~1 s. One thread per process is what
-the measurements in ``docs/lab/threads.md`` favour, except on an idle machine for long LLM
-generations, where a second thread gains about a third (``--threads 2``).
+process then spins that many threads, and they wait for each other: on 2 shared cores a
+second thread made a MiniLM query 7-15x slower and a short SmolLM2 generation 3-5x slower
+(``docs/lab/threads.md``). One thread per process is the default; a second one can only help
+when the cores are really free (``--threads 2``).
 
 :func:`apply_thread_limit` applies the policy in one place (the CLI and the benchmarks call
 it at start): an explicit count wins; otherwise a count the user already set in the
