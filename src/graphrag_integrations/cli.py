@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
     qu.add_argument("question", help="the query text")
-    qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's, 5)")
+    qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's own k)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(qu)
     qu.add_argument("--json", action="store_true", help="print results as JSON")
@@ -279,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("question", help="the query text")
     sh.add_argument("--out", type=Path, help="HTML file to write (default: ./show-<hash>.html)")
     sh.add_argument(
-        "-k", "--k", type=int, help="number of passages, >= 1 (default: the index's, 5)"
+        "-k", "--k", type=int, help="number of passages, >= 1 (default: the index's own k)"
     )
     sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(sh)
