@@ -12,6 +12,8 @@ plus a dot product over 1,000 unit vectors; p50 / p95 of ``--queries`` queries a
 warm-up) and a short SmolLM2-135M generation (``--tokens`` new tokens, greedy; p50 of
 ``--gens`` runs after one warm-up); models load before timing. The thread count is applied
 with :func:`~graphrag_integrations.core.threads.apply_thread_limit` (the CLI's helper).
+``--paired`` runs one child per busy level that alternates the thread counts query by query
+and generation by generation, so a change of the machine's load hits every count alike.
 Results: docs/lab/threads.md.
 """
 
@@ -37,9 +39,10 @@ QUESTIONS = [
 ]
 
 
-def child(threads: int, queries: int, gens: int, tokens: int) -> dict[str, float]:
-    """Time the dense query path and a short generation with ``threads`` threads."""
-    apply_thread_limit(threads)
+def child(threads: list[int], queries: int, gens: int, tokens: int) -> dict[int, dict[str, float]]:
+    """Time the dense query path and a short generation with each count of ``threads``,
+    alternating the counts call by call."""
+    apply_thread_limit(threads[0])
     import torch
 
     from graphrag_integrations.core.embeddings import as_embedder
@@ -53,25 +56,33 @@ def child(threads: int, queries: int, gens: int, tokens: int) -> dict[str, float
     prompt = "Question: What is the capital of France?\nAnswer:"
     embedder.embed_query(QUESTIONS[0])
     llm.complete(prompt, max_tokens=tokens)  # loads the model: not timed
-    dense = []
+    dense: dict[int, list[float]] = {n: [] for n in threads}
+    gen: dict[int, list[float]] = {n: [] for n in threads}
     for i in range(queries):
-        t = time.perf_counter()
-        scores = vectors @ np.asarray(embedder.embed_query(QUESTIONS[i % len(QUESTIONS)]))
-        np.argsort(-scores)[:10]
-        dense.append(time.perf_counter() - t)
-    gen = []
+        for n in threads:
+            apply_thread_limit(n)
+            t = time.perf_counter()
+            scores = vectors @ np.asarray(embedder.embed_query(QUESTIONS[i % len(QUESTIONS)]))
+            np.argsort(-scores)[:10]
+            dense[n].append(time.perf_counter() - t)
     for _ in range(gens):
-        t = time.perf_counter()
-        llm.complete(prompt, max_tokens=tokens)
-        gen.append(time.perf_counter() - t)
-    dense.sort()
-    return {
-        "torch_threads": float(torch.get_num_threads()),
-        "dense_p50_ms": 1000 * statistics.median(dense),
-        "dense_p95_ms": 1000 * dense[int(0.95 * (len(dense) - 1))],
-        "gen_p50_s": statistics.median(gen),
-        "load1": os.getloadavg()[0],
-    }
+        for n in threads:
+            apply_thread_limit(n)
+            t = time.perf_counter()
+            llm.complete(prompt, max_tokens=tokens)
+            gen[n].append(time.perf_counter() - t)
+    out = {}
+    for n in threads:
+        d = sorted(dense[n])
+        out[n] = {
+            "torch_threads": float(n),
+            "dense_p50_ms": 1000 * statistics.median(d),
+            "dense_p95_ms": 1000 * d[int(0.95 * (len(d) - 1))],
+            "gen_p50_s": statistics.median(gen[n]),
+            "load1": os.getloadavg()[0],
+        }
+    assert torch.get_num_threads() == threads[-1]
+    return out
 
 
 def table(threads: list[int], busy: list[int], args: argparse.Namespace) -> None:
@@ -79,13 +90,14 @@ def table(threads: list[int], busy: list[int], args: argparse.Namespace) -> None
     print(f"tokens={args.tokens}, queries={args.queries}, gens={args.gens}, cores={os.cpu_count()}")
     print("| busy procs | threads | dense p50 ms | dense p95 ms | gen p50 s | load1 |")
     print("|---|---|---|---|---|---|")
+    groups = [threads] if args.paired else [[n] for n in threads]
     for b in busy:
-        for n in threads:
+        for group in groups:
             spinners = [
                 subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(b)
             ]
             try:
-                cmd = [sys.executable, __file__, "--child", str(n)]
+                cmd = [sys.executable, __file__, "--child", ",".join(map(str, group))]
                 cmd += ["--queries", str(args.queries), "--gens", str(args.gens)]
                 cmd += ["--tokens", str(args.tokens)]
                 out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -93,18 +105,19 @@ def table(threads: list[int], busy: list[int], args: argparse.Namespace) -> None
                 for p in spinners:
                     p.kill()
                     p.wait()
-            r = json.loads(out.strip().splitlines()[-1])
-            print(
-                f"| {b} | {n} | {r['dense_p50_ms']:.1f} | {r['dense_p95_ms']:.1f} "
-                f"| {r['gen_p50_s']:.2f} | {r['load1']:.1f} |",
-                flush=True,
-            )
+            for n, r in json.loads(out.strip().splitlines()[-1]).items():
+                print(
+                    f"| {b} | {n} | {r['dense_p50_ms']:.1f} | {r['dense_p95_ms']:.1f} "
+                    f"| {r['gen_p50_s']:.2f} | {r['load1']:.1f} |",
+                    flush=True,
+                )
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--table", action="store_true", help="run every (busy, threads) pair")
-    ap.add_argument("--child", type=int, help="measure in this process with N threads")
+    ap.add_argument("--paired", action="store_true", help="alternate the counts in one child")
+    ap.add_argument("--child", help="measure in this process with these thread counts")
     ap.add_argument("--threads", default="1,2", help="thread counts of --table")
     ap.add_argument("--busy", default="0,2", help="spinning processes of --table")
     ap.add_argument("--queries", type=int, default=100)
@@ -112,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tokens", type=int, default=24)
     a = ap.parse_args(argv)
     if a.child is not None:
-        print(json.dumps(child(a.child, a.queries, a.gens, a.tokens)))
+        counts = [int(x) for x in a.child.split(",")]
+        print(json.dumps(child(counts, a.queries, a.gens, a.tokens)))
         return
     apply_thread_limit(None)
     ints = [[int(x) for x in s.split(",")] for s in (a.threads, a.busy)]

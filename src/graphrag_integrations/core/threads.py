@@ -2,10 +2,11 @@
 
 torch and the BLAS under numpy start one intra-op thread per core. On a machine where other
 processes compete for those cores (an evaluation beside a build, parallel CI jobs), every
-process then spins that many threads, and they wait for each other: on 2 shared cores a
-second thread made a MiniLM query 7-15x slower and a short SmolLM2 generation 3-5x slower
-(``docs/lab/threads.md``). One thread per process is the default; a second one can only help
-when the cores are really free (``--threads 2``).
+process then spins that many threads, and they wait for each other: on 2 cores, as soon as
+one other CPU-bound process ran, a second thread made a MiniLM query and a short SmolLM2
+generation 2-5x slower, while on a near-idle machine it gained at most 7 %
+(``docs/lab/threads.md``). One thread per process is the default; ``--threads 2`` is for a
+machine known to be free.
 
 :func:`apply_thread_limit` applies the policy in one place (the CLI and the benchmarks call
 it at start): an explicit count wins; otherwise a count the user already set in the
