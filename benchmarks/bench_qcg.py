@@ -473,4 +473,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from graphrag_integrations.core.threads import apply_thread_limit
+
+    apply_thread_limit()  # 1 intra-op thread unless OMP_NUM_THREADS (docs/lab/threads.md)
     main()

@@ -18,6 +18,12 @@ Build a BM25 index over a folder, then query it::
     graphrag-integrations index --method bm25 --input docs/ --out ./bm25-index
     graphrag-integrations query --index ./bm25-index "Who founded the company?" -k 3
 
+``query`` and ``show`` take the method's query-time options (``methods NAME`` lists them),
+validated before the index loads, e.g. QCG-RAG's hop count or KG-Translator's fusion::
+
+    graphrag-integrations query --index ./qcg-index "Who founded it?" --option h=2
+    graphrag-integrations query --index ./kgt-index "Who founded it?" --option kgt.fusion=rrf
+
 ``--out`` must be a new or empty folder; ``--overwrite`` writes into another folder (its files
 are kept) or over an existing index (of any method).
 ``--checkpoint DIR`` builds in batches (``--checkpoint-every N`` documents) saved to ``DIR``: run
@@ -32,6 +38,15 @@ browser unless ``--no-open``; see :mod:`~graphrag_integrations.evaluation.show`)
 Train a method's learned component (methods that register a trainer) and save it::
 
     graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
+
+Global options (before the command): ``--version``; ``-v/--verbose`` logs at INFO level and
+lets the model libraries (transformers, sentence-transformers, huggingface_hub, torch) print
+their progress bars and warnings, which are silenced otherwise
+(:mod:`~graphrag_integrations.evaluation.noise`); ``-q/--quiet`` logs errors only and hides
+progress bars; ``--threads N`` sets the intra-op threads of torch and BLAS (default 1, or
+``OMP_NUM_THREADS`` when set: :mod:`~graphrag_integrations.core.threads`)::
+
+    graphrag-integrations --threads 2 query --index ./kgt-index "Who founded it?"
 
 Every error caused by bad input (unknown method or option, bad option value, missing dataset,
 no index) prints one line ``error: ...`` on stderr and exits with status 2.
@@ -53,6 +68,7 @@ from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
     from graphrag_integrations.core.persistence import Manifest
+    from graphrag_integrations.core.registry import MethodRegistration
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +93,49 @@ def _methods(value: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError("no method given")
     return list(dict.fromkeys(names))
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return n
+
+
+def version_text() -> str:
+    """``--version``: the package version, then torch's and transformers' (read from their
+    installed metadata: nothing is imported).
+
+    Examples
+    --------
+    >>> version_text().splitlines()[0].startswith("graphrag-integrations ")
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from graphrag_integrations import __version__
+
+    libs = []
+    for dist in ("torch", "transformers"):
+        try:
+            libs.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            libs.append(f"{dist} (not installed)")
+    return f"graphrag-integrations {__version__}\n{', '.join(libs)}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` (two lines) and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit()
 
 
 def parse_options(items: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -108,7 +167,23 @@ def build_parser() -> argparse.ArgumentParser:
         prog="graphrag-integrations",
         description="Graph-RAG retrievers: build indexes, query them, evaluate methods.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    parser.add_argument("--version", action=_VersionAction, help="print the versions and exit")
+    chatter = parser.add_mutually_exclusive_group()
+    chatter.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log at INFO level; show the model libraries' progress bars and warnings",
+    )
+    chatter.add_argument(
+        "-q", "--quiet", action="store_true", help="log errors only; no progress bars"
+    )
+    parser.add_argument(
+        "--threads",
+        type=_positive_int,
+        metavar="N",
+        help="intra-op threads of torch and BLAS (default: OMP_NUM_THREADS if set, else 1)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="evaluate methods on a benchmark dataset")
@@ -192,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     qu = sub.add_parser("query", help="query a persisted index")
     qu.add_argument("--index", required=True, type=Path, help="index directory")
     qu.add_argument("question", help="the query text")
-    qu.add_argument("-k", type=int, default=5, help="number of passages, >= 1 (default 5)")
+    qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's own k)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    _add_query_option(qu)
     qu.add_argument("--json", action="store_true", help="print results as JSON")
 
     sh = sub.add_parser(
@@ -202,10 +278,24 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--index", required=True, type=Path, help="index directory")
     sh.add_argument("question", help="the query text")
     sh.add_argument("--out", type=Path, help="HTML file to write (default: ./show-<hash>.html)")
-    sh.add_argument("-k", "--k", type=int, default=5, help="number of passages, >= 1 (default 5)")
+    sh.add_argument(
+        "-k", "--k", type=int, help="number of passages, >= 1 (default: the index's own k)"
+    )
     sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    _add_query_option(sh)
     sh.add_argument("--no-open", action="store_true", help="do not open a browser")
     return parser
+
+
+def _add_query_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="[METHOD.]KEY=VALUE",
+        help="query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
+        "(repeatable; see `methods NAME`)",
+    )
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -474,25 +564,103 @@ def _read_manifest(path: Path) -> Manifest:
     return read_manifest(path, verify=False)
 
 
-def _load_index(path: Path, embedding: str | None) -> tuple[Any, Manifest]:
-    """Load the index in ``path`` with its registered class (and the manifest's embedder)."""
+def query_options(reg: MethodRegistration, items: Sequence[str]) -> dict[str, Any]:
+    """Validate ``query --option`` items against ``reg``'s query parameters: typed overrides.
+
+    An item is ``KEY=VALUE`` or ``METHOD.KEY=VALUE`` (``METHOD`` must be the index's); a
+    ``preset`` expands to every field of that query preset, other keys override it. The
+    overrides come in the order of the parameter class.
+
+    Raises
+    ------
+    GraphRAGError
+        One line: a malformed item, another method's option, an index-time option, an unknown
+        name (listing the valid ones) or a bad value.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.evaluation.registry import get_registration
+    >>> query_options(get_registration("hybrid"), ["fusion=rrf", "hybrid.weight=0.7"])
+    {'weight': 0.7, 'fusion': 'rrf'}
+    >>> query_options(get_registration("hybrid"), ["bm25.k=3"])
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.GraphRAGError: option bm25.k: this index is hybrid, not bm25
+    """
+    from graphrag_integrations.core.params import PRESET_OPTION
+
+    given: dict[str, str] = {}
+    for key, raw in key_values(items).items():
+        method, dot, name = key.rpartition(".")
+        if dot and method != reg.name:
+            raise GraphRAGError(f"option {key}: this index is {reg.name}, not {method}")
+        if name in given:
+            raise GraphRAGError(f"option {name} is given twice")
+        given[name] = raw
+    cls = reg.query_params
+    index_only = set(reg.index_params.names()) - set(cls.names())
+    for name in given:
+        if name in index_only:
+            raise GraphRAGError(
+                f"option {reg.name}.{name} is an index-time option (set when the index is "
+                "built); query and show take query-time options"
+            )
+    params = cls.from_options(given, prefix=f"{reg.name}.")
+    names = set(given) - {PRESET_OPTION}
+    if PRESET_OPTION in given:
+        names = set(cls.names()) - {PRESET_OPTION}
+    return {name: getattr(params, name) for name in cls.names() if name in names}
+
+
+def _takes(fn: Any, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword ``name`` (explicitly or through ``**kwargs``)."""
+    params = inspect.signature(fn).parameters
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _load_index(
+    path: Path, embedding: str | None, options: Sequence[str] = ()
+) -> tuple[Any, Any, Manifest]:
+    """Load the index in ``path`` with its registered class (and the manifest's embedder):
+    ``(index, retriever, manifest)``, the retriever bound to the query ``options`` (validated
+    first; without options it is the index itself).
+
+    Indexes with ``as_retriever(**overrides)`` are loaded as persisted and then bound; other
+    index classes get the overrides at load (their ``query_params`` object updated, or the
+    loader's keywords).
+    """
+    from dataclasses import replace
+
     from graphrag_integrations.evaluation.registry import get_registration
 
     manifest = _read_manifest(path)
-    cls = get_registration(manifest.method).resolve_index_class()
+    reg = get_registration(manifest.method)
+    overrides = query_options(reg, options)  # before the (slow) load
+    cls = reg.resolve_index_class()
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = embedding or manifest.embedding_model
-    return cls.load(path, **kwargs), manifest
+    bind = overrides and callable(getattr(cls, "as_retriever", None))
+    if overrides and not bind:  # indexes without as_retriever: the options go to the loader
+        if _accepts(cls, "query_params"):
+            recorded = manifest.parameters.get("query", {})
+            kwargs["query_params"] = replace(reg.query_params.from_options(recorded), **overrides)
+        else:
+            refused = sorted(n for n in overrides if not _takes(cls.__init__, n))
+            if refused:
+                raise GraphRAGError(f"{cls.__name__} cannot take {', '.join(refused)} when loaded")
+            kwargs.update(overrides)
+    index = cls.load(path, **kwargs)
+    return index, (index.as_retriever(**overrides) if bind else index), manifest
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
     from graphrag_integrations.core.validation import check_k
 
-    k = check_k(args.k)  # before loading anything
-    index, _ = _load_index(args.index, args.embedding)
-    results = index.retrieve(args.question, k=k)
+    k = None if args.k is None else check_k(args.k)  # before loading anything
+    _, retriever, _ = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(args.question, k=k)
     if args.json:
         rows = [
             {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
@@ -517,16 +685,16 @@ def cmd_show(args: argparse.Namespace) -> int:
     from graphrag_integrations.core.validation import check_k
     from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
 
-    k = check_k(args.k)
+    k = None if args.k is None else check_k(args.k)
     question = check_query(args.question)
     out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
     if out.is_dir():
         raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
-    index, manifest = _load_index(args.index, args.embedding)
-    results = index.retrieve(question, k=k)
+    index, retriever, manifest = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(question, k=k)
     explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
     graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
-    info = {"index": args.index, "method": manifest.method, "k": k}
+    info = {"index": args.index, "method": manifest.method, "k": k or len(results)}
     page = render_html(question, results, graph=graph, index_info=info)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
@@ -583,14 +751,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    level = logging.INFO if args.verbose else logging.ERROR if args.quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not args.verbose:
+        from graphrag_integrations.evaluation.noise import silence_library_noise
+
+        silence_library_noise()
         for handler in logging.getLogger().handlers:
             handler.addFilter(_quiet_third_party)
+    if args.quiet and hasattr(args, "no_progress"):
+        args.no_progress = True
     try:
+        from graphrag_integrations.core.threads import apply_thread_limit
+
+        apply_thread_limit(args.threads)
         return _COMMANDS[args.command](args)
     except (GraphRAGError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

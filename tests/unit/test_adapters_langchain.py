@@ -24,7 +24,7 @@ from graphrag_integrations.adapters.tools import (
     langchain_tool,
 )
 from graphrag_integrations.core.context import current_callbacks
-from graphrag_integrations.errors import EmptyQueryError
+from graphrag_integrations.errors import EmptyQueryError, InvalidArgumentError
 from tests.conftest import RecordingRetriever
 
 QUERY = "capital of France"
@@ -117,6 +117,37 @@ def test_unknown_call_kwarg_is_an_error(recording_retriever: RecordingRetriever)
         retriever.invoke(QUERY, top_k=2)
     # ``verbose`` is LangChain's own invoke option and is accepted
     assert len(retriever.invoke(QUERY, verbose=False)) == 2
+
+
+async def test_search_kwargs_per_call(
+    recording_retriever: RecordingRetriever, dense_retriever: Any
+) -> None:
+    # LangChain users pass search_kwargs per call: k and filter, sync and async
+    retriever = LangChainRetriever(retriever=recording_retriever, k=4)
+    assert len(retriever.invoke(QUERY, search_kwargs={"k": 2})) == 2
+    assert len(await retriever.ainvoke(QUERY, search_kwargs={"k": 3})) == 3
+    assert len(retriever.invoke(QUERY)) == 4  # nothing sticks
+    assert [c.k for c in recording_retriever.calls] == [2, 3, 4]
+    over_index = LangChainRetriever(retriever=dense_retriever, k=4)
+    where = {"doc_id": {"$ne": "geo"}}  # the three capitals are doc "geo"
+    for docs in (
+        over_index.invoke(QUERY, search_kwargs={"k": 2, "filter": where}),
+        await over_index.ainvoke(QUERY, search_kwargs={"filter": where}),
+    ):
+        ids = [d.metadata["doc_id"] for d in docs]
+        assert ids and "geo" not in ids
+    assert "geo" in [d.metadata["doc_id"] for d in over_index.invoke(QUERY)]
+
+
+def test_bad_search_kwargs_are_one_line_errors(recording_retriever: RecordingRetriever) -> None:
+    retriever = LangChainRetriever(retriever=recording_retriever)
+    with pytest.raises(InvalidArgumentError, match=r"only 'k' and 'filter', got \['fetch_k'\]"):
+        retriever.invoke(QUERY, search_kwargs={"fetch_k": 9})
+    with pytest.raises(InvalidArgumentError, match="either directly or in search_kwargs"):
+        retriever.invoke(QUERY, k=2, search_kwargs={"k": 3})
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+        retriever.invoke(QUERY, search_kwargs={"k": 0})
+    assert recording_retriever.calls == []
 
 
 def test_rejects_non_retriever() -> None:

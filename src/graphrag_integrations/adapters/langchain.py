@@ -13,9 +13,11 @@ which runs the insert in a worker thread under the index's write lock).
 Metadata filters: ``LangChainRetriever(..., filter={...})`` (or ``as_langchain_retriever(filter=
 ...)`` / ``search_kwargs={"filter": ...}``) and ``invoke(query, filter={...})`` for one call (it
 replaces the retriever's own filter, as ``search_kwargs`` in LangChain's vector-store
-retrievers). The language is :mod:`graphrag_integrations.core.filters` (LangChain's dict form);
-a malformed filter raises :class:`~graphrag_integrations.errors.InvalidArgumentError` before the
-core retriever runs.
+retrievers). A call also takes LangChain's spelling, ``invoke(query, search_kwargs={"k": 2,
+"filter": {...}})`` (only these two keys, not repeated as ``k=`` / ``filter=``). The language
+is :mod:`graphrag_integrations.core.filters` (LangChain's dict form); a malformed filter
+raises :class:`~graphrag_integrations.errors.InvalidArgumentError` before the core retriever
+runs.
 
 Errors raised by the core retriever (for example
 :class:`~graphrag_integrations.errors.EmptyQueryError` on an empty query) propagate unchanged;
@@ -36,7 +38,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from pydantic import ConfigDict, Field, field_validator
 
-from graphrag_integrations.adapters.validation import check_k
+from graphrag_integrations.adapters.validation import check_k, merge_search_kwargs
 from graphrag_integrations.core.context import callbacks_scope
 from graphrag_integrations.core.filters import (
     FilterLike,
@@ -108,6 +110,8 @@ class LangChainRetriever(BaseRetriever):
     >>> hits = retriever.invoke("Where is Oslo?", k=3, filter={"doc_id": {"$ne": "oslo"}})
     >>> len(hits), "oslo" in [d.metadata["doc_id"] for d in hits]
     (2, False)
+    >>> len(retriever.invoke("Where is Oslo?", search_kwargs={"k": 2}))
+    2
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -137,15 +141,21 @@ class LangChainRetriever(BaseRetriever):
             params["ls_retriever_name"] = method
         return params
 
-    def _call_k(self, k: int | None, kwargs: dict[str, Any]) -> int | None:
+    def _call_args(
+        self,
+        k: int | None,
+        filter: FilterLike,
+        search_kwargs: dict[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> tuple[int | None, MetadataFilter | None]:
+        """The call's ``(k, filter)``: its own (directly or in ``search_kwargs``), else the
+        retriever's."""
         unknown = sorted(set(kwargs) - _LANGCHAIN_INVOKE_KWARGS)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {unknown}")
-        return self.k if check_k(k) is None else k
-
-    def _call_filter(self, filter: FilterLike) -> MetadataFilter | None:
+        k, filter = merge_search_kwargs(search_kwargs, k, filter)
         where = parse_filter(filter)
-        return self.filter if where is None else where
+        return (self.k if check_k(k) is None else k), (self.filter if where is None else where)
 
     def _get_relevant_documents(
         self,
@@ -154,10 +164,10 @@ class LangChainRetriever(BaseRetriever):
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
         filter: FilterLike = None,
+        search_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        n = self._call_k(k, kwargs)
-        where = self._call_filter(filter)
+        n, where = self._call_args(k, filter, search_kwargs, kwargs)
         with callbacks_scope(run_manager.get_child()):
             results = retrieve_with_filter(self.retriever, query, n, where)
         return [to_document(r) for r in results]
@@ -169,10 +179,10 @@ class LangChainRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
         filter: FilterLike = None,
+        search_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        n = self._call_k(k, kwargs)
-        where = self._call_filter(filter)
+        n, where = self._call_args(k, filter, search_kwargs, kwargs)
         with callbacks_scope(run_manager.get_child()):
             results = await aretrieve_with_filter(self.retriever, query, n, where)
         return [to_document(r) for r in results]

@@ -22,12 +22,16 @@ from graphrag_integrations.adapters.tools import (
     DEFAULT_TOOL_NAME,
     ToolKind,
 )
-from graphrag_integrations.adapters.validation import as_core_retriever, check_k
+from graphrag_integrations.adapters.validation import (
+    as_core_retriever,
+    check_k,
+    merge_search_kwargs,
+)
 from graphrag_integrations.core.filters import FilterLike
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.params import Params, bind_query_params
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.errors import InvalidArgumentError, InvalidArgumentTypeError
+from graphrag_integrations.errors import InvalidArgumentTypeError
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -139,18 +143,7 @@ class FrameworkSurface:
         """
         from graphrag_integrations.adapters.langchain import LangChainRetriever
 
-        if search_kwargs is not None:
-            extra = sorted(set(search_kwargs) - {"k", "filter"})
-            if extra:
-                raise InvalidArgumentError(
-                    f"search_kwargs takes only 'k' and 'filter', got {extra}"
-                )
-            if ("k" in search_kwargs and k is not None) or (
-                "filter" in search_kwargs and filter is not None
-            ):
-                raise InvalidArgumentError("give k / filter either directly or in search_kwargs")
-            k = search_kwargs.get("k", k)
-            filter = search_kwargs.get("filter", filter)
+        k, filter = merge_search_kwargs(search_kwargs, k, filter)
         return LangChainRetriever(
             retriever=as_core_retriever(self), k=self._k(k), filter=filter, **kwargs
         )

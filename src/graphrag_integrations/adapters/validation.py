@@ -8,8 +8,12 @@ other: ``surface`` imports the two framework adapters lazily, and they import no
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.core.validation import check_k as core_check_k
+from graphrag_integrations.errors import InvalidArgumentError
 
 
 def check_k(k: int | None, name: str = "k") -> int | None:
@@ -74,3 +78,37 @@ def as_core_retriever(obj: object) -> Retriever:
             f"got {type(obj).__name__}"
         )
     return obj
+
+
+def merge_search_kwargs(
+    search_kwargs: Mapping[str, Any] | None, k: int | None, filter: Any
+) -> tuple[int | None, Any]:
+    """``(k, filter)`` from LangChain's ``search_kwargs`` spelling and the direct arguments.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``search_kwargs`` has keys other than ``k`` and ``filter``, or repeats ``k`` /
+        ``filter`` given directly.
+
+    Examples
+    --------
+    >>> merge_search_kwargs({"k": 2}, None, {"year": 2020})
+    (2, {'year': 2020})
+    >>> merge_search_kwargs(None, 3, None)
+    (3, None)
+    >>> merge_search_kwargs({"k": 2, "fetch_k": 9}, None, None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.InvalidArgumentError: search_kwargs takes only ... ['fetch_k']
+    """
+    if search_kwargs is None:
+        return k, filter
+    extra = sorted(set(search_kwargs) - {"k", "filter"})
+    if extra:
+        raise InvalidArgumentError(f"search_kwargs takes only 'k' and 'filter', got {extra}")
+    if ("k" in search_kwargs and k is not None) or (
+        "filter" in search_kwargs and filter is not None
+    ):
+        raise InvalidArgumentError("give k / filter either directly or in search_kwargs")
+    return search_kwargs.get("k", k), search_kwargs.get("filter", filter)

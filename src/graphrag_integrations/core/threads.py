@@ -1,0 +1,101 @@
+"""How many CPU threads one process's numeric libraries (torch, BLAS, OpenMP) may use.
+
+torch and the BLAS under numpy start one intra-op thread per core. On a machine where other
+processes compete for those cores (an evaluation beside a build, parallel CI jobs), every
+process then spins that many threads, and they wait for each other: on 2 cores, as soon as
+one other CPU-bound process ran, a second thread made a MiniLM query and a short SmolLM2
+generation 2-5x slower, while on a near-idle machine it gained at most 7 %
+(``docs/lab/threads.md``). One thread per process is the default; ``--threads 2`` is for a
+machine known to be free.
+
+:func:`apply_thread_limit` applies the policy in one place (the CLI and the benchmarks call
+it at start): an explicit count wins; otherwise a count the user already set in the
+environment (``OMP_NUM_THREADS``) is kept; otherwise :data:`DEFAULT_THREADS`. It sets the
+environment variables the libraries read when they load and, for those already loaded, torch's
+intra-op thread count and (with ``threadpoolctl`` installed) numpy's BLAS / OpenMP pools; it
+imports nothing heavy itself.
+
+Examples
+--------
+>>> env = {}
+>>> apply_thread_limit(None, environ=env)
+1
+>>> env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"]
+('1', '1')
+>>> apply_thread_limit(None, environ={"OMP_NUM_THREADS": "3"})  # the user's setting stays
+3
+>>> apply_thread_limit(2, environ={"OMP_NUM_THREADS": "3"})  # an explicit count wins
+2
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import MutableMapping
+
+from graphrag_integrations.errors import InvalidArgumentError
+
+__all__ = ["DEFAULT_THREADS", "THREAD_VARIABLES", "apply_thread_limit"]
+
+#: Intra-op threads per process unless told otherwise (measured: docs/lab/threads.md).
+DEFAULT_THREADS = 1
+#: Environment variables of the thread pools that torch, numpy's BLAS and tokenizers read.
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+
+
+def _env_threads(environ: MutableMapping[str, str]) -> int | None:
+    raw = environ.get("OMP_NUM_THREADS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else None
+
+
+def apply_thread_limit(
+    threads: int | None = None, *, environ: MutableMapping[str, str] | None = None
+) -> int:
+    """Limit this process's numeric libraries to ``threads`` intra-op threads.
+
+    Parameters
+    ----------
+    threads : int, optional
+        Thread count (>= 1). ``None``: ``OMP_NUM_THREADS`` if the environment sets it, else
+        :data:`DEFAULT_THREADS`.
+    environ : mutable mapping, optional
+        The environment to update (default ``os.environ``; the libraries read it when they
+        load). torch's count is set too when ``environ`` is ``os.environ`` and torch is loaded.
+
+    Returns
+    -------
+    int
+        The thread count applied.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``threads`` is not an integer >= 1.
+    """
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise InvalidArgumentError(f"threads must be an integer >= 1, got {threads!r}")
+    env = os.environ if environ is None else environ
+    n = threads if threads is not None else (_env_threads(env) or DEFAULT_THREADS)
+    for name in THREAD_VARIABLES:
+        env[name] = str(n)
+    if env is os.environ:  # libraries already loaded read the variables too late
+        torch = sys.modules.get("torch")
+        if torch is not None and hasattr(torch, "set_num_threads"):
+            torch.set_num_threads(n)
+        if "numpy" in sys.modules:  # its BLAS / OpenMP pools, through threadpoolctl if present
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                threadpool_limits(n)
+    return n
