@@ -126,7 +126,7 @@ def test_index_query_show_every_method(
     option = _int_query_option(reg)
     if option is not None:  # a query option at its default: validated, bound, same ranking
         argv = ["query", "--index", str(out), QUESTION, "-k", "1", "--json"]
-        assert cli.main([*argv, "--option", f"{method}.{option}"]) == 0
+        assert cli.main([*argv, "--option", f"{index_class.method}.{option}"]) == 0
         assert json.loads(capsys.readouterr().out)[0]["text"] == rows[0]["text"]
 
     page = tmp_path / "q.html"
