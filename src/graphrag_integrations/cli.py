@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=_positive_int,
         metavar="N",
-        help="intra-op threads of torch and BLAS (default: OMP_NUM_THREADS if set, else 1)",
+        help="intra-op threads of torch and BLAS (default: OMP_NUM_THREADS if set, else the "
+        "cores the load average leaves free, at least 1)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 

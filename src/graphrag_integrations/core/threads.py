@@ -4,13 +4,15 @@ torch and the BLAS under numpy start one intra-op thread per core. On a machine 
 processes compete for those cores (an evaluation beside a build, parallel CI jobs), every
 process then spins that many threads, and they wait for each other: on 2 cores, as soon as
 one other CPU-bound process ran, a second thread made a MiniLM query and a short SmolLM2
-generation 2-5x slower, while on a near-idle machine it gained at most 7 %
-(``docs/lab/threads.md``). One thread per process is the default; ``--threads 2`` is for a
-machine known to be free.
+generation 2-5x slower, while on a near-idle machine it gained at most 7 % for those and
+1.4x for KG-Translator's batched beam search (``docs/lab/threads.md``). The default is
+therefore the cores no other process keeps busy: :func:`free_cores`, the core count less the
+1-minute load average (rounded), at least 1: every core on an idle machine, one thread as
+soon as the others are taken.
 
 :func:`apply_thread_limit` applies the policy in one place (the CLI and the benchmarks call
 it at start): an explicit count wins; otherwise a count the user already set in the
-environment (``OMP_NUM_THREADS``) is kept; otherwise :data:`DEFAULT_THREADS`. It sets the
+environment (``OMP_NUM_THREADS``) is kept; otherwise :func:`free_cores`. It sets the
 environment variables the libraries read when they load and, for those already loaded, torch's
 intra-op thread count and (with ``threadpoolctl`` installed) numpy's BLAS / OpenMP pools; it
 imports nothing heavy itself.
@@ -18,10 +20,12 @@ imports nothing heavy itself.
 Examples
 --------
 >>> env = {}
->>> apply_thread_limit(None, environ=env)
+>>> apply_thread_limit(1, environ=env)
 1
 >>> env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"]
 ('1', '1')
+>>> free_cores(cores=2, load=0.2), free_cores(cores=2, load=3.1), free_cores(cores=8, load=2.6)
+(2, 1, 5)
 >>> apply_thread_limit(None, environ={"OMP_NUM_THREADS": "3"})  # the user's setting stays
 3
 >>> apply_thread_limit(2, environ={"OMP_NUM_THREADS": "3"})  # an explicit count wins
@@ -36,9 +40,9 @@ from collections.abc import MutableMapping
 
 from graphrag_integrations.errors import InvalidArgumentError
 
-__all__ = ["DEFAULT_THREADS", "THREAD_VARIABLES", "apply_thread_limit"]
+__all__ = ["DEFAULT_THREADS", "THREAD_VARIABLES", "apply_thread_limit", "free_cores"]
 
-#: Intra-op threads per process unless told otherwise (measured: docs/lab/threads.md).
+#: Intra-op threads where the load cannot be read (measured: docs/lab/threads.md).
 DEFAULT_THREADS = 1
 #: Environment variables of the thread pools that torch, numpy's BLAS and tokenizers read.
 THREAD_VARIABLES = (
@@ -55,6 +59,30 @@ def _env_threads(environ: MutableMapping[str, str]) -> int | None:
     return int(raw) if raw.isdigit() and int(raw) >= 1 else None
 
 
+def free_cores(*, cores: int | None = None, load: float | None = None) -> int:
+    """The cores no other process keeps busy: ``cores - round(load)``, at least 1.
+
+    Parameters
+    ----------
+    cores : int, optional
+        Core count (default: the cores this process may run on).
+    load : float, optional
+        Runnable processes (default: the 1-minute load average; where the platform has
+        none, :data:`DEFAULT_THREADS` is returned).
+    """
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cores = os.cpu_count() or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return DEFAULT_THREADS
+    return max(1, cores - round(load))
+
+
 def apply_thread_limit(
     threads: int | None = None, *, environ: MutableMapping[str, str] | None = None
 ) -> int:
@@ -64,7 +92,7 @@ def apply_thread_limit(
     ----------
     threads : int, optional
         Thread count (>= 1). ``None``: ``OMP_NUM_THREADS`` if the environment sets it, else
-        :data:`DEFAULT_THREADS`.
+        :func:`free_cores`.
     environ : mutable mapping, optional
         The environment to update (default ``os.environ``; the libraries read it when they
         load). torch's count is set too when ``environ`` is ``os.environ`` and torch is loaded.
@@ -84,7 +112,7 @@ def apply_thread_limit(
     ):
         raise InvalidArgumentError(f"threads must be an integer >= 1, got {threads!r}")
     env = os.environ if environ is None else environ
-    n = threads if threads is not None else (_env_threads(env) or DEFAULT_THREADS)
+    n = threads if threads is not None else (_env_threads(env) or free_cores())
     for name in THREAD_VARIABLES:
         env[name] = str(n)
     if env is os.environ:  # libraries already loaded read the variables too late
