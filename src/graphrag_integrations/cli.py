@@ -43,8 +43,9 @@ Global options (before the command): ``--version``; ``-v/--verbose`` logs at INF
 lets the model libraries (transformers, sentence-transformers, huggingface_hub, torch) print
 their progress bars and warnings, which are silenced otherwise
 (:mod:`~graphrag_integrations.evaluation.noise`); ``-q/--quiet`` logs errors only and hides
-progress bars; ``--threads N`` sets the intra-op threads of torch and BLAS (default 1, or
-``OMP_NUM_THREADS`` when set: :mod:`~graphrag_integrations.core.threads`)::
+progress bars; ``--threads N`` sets the intra-op threads of torch and BLAS (default: the
+cores the load average leaves free, at least 1, or ``OMP_NUM_THREADS`` when set:
+:mod:`~graphrag_integrations.core.threads`)::
 
     graphrag-integrations --threads 2 query --index ./kgt-index "Who founded it?"
 
