@@ -149,7 +149,7 @@ def test_defaults_are_the_rrf_product_mode_and_paper_restores_the_paper(
     assert index.counters["fused_queries"] == before + 1
     assert {h.explanation["source"] for h in hits} <= {"traced", "dense", "traced+dense"}
     # the paper: the traced ranking alone, full beam search, the exact precision
-    paper_mode = {
+    paper_mode: dict[str, Any] = {
         "fusion": "none",
         "fusion_k": 60.0,
         "fusion_weight": 1.0,
