@@ -51,6 +51,12 @@ def index(lm: Any) -> ParseKGTranslatorRetriever:
     return make(lm)
 
 
+@pytest.fixture(scope="module")
+def paper_index(lm: Any) -> ParseKGTranslatorRetriever:
+    """The paper's traced ranking (preset ``paper``) with the dense top-up switched on."""
+    return make(lm, preset="paper", top_up=True)
+
+
 def answers(index: ParseKGTranslatorRetriever) -> list[list[tuple[str, float, str]]]:
     return [
         [(r.id, round(r.score, 5), r.explanation["source"]) for r in index.retrieve(q)]
@@ -69,7 +75,8 @@ def test_build_stats_and_graph(index: ParseKGTranslatorRetriever) -> None:
     assert all("\n" not in r.sentence for r in index.view.rels.values())
 
 
-def test_retrieve_explains_clues_and_honours_k(index: ParseKGTranslatorRetriever) -> None:
+def test_retrieve_explains_clues_and_honours_k(paper_index: ParseKGTranslatorRetriever) -> None:
+    index = paper_index
     results = index.retrieve("Where was Marie Curie born?", k=3)
     assert len(results) == 3
     json.dumps([r.explanation for r in results])  # JSON-serialisable
@@ -84,21 +91,22 @@ def test_retrieve_explains_clues_and_honours_k(index: ParseKGTranslatorRetriever
     assert len(index.retrieve("Where was Marie Curie born?", k=1)) == 1
 
 
-def test_top_up_is_flagged_and_switchable(lm: Any, index: ParseKGTranslatorRetriever) -> None:
-    full = index.retrieve("Where was Marie Curie born?", k=8)
+def test_top_up_is_flagged_and_switchable(lm: Any, paper_index: ParseKGTranslatorRetriever) -> None:
+    full = paper_index.retrieve("Where was Marie Curie born?", k=8)
     assert len(full) == 8
     ctx = full[0].explanation["traced_passages"]
     assert sum(r.explanation["source"] == "traced" for r in full) == min(ctx, 8)
     ups = [r for r in full if r.explanation["source"] == "top_up"]
     assert len(ups) == 8 - min(ctx, 8) and all(r.explanation["clues"] == [] for r in ups)
-    paper = make(lm, top_up=False)
+    paper = make(lm, preset="paper")  # the paper: no top-up
     only = paper.retrieve("Where was Marie Curie born?", k=8)
     assert len(only) == ctx and all(r.explanation["source"] == "traced" for r in only)
 
 
 def test_rrf_fusion_of_traced_and_dense_rankings(lm: Any) -> None:
     q = "Where was Marie Curie born?"
-    paper = make(lm, top_up=False)
+    # the traced ranking of the same settings, without fusion or top-up
+    paper = make(lm, fusion="none", top_up=False)
     traced = [r.id for r in paper.retrieve(q, k=50)]
     fused_index = make(lm, fusion="rrf", fusion_k=10.0, fusion_weight=2.0, fusion_depth=4)
     fused = fused_index.retrieve(q, k=6)
@@ -126,6 +134,39 @@ def test_rrf_fusion_of_traced_and_dense_rankings(lm: Any) -> None:
     assert fused_index.counters["fused_queries"] == 1
     with pytest.raises(InvalidParameterError):
         make(lm, fusion="max")
+
+
+def test_defaults_are_the_rrf_product_mode_and_paper_restores_the_paper(
+    index: ParseKGTranslatorRetriever,
+) -> None:
+    product = KGTQueryParams()
+    assert (product.fusion, product.fusion_k, product.fusion_weight) == ("rrf", 5.0, 0.5)
+    assert product.early_stopping is True and product.translator_dtype == "auto-fast"
+    assert KGTQueryParams.preset("default") == product
+    # the default index fuses: every hit says which ranking(s) it came from
+    before = index.counters["fused_queries"]
+    hits = index.retrieve("Where was Marie Curie born?", k=4)
+    assert index.counters["fused_queries"] == before + 1
+    assert {h.explanation["source"] for h in hits} <= {"traced", "dense", "traced+dense"}
+    # the paper: the traced ranking alone, full beam search, the exact precision
+    paper_mode: dict[str, Any] = {
+        "fusion": "none",
+        "fusion_k": 60.0,
+        "fusion_weight": 1.0,
+        "top_up": False,
+        "early_stopping": False,
+        "translator_dtype": "auto",
+    }
+    beams = {"hotpotqa": (3, 3), "2wiki": (3, 1), "musique": (3, 5), "popqa": (3, 5)}
+    for dataset, (alpha, beta) in beams.items():
+        expected = KGTQueryParams(alpha=alpha, beta=beta, **paper_mode)
+        assert KGTQueryParams.preset(f"paper-{dataset}") == expected
+        assert KGTQueryParams.paper(dataset) == expected
+    assert KGTQueryParams.preset("paper") == KGTQueryParams.preset("paper-hotpotqa")
+    # overrides apply on top of the preset
+    assert KGTQueryParams.preset("paper", top_up=True) == KGTQueryParams(
+        alpha=3, beta=3, **{**paper_mode, "top_up": True}
+    )
 
 
 def test_empty_query_and_empty_corpus(index: ParseKGTranslatorRetriever) -> None:
@@ -188,33 +229,48 @@ def test_persist_load_same_answers_and_constraint_cache(
     assert loaded.counters["constraint_cache_hits"] == 1
 
 
-@pytest.mark.parametrize(("native", "expected"), [(True, "bfloat16"), (False, "float32")])
+@pytest.mark.parametrize(
+    ("setting", "native", "expected"),
+    [
+        ("auto-fast", True, "bfloat16"),  # the default
+        ("auto-fast", False, "int8-smooth"),
+        ("auto", True, "bfloat16"),  # the paper presets' exact precision
+        ("auto", False, "float32"),
+    ],
+)
 def test_auto_translator_dtype_resolves_and_is_recorded(
-    lm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool, expected: str
+    lm: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: str,
+    native: bool,
+    expected: str,
 ) -> None:
     from graphrag_integrations.core.llm import precision
 
     precision.clear_cache()
     monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: native)
     try:
-        # a translator loaded by path: "auto" (the default) becomes this CPU's precision
-        index = make(lm.model_name, alpha=1)
-        assert index.query_params.translator_dtype == "auto"
+        # a translator loaded by path: "auto-fast" (the default) / "auto" become this CPU's
+        # precision
+        options = {} if setting == "auto-fast" else {"translator_dtype": setting}
+        index = make(lm.model_name, alpha=1, **options)
+        assert index.query_params.translator_dtype == setting
         assert index.translator_dtype == expected
-        suffix = "[bfloat16]" if native else ""
+        suffix = "" if expected == "float32" else f"[{expected}]"
         assert index.translator_label == f"{lm.model_name}{suffix}"
-        # recorded resolved in the manifest (the query setting stays "auto") ...
+        # recorded resolved in the manifest (the query setting stays as given) ...
         manifest = index.manifest()
         assert manifest.models["translator"] == lm.model_name
         assert manifest.models["translator_dtype"] == expected
-        assert manifest.parameters["query"]["translator_dtype"] == "auto"
+        assert manifest.parameters["query"]["translator_dtype"] == setting
         # ... before loading the model, which then runs in that precision under that name
         assert index.lm.dtype == expected and index.lm.model_name == index.translator_label
-        assert str(index.lm.model.dtype) == f"torch.{expected}"
+        assert str(index.lm.model.dtype) == f"torch.{precision.torch_dtype_name(expected)}"
         hits = index.retrieve("Where was Marie Curie born?")
         assert hits and {h.explanation["translator"] for h in hits} == {index.translator_label}
-        # a given model object keeps its own precision (float32 here), whatever "auto" says
-        given = make(lm, alpha=1)
+        # a given model object keeps its own precision (float32 here), whatever the setting
+        given = make(lm, alpha=1, **options)
         assert given.translator_dtype is None and given.translator_label == lm.model_name
         assert given.manifest().models["translator_dtype"] == "checkpoint"
     finally:
@@ -289,13 +345,14 @@ def test_registration_builder_presets(lm: Any) -> None:
     assert retriever.index_params.passage_vectors == "lazy"
     with pytest.raises(InvalidParameterError, match="preset"):
         KGT.parse_options({"preset": "nope"})
-    # the speed options reach the query settings (defaults: the hardware's precision, no
-    # early stop, in the product default and the paper presets alike)
+    # the speed options reach the query settings: the paper presets run the exact precision
+    # without early stop, the product default the fast precision with it
     assert (retriever.query_params.translator_dtype, retriever.query_params.early_stopping) == (
         "auto",
         False,
     )
-    assert KGT.parse_options({}).query_params.translator_dtype == "auto"
+    default = KGT.parse_options({}).query_params
+    assert (default.translator_dtype, default.early_stopping) == ("auto-fast", True)
     fast = KGT.parse_options({"translator_dtype": "bfloat16", "early_stopping": "true"}, cli=True)
     assert fast.query_params.translator_dtype == "bfloat16" and fast.query_params.early_stopping
     for name in ("int8", "int8-mixed"):
@@ -307,9 +364,10 @@ def test_registration_builder_presets(lm: Any) -> None:
 def test_lazy_passage_vectors_give_the_same_answers(
     lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
 ) -> None:
-    lazy = make(lm, passage_vectors="lazy", top_up=False)
+    # the traced ranking alone (no fusion, no top-up) reads only the traced passages' vectors
+    lazy = make(lm, passage_vectors="lazy", fusion="none", top_up=False)
     assert lazy.store.vector_count() == 0  # the build only parsed
-    eager = make(lm, passage_vectors="build", top_up=False)
+    eager = make(lm, passage_vectors="build", fusion="none", top_up=False)
     assert answers(lazy) == answers(eager)
     embedded = lazy.counters["lazy_embedded_passages"]
     assert 0 < embedded < len(KGT_CORPUS)  # only traced passages were embedded
@@ -318,10 +376,11 @@ def test_lazy_passage_vectors_give_the_same_answers(
         tmp_path / "lazy", embedding=FakeEmbedder(), translator=lm
     )
     assert answers(again) == answers(eager) and again.counters["lazy_embedded_passages"] == 0
-    # the top-up needs the whole corpus: embedded on first use
-    topped = make(lm, passage_vectors="lazy")
-    assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
-    assert topped.store.vector_count() == len(KGT_CORPUS)
+    # the top-up and the (default) RRF fusion need the whole corpus: embedded on first use
+    for options in ({"fusion": "none"}, {}):
+        topped = make(lm, passage_vectors="lazy", **options)
+        assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
+        assert topped.store.vector_count() == len(KGT_CORPUS)
 
 
 def test_insert_updates_the_constraint_indexes_in_use(

@@ -23,7 +23,8 @@ def test_smollm2_clues_exist_in_the_parsekg_in_both_directions() -> None:
     index = ParseKGTranslatorRetriever.from_documents(
         documents(),
         embedding=FakeEmbedder(),
-        query_params=KGTQueryParams(reverse="always", alpha=2, beta=2),
+        # the paper's traced ranking (no fusion), full beam search, exact precision
+        query_params=KGTQueryParams.preset("paper", reverse="always", alpha=2, beta=2),
     )
     ix = index.constraint_indexes
     assert ix.sep_id == index.lm.tokenizer("@@", add_special_tokens=False)["input_ids"][0]

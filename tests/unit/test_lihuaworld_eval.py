@@ -89,13 +89,39 @@ def test_every_method_runs_on_the_same_chunks_with_recall_per_type() -> None:
     for rep in report.results.values():
         assert rep.counted == {"all": 2, "Single": 1, "Multi": 1}  # Null excluded
     notes = report.notes["qcg"]
-    assert notes["preset"] == "lihuaworld" and notes["query_set"] == "given QuerySet"
+    # QCG's defaults with the paper's LiHuaWorld k, n, gamma
+    assert notes["preset"] == "lihuaworld-fused-hybrid" and notes["query_set"] == "given QuerySet"
     gen = notes["generation"]
     assert (gen["reused_chunks"], gen["generated_chunks"]) == (len(chunks), 0)
     text = format_lihua_report(report)
     assert "Single R@1" in text and "Multi R@2" in text and "vs dense" in text
     row = report.to_json()["results"]["qcg"]
     assert set(row["evidence_recall"]) == {"all", "Single", "Multi"}
+
+
+@pytest.mark.parametrize(
+    ("chosen", "expected"),
+    [
+        ("default", "lihuaworld-fused-hybrid"),
+        ("fused-hybrid", "lihuaworld-fused-hybrid"),
+        ("paper", "lihuaworld"),  # the paper's retrieval: query nodes only
+        ("fused", "lihuaworld-fused"),
+        ("lihuaworld", "lihuaworld"),  # already a LiHuaWorld preset: kept
+    ],
+)
+def test_qcg_presets_become_their_lihuaworld_versions(chosen: str, expected: str) -> None:
+    chunks = fixture_chunks()
+    report = run_lihuaworld_eval(
+        FIX,
+        ["qcg"],
+        chunking=CHUNKING,
+        embedder=FakeEmbedder(),
+        ks=(1,),
+        options={"qcg": {"query_set": query_set(chunks), "preset": chosen}},
+        tokenizer=Words(),
+        show_progress=False,
+    )
+    assert report.notes["qcg"]["preset"] == expected
 
 
 def test_a_partial_query_set_restricts_every_method_to_its_closed_sub_corpus() -> None:
@@ -272,7 +298,9 @@ def test_variants_score_other_query_parameters_on_the_same_index() -> None:
     assert report.index_s["qcg h=0"] == report.index_s["qcg"]  # one build
     for label in ("qcg h=0", "qcg c=3"):
         assert report.results[label].counted == report.results["qcg"].counted
-    # the overrides really apply: only chat 20260108_19:00 has queries; candidates reach all
+    # the overrides really apply: only chat 20260108_19:00 has queries; under the paper's
+    # retrieval (query nodes only, no chunk candidates) the others are unreachable, and the
+    # candidates of the variant reach all
     covered = query_set([c for c in chunks if c.doc_id == "20260108_19:00"])
     report = run_lihuaworld_eval(
         FIX,
@@ -280,7 +308,7 @@ def test_variants_score_other_query_parameters_on_the_same_index() -> None:
         chunking=CHUNKING,
         embedder=FakeEmbedder(),
         ks=(50,),
-        options={"qcg": {"query_set": covered, "missing": "skip"}},
+        options={"qcg": {"query_set": covered, "missing": "skip", "preset": "paper"}},
         variants={"qcg c=50": ("qcg", {"chunk_candidates": 50})},
         tokenizer=Words(),
         show_progress=False,

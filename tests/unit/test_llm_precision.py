@@ -1,4 +1,5 @@
-"""``dtype="auto"``: bfloat16 where the hardware computes it natively, else float32."""
+"""``dtype="auto"``: bfloat16 where the hardware computes it natively, else float32;
+``dtype="auto-fast"``: the same, but int8-smooth on a CPU without native bfloat16."""
 
 from __future__ import annotations
 
@@ -61,6 +62,31 @@ def test_auto_on_cpu_follows_the_bf16_flags(
     assert preferred_dtype("cpu") == expected
     assert resolve_dtype("auto") == expected
     assert resolve_dtype("auto", "CPU") == expected
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "expected"),
+    [(X86_AVX2, "int8-smooth"), (X86_BF16, "bfloat16"), (X86_AMX, "bfloat16")],
+)
+def test_auto_fast_on_cpu_is_bf16_where_native_else_int8_smooth(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cpuinfo: str, expected: str
+) -> None:
+    use_cpuinfo(monkeypatch, tmp_path, cpuinfo)
+    assert resolve_dtype("auto-fast") == expected
+    assert resolve_dtype("auto-fast", "CPU") == expected
+    assert resolve_dtype("auto-fast", "cpu:0") == expected
+    with pytest.raises(ValueError, match="resolve"):
+        precision_suffix("auto-fast")
+
+
+def test_auto_fast_off_the_cpu_is_the_preferred_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
+    # never int8 (CPU-only quantisation) on another device: the preferred exact precision
+    monkeypatch.setattr(precision, "_cuda_has_bf16", lambda: True)
+    assert resolve_dtype("auto-fast", "cuda:1") == "bfloat16" == preferred_dtype("cuda")
+    precision.clear_cache()
+    monkeypatch.setattr(precision, "_cuda_has_bf16", lambda: False)
+    assert resolve_dtype("auto-fast", "cuda") == "float32"
+    assert resolve_dtype("auto-fast", "mps") == "float32"
 
 
 def test_auto_is_resolved_once_per_device_type(

@@ -4,6 +4,7 @@ scale), kept consistent by insert / delete and persisted with the index."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,8 @@ def build(names: list[str], preset: str = "fused-hybrid", **query: Any) -> Query
 
 
 def test_the_presets_add_only_the_hybrid_chunk_side() -> None:
-    assert QCGQueryParams().chunk_similarity == "dense"  # off by default (the paper)
+    assert QCGQueryParams().chunk_similarity == "hybrid"  # on by default (fused-hybrid)
+    assert preset("paper").query.chunk_similarity == "dense"  # off in the paper
     assert preset("fused").query.chunk_similarity == "dense"
     for plain, hybrid in (
         ("fused", "fused-hybrid"),
@@ -90,7 +92,7 @@ def test_the_candidates_are_the_hybrid_baselines_top_c_in_its_order(question: st
     got = [hit.id for hit in index.retrieve(question, k=4)]
     assert got == [hit.id for hit in hybrid.retrieve(question, k=4)]
     dense = DenseRetriever(index.passages, FakeEmbedder())
-    index.query_params = QCGQueryParams(h=0, gamma=2.0, chunk_candidates=4)  # dense side
+    index.query_params = replace(index.query_params, chunk_similarity="dense")  # dense side
     assert [hit.id for hit in index.retrieve(question, k=4)] == [
         hit.id for hit in dense.retrieve(question, k=4)
     ]

@@ -117,6 +117,12 @@ def index() -> QueryCentricGraphIndex:
     return build()
 
 
+@pytest.fixture(scope="module")
+def paper_index() -> QueryCentricGraphIndex:
+    """The paper's retrieval (query nodes only) over the same graph."""
+    return build(preset="paper")
+
+
 def test_build_filters_each_chunk_to_top_alpha(index: QueryCentricGraphIndex) -> None:
     for p in index.passages:
         generated = index.store.generated_pairs(p.id)
@@ -142,7 +148,8 @@ def test_query_ids_follow_the_paper_and_knn_has_k_out_edges(index: QueryCentricG
     assert index.graph_store.number_of_edges("from_chunk") == len(ids)
 
 
-def test_retrieve_explains_matched_queries_with_hops(index: QueryCentricGraphIndex) -> None:
+def test_retrieve_explains_matched_queries_with_hops(paper_index: QueryCentricGraphIndex) -> None:
+    index = paper_index
     hits = index.retrieve("What is the capital of France?", k=3)
     assert hits[0].doc_id == "paris"
     json.dumps([h.explanation for h in hits])  # JSON-serialisable
@@ -320,7 +327,7 @@ def test_generation_report_counts_tokens_and_parses(index: QueryCentricGraphInde
 
 
 def test_chunk_without_pairs_is_counted(caplog: pytest.LogCaptureFixture) -> None:
-    idx = build(CORPUS[:2], llm=lambda prompt: "I cannot do that.")
+    idx = build(CORPUS[:2], llm=lambda prompt: "I cannot do that.", preset="paper")
     assert idx.generation_report()["empty_chunks"] == 2
     assert idx.generation_report()["stats"]["retried"] == 2
     assert idx.retrieve("European Cup") == []
@@ -363,8 +370,9 @@ def test_presets_and_unknown_parameters() -> None:
 
 
 def test_chunk_weight_fuses_the_chunk_cosine() -> None:
-    plain = build(CORPUS[:4])
-    fused = build(CORPUS[:4], chunk_weight=0.5)
+    # the paper's retrieval with only the chunk weight added (no chunk candidates)
+    plain = build(CORPUS[:4], preset="paper")
+    fused = build(CORPUS[:4], preset="paper", chunk_weight=0.5)
     q = "Where was the manager of Nottingham Forest born?"
     b = fused.retrieve(q, k=4)
     assert {h.id for h in b} <= {h.id for h in plain.retrieve(q, k=len(CORPUS))}
@@ -384,15 +392,18 @@ def test_chunk_candidates_reach_a_chunk_without_generated_queries() -> None:
         (t, [QAPair("What about Chelsea?", "FA Cup 1970")] if "Chelsea" in t else []) for t in texts
     )
     docs = [SourceDocument(t, d) for d, t in CORPUS[:4]]
-    idx = QueryCentricGraphIndex.from_documents(docs, embedding=FakeEmbedder(), query_set=sets)
+    idx = QueryCentricGraphIndex.from_documents(
+        docs, embedding=FakeEmbedder(), query_set=sets, preset="paper"
+    )
     q = "Who managed Nottingham Forest?"
     reached = {h.passage.doc_id for h in idx.retrieve(q, k=4)}
     assert reached == {"chelsea"}  # the only chunk with a query node
-    fused = QueryCentricGraphIndex.from_documents(
-        docs, embedding=FakeEmbedder(), query_set=sets, preset="fused"
-    )
-    assert fused.query_params.chunk_candidates == 10 and fused.query_params.chunk_weight == 0.3
-    assert {h.passage.doc_id for h in fused.retrieve(q, k=4)} == {d for d, _ in CORPUS[:4]}
+    for chosen in ("fused", None):  # None: the defaults (fused-hybrid)
+        fused = QueryCentricGraphIndex.from_documents(
+            docs, embedding=FakeEmbedder(), query_set=sets, preset=chosen
+        )
+        assert fused.query_params.chunk_candidates == 10 and fused.query_params.chunk_weight == 0.3
+        assert {h.passage.doc_id for h in fused.retrieve(q, k=4)} == {d for d, _ in CORPUS[:4]}
 
 
 def test_framework_surface() -> None:

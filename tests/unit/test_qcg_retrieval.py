@@ -44,7 +44,7 @@ def test_hop_expansion_is_directed_unless_symmetric() -> None:
 def test_chunk_score_is_the_mean_s_of_its_queries_in_q_star() -> None:
     g = toy_graph()
     user = np.array([1.0, 0.0], dtype=np.float32)
-    params = QCGQueryParams(h=1, n=1, gamma=1.0)
+    params = QCGQueryParams.preset("paper", h=1, n=1, gamma=1.0)
     hits = rank_chunks(g, user, params, 5)
     # Q_r = {a}; one hop adds b (same chunk c1)
     assert [h.chunk_id for h in hits] == ["c1"]
@@ -52,7 +52,7 @@ def test_chunk_score_is_the_mean_s_of_its_queries_in_q_star() -> None:
     assert hits[0].score == pytest.approx(expected, abs=1e-6)
     assert [(m.row, m.hop) for m in hits[0].queries] == [(0, 0), (1, 1)]
     # two hops reach c (chunk c2), scored by its own s even though below gamma
-    hits = rank_chunks(g, user, QCGQueryParams(h=2, n=1, gamma=1.9), 5)
+    hits = rank_chunks(g, user, QCGQueryParams.preset("paper", h=2, n=1, gamma=1.9), 5)
     assert [h.chunk_id for h in hits] == ["c1", "c2"]
     assert hits[1].score == pytest.approx(np.cos(1.2) + 1, abs=1e-6)
 
@@ -61,7 +61,7 @@ def test_chunk_weight_fuses_the_chunk_similarity() -> None:
     g = toy_graph()
     user = np.array([1.0, 0.0], dtype=np.float32)
     own = {"c1": 0.0, "c2": 1.0}
-    params = QCGQueryParams(h=2, n=1, gamma=1.0, chunk_weight=0.5)
+    params = QCGQueryParams.preset("paper", h=2, n=1, gamma=1.0, chunk_weight=0.5)
     hits = rank_chunks(g, user, params, 5, chunk_cosine=lambda ids: np.array([own[c] for c in ids]))
     assert [h.chunk_id for h in hits] == ["c2", "c1"]
     assert hits[0].score == pytest.approx(0.5 * (np.cos(1.2) + 1) + 0.5 * 2.0, abs=1e-6)
@@ -75,9 +75,9 @@ def test_chunk_candidates_make_query_less_chunks_reachable() -> None:
     own = {"c1": 0.2, "c2": 0.1, "c3": 0.0, "c9": 0.9}  # c9: no generated query at all
     cos = lambda ids: np.array([own[c] for c in ids])  # noqa: E731
     top = lambda c: sorted(own, key=lambda x: -own[x])[:c]  # noqa: E731
-    paper = QCGQueryParams(h=0, n=1, gamma=1.0)
+    paper = QCGQueryParams.preset("paper", h=0, n=1, gamma=1.0)
     assert [h.chunk_id for h in rank_chunks(g, user, paper, 5, chunk_cosine=cos)] == ["c1"]
-    params = QCGQueryParams(h=0, n=1, gamma=1.0, chunk_candidates=2)
+    params = replace(paper, chunk_candidates=2)
     hits = rank_chunks(g, user, params, 5, chunk_cosine=cos, top_chunks=top)
     assert [h.chunk_id for h in hits] == ["c1", "c9"]  # c1 is also a top chunk: no duplicate
     assert hits[0].score == pytest.approx(1.0 + 1.0)  # mean s of query a (cos 1): unchanged
@@ -93,11 +93,37 @@ def test_chunk_candidates_make_query_less_chunks_reachable() -> None:
 
 
 def test_presets() -> None:
-    assert preset("multihop-rag").query == QCGQueryParams(h=1, n=15, gamma=1.0)
+    paper_side: dict[str, Any] = {
+        "chunk_weight": 0.0,
+        "chunk_candidates": 0,
+        "chunk_similarity": "dense",
+    }
+    assert preset("multihop-rag").query == QCGQueryParams(h=1, n=15, gamma=1.0, **paper_side)
     lihua = preset("lihuaworld")
     assert (lihua.index.k_neighbors, lihua.query.n, lihua.query.gamma) == (2, 10, 1.5)
+    assert lihua.query == QCGQueryParams(h=1, n=10, gamma=1.5, **paper_side)
     with pytest.raises(ValueError):
         QCGQueryParams(n=0)
+
+
+def test_defaults_are_fused_hybrid_and_paper_restores_query_nodes_only() -> None:
+    product = QCGQueryParams()
+    assert (product.chunk_weight, product.chunk_candidates, product.chunk_similarity) == (
+        0.3,
+        10,
+        "hybrid",
+    )
+    assert QCGQueryParams.preset("default") == product == preset("fused-hybrid").query
+    assert preset("default").index == preset("fused-hybrid").index
+    # the paper: the same retrieval with the chunk side off (query nodes only)
+    paper = replace(product, chunk_weight=0.0, chunk_candidates=0, chunk_similarity="dense")
+    assert QCGQueryParams.preset("paper") == paper == QCGQueryParams.preset("multihop-rag")
+    assert QCGQueryParams.preset("fused") == replace(product, chunk_similarity="dense")
+    lihua: dict[str, Any] = {"n": 10, "gamma": 1.5}
+    assert QCGQueryParams.preset("lihuaworld") == replace(paper, **lihua)
+    assert QCGQueryParams.preset("lihuaworld-fused-hybrid") == replace(product, **lihua)
+    # overrides apply on top of the preset
+    assert QCGQueryParams.preset("paper", h=0) == replace(paper, h=0)
 
 
 class CountingRows(list[list[int]]):
@@ -128,7 +154,7 @@ def test_work_per_query_is_bounded_by_n_and_k_not_graph_size(n_nodes: int) -> No
     # the one vectorised similarity product, a query reads the kNN lists of at most
     # n * (1 + K + ... + K^(h-1)) rows and matches at most n * (1 + K + ... + K^h) queries,
     # whatever the number of nodes.
-    k, params = 3, QCGQueryParams(h=2, n=10, gamma=0.0)
+    k, params = 3, QCGQueryParams.preset("paper", h=2, n=10, gamma=0.0)
     g = ring_graph(n_nodes, k)
     user = np.random.default_rng(1).normal(size=16).astype(np.float32)
     hits = rank_chunks(g, user / np.linalg.norm(user), params, n_nodes)
