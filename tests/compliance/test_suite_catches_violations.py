@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core import index_base as template_module
+from graphrag_integrations.core import index_persistence as template_module
 from graphrag_integrations.core.chunking import documents_to_passages
 from graphrag_integrations.core.documents import SourceDocument, load_documents
 from graphrag_integrations.core.index_base import document_ids, drop_indexed

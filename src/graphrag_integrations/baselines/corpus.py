@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from graphrag_integrations.core.index_base import BaseIndex, document_ids, drop_indexed
+from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index_building import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.types import Passage
 

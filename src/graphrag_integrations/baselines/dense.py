@@ -19,11 +19,11 @@ from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import (
+from graphrag_integrations.core.index_base import build_from_documents
+from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
     CheckpointDir,
     DocumentPaths,
-    build_from_documents,
     check_query,
 )
 from graphrag_integrations.core.params import NoParams, resolve_params

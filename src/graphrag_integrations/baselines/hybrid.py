@@ -34,11 +34,11 @@ from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
-from graphrag_integrations.core.index_base import (
+from graphrag_integrations.core.index_base import build_from_documents
+from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
     CheckpointDir,
     DocumentPaths,
-    build_from_documents,
     check_query,
 )
 from graphrag_integrations.core.params import NoParams, resolve_params

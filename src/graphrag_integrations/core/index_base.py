@@ -128,15 +128,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import os
-import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from graphrag_integrations.core.checkpoint import checkpointable
 from graphrag_integrations.core.chunking import check_splitter, default_chunker, split_documents
@@ -153,6 +148,20 @@ from graphrag_integrations.core.filters import (
     parse_filter,
     retrieve_filtered,
 )
+from graphrag_integrations.core.index_building import (
+    CHUNKING_OPTIONS,
+    DEFAULT_SPLITTER,
+    CheckpointDir,
+    DocumentPaths,
+    PassageT,
+    build_from_passages,
+    check_query,
+    chosen_splitter,
+    document_ids,
+    drop_indexed,
+    pop_splitter,
+)
+from graphrag_integrations.core.index_persistence import IndexPersistence
 from graphrag_integrations.core.index_store import index_stores_of
 from graphrag_integrations.core.locking import (
     ReadWriteLock,
@@ -162,104 +171,33 @@ from graphrag_integrations.core.locking import (
     writer,
 )
 from graphrag_integrations.core.params import NoParams, Params, resolve_params
-from graphrag_integrations.core.persistence import (
-    FORMAT_VERSION,
-    Manifest,
-    atomic_directory,
-    check_embedder,
-    check_manifest,
-    read_manifest,
-    reading_index,
-    write_manifest,
-)
+from graphrag_integrations.core.persistence import FORMAT_VERSION
 from graphrag_integrations.core.progress import ProgressSetting, track_batch
 from graphrag_integrations.core.query_binding import QueryParamsField, bound_query_params
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
-from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, InvalidArgumentError
+from graphrag_integrations.errors import InvalidArgumentError
+
+# The helpers of core.index_building stay importable from here.
+__all__ = [
+    "CHUNKING_OPTIONS",
+    "DEFAULT_SPLITTER",
+    "BaseIndex",
+    "CheckpointDir",
+    "DocumentPaths",
+    "PassageT",
+    "build_from_documents",
+    "build_from_passages",
+    "check_query",
+    "chosen_splitter",
+    "document_ids",
+    "drop_indexed",
+    "pop_splitter",
+]
 
 IndexT = TypeVar("IndexT", bound="BaseIndex")
-PassageT = TypeVar("PassageT", bound=Passage)
-#: ``path=`` of ``from_documents`` (files or folders to read, see ``load_documents``).
-DocumentPaths: TypeAlias = "str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None"
-#: ``checkpoint_dir=`` of ``from_documents`` (see :mod:`~graphrag_integrations.core.checkpoint`).
-CheckpointDir: TypeAlias = "str | os.PathLike[str] | None"
 
 logger = logging.getLogger(__name__)
-
-#: Options of ``from_documents`` / ``insert`` / ``upsert`` that choose how documents are cut
-#: (see :func:`pop_splitter`).
-CHUNKING_OPTIONS: tuple[str, ...] = ("chunking", "splitter", "chunker")
-
-
-class _ClassDefault:
-    """Marker: "the index's default splitter" (distinct from ``None``, no chunking)."""
-
-    def __repr__(self) -> str:
-        return "DEFAULT_SPLITTER"
-
-
-#: Passed as ``default`` to :func:`pop_splitter`: the class's :meth:`BaseIndex.default_splitter`.
-DEFAULT_SPLITTER: Any = _ClassDefault()
-
-
-def pop_splitter(options: dict[str, Any], default: Any = DEFAULT_SPLITTER) -> Any:
-    """Remove the :data:`CHUNKING_OPTIONS` from ``options`` and return the splitter they name.
-
-    ``chunking=True`` is :data:`DEFAULT_SPLITTER` (the class default); ``chunking=False`` /
-    ``None`` and ``splitter=None`` (or ``chunker=None``) mean no chunking (``None``);
-    ``splitter=X`` / ``chunker=X`` is ``X`` (checked by
-    :func:`~graphrag_integrations.core.chunking.check_splitter`). Without any of them:
-    ``default``.
-
-    Raises
-    ------
-    InvalidArgumentError
-        Several of them at once, or ``chunking`` not a bool or ``None``.
-    TypeError
-        A splitter that cannot cut documents.
-
-    Examples
-    --------
-    >>> options = {"chunking": False, "errors": "skip"}
-    >>> pop_splitter(options), options
-    (None, {'errors': 'skip'})
-    >>> pop_splitter({}, default="mine")
-    'mine'
-    """
-    given = [name for name in CHUNKING_OPTIONS if name in options]
-    if len(given) > 1:
-        raise InvalidArgumentError(f"pass only one of {', '.join(given)}")
-    if not given:
-        return default
-    name = given[0]
-    value = options.pop(name)
-    if name == "chunking":
-        if value is True:
-            return DEFAULT_SPLITTER
-        if value is False or value is None:
-            return None
-        raise InvalidArgumentError(
-            f"chunking must be True, False or None, got {value!r}; pass a splitter as splitter=..."
-        )
-    return None if value is None else check_splitter(value)
-
-
-def chosen_splitter(splitter: Any = DEFAULT_SPLITTER, chunking: bool | None = True) -> Any:
-    """The splitter of ``from_documents(splitter=..., chunking=...)`` (see :func:`pop_splitter`;
-    the defaults mean the class's splitter).
-
-    Examples
-    --------
-    >>> chosen_splitter(chunking=False) is None, chosen_splitter() is DEFAULT_SPLITTER
-    (True, True)
-    """
-    options: dict[str, Any] = {}
-    if splitter is not DEFAULT_SPLITTER:
-        options["splitter"] = splitter
-    if chunking is not True:
-        options["chunking"] = chunking
-    return pop_splitter(options)
 
 
 def build_from_documents(
@@ -305,90 +243,15 @@ def _from_loaded(
     return index
 
 
-def check_query(query: str) -> str:
-    """Return ``query`` stripped, or raise :class:`EmptyQueryError` if nothing is left.
-
-    Examples
-    --------
-    >>> check_query("  capital of France ")
-    'capital of France'
-    >>> check_query("   ")
-    Traceback (most recent call last):
-    ...
-    graphrag_integrations.errors.EmptyQueryError: query is empty
-    """
-    if not isinstance(query, str):
-        raise EmptyQueryError(f"query must be a string, got {type(query).__name__}")
-    stripped = query.strip()
-    if not stripped:
-        raise EmptyQueryError("query is empty")
-    return stripped
-
-
-def drop_indexed(passages: Sequence[PassageT], indexed_doc_ids: Collection[str]) -> list[PassageT]:
-    """The passages whose document is not indexed yet (the ``insert`` rule).
-
-    The skipped documents are named in one warning.
-
-    Parameters
-    ----------
-    passages : sequence of Passage
-        Passages of the documents being inserted.
-    indexed_doc_ids : collection of str
-        Ids of the documents the index holds.
-
-    Examples
-    --------
-    >>> ps = [Passage("p1", "Old text.", "a"), Passage("p2", "New text.", "b")]
-    >>> [p.id for p in drop_indexed(ps, {"a"})]
-    ['p2']
-    """
-    kept = [p for p in passages if p.doc_id not in indexed_doc_ids]
-    if len(kept) < len(passages):
-        skipped = sorted({p.doc_id for p in passages if p.doc_id in indexed_doc_ids})
-        logger.warning(
-            "insert: %d document(s) already indexed, skipped (upsert replaces them): %s",
-            len(skipped),
-            ", ".join(skipped),
-        )
-    return kept
-
-
-def document_ids(passages: Iterable[Passage]) -> list[str]:
-    """The distinct ``doc_id`` of ``passages``, in order (what ``insert`` returns).
-
-    Examples
-    --------
-    >>> document_ids([Passage("p1", "x", "a"), Passage("p2", "y", "b"), Passage("p3", "z", "a")])
-    ['a', 'b']
-    """
-    return list(dict.fromkeys(p.doc_id for p in passages))
-
-
-def build_from_passages(cls: Callable[..., Any], passages: Sequence[Passage], **kwargs: Any) -> Any:
-    """``cls(**kwargs)`` filled with ``passages`` by its ``add_passages``: the ``from_passages`` of
-    the indexes built incrementally (Clue, KG-Translator, QCG).
-
-    Raises
-    ------
-    EmptyCorpusError
-        When ``passages`` is empty.
-    """
-    if not passages:
-        raise EmptyCorpusError("no non-empty passages to index")
-    index = cls(**kwargs)
-    index.add_passages(passages)
-    return index
-
-
-class BaseIndex(ABC):
+class BaseIndex(IndexPersistence, ABC):
     """Abstract base of every retriever/index in the package.
 
     Subclasses set :attr:`method` (the name recorded in manifests and used by the CLI) and
     :attr:`default_k`, implement the abstract methods and the persistence hooks
     (:meth:`manifest`, :meth:`_write_files`, :meth:`_read_files`, and where needed
     :meth:`_from_manifest`, :meth:`_check_loaded`...) following the rules of the module
-    docstring.
+    docstring. The persist / load template and its hooks are inherited from
+    :class:`~graphrag_integrations.core.index_persistence.IndexPersistence`.
     """
 
     method: ClassVar[str] = "base"
@@ -612,164 +475,6 @@ class BaseIndex(ABC):
         Returns ``True`` if something was removed; an unknown id logs a warning (see
         :meth:`_unknown_document`) and returns ``False``, never raises.
         """
-
-    # -- persistence: template methods, with the hooks each index implements -----------------
-    @property
-    def index_id(self) -> str:
-        """This index's identity (32 hex digits), recorded in its manifest (module notes).
-
-        New for a new index, kept by :meth:`load`, unchanged by ``insert`` / ``delete``: it is
-        what lets ``persist`` replace a folder holding *this* index but not another one. A
-        graph index's id is its :class:`~graphrag_integrations.core.index_store.IndexStore`'s
-        (which names its Chroma collections).
-        """
-        stores = index_stores_of(self)
-        if len(stores) == 1:
-            return stores[0].index_id
-        own = self.__dict__.get("_index_id")
-        if own is None:
-            own = self.__dict__["_index_id"] = uuid.uuid4().hex
-        return str(own)
-
-    def persist(self, path: str | Path, *, overwrite: bool = False) -> None:
-        """Write the index to directory ``path`` atomically, with a manifest.
-
-        The template (module notes): :meth:`manifest` completed with :attr:`index_id`,
-        :attr:`format_version` and the build ``timings``, the index's files written by
-        :meth:`_write_files` into the temporary directory of ``atomic_directory(path,
-        overwrite=overwrite, method=self.method, index_id=self.index_id)``
-        (:mod:`~graphrag_integrations.core.persistence`), then :meth:`_after_persist`.
-
-        Parameters
-        ----------
-        path : str or Path
-            The index directory (created if missing).
-        overwrite : bool
-            Allow writing into a non-empty folder that holds no index, over an index of
-            another method, or over another index of this method (another ``index_id``).
-            Files the index did not write are kept either way.
-
-        Raises
-        ------
-        IndexExistsError
-            If ``path`` is not ours to replace and ``overwrite`` is false (nothing written).
-        """
-        timings = getattr(self, "timings", None)
-        manifest = replace(
-            self.manifest(),
-            index_id=self.index_id,
-            format_version=self.format_version,
-            timings=dict(timings) if isinstance(timings, Mapping) else {},
-        )
-        with atomic_directory(
-            path, overwrite=overwrite, method=self.method, index_id=manifest.index_id
-        ) as tmp:
-            self._write_files(tmp)
-            write_manifest(tmp, manifest)
-        self._after_persist(Path(path))
-
-    @classmethod
-    def load(cls: type[IndexT], path: str | Path, **kwargs: Any) -> IndexT:
-        """Load an index written by :meth:`persist`.
-
-        The template (module notes), inside ``reading_index(path)``: ``read_manifest`` (every
-        checksum verified), ``check_manifest`` (method, :attr:`format_version` down to
-        :attr:`oldest_format_version`), :meth:`_from_manifest` (the index, built from the
-        recorded settings and ``kwargs``), :meth:`_check_embedder` (model *and* dimension),
-        :meth:`_read_files`, :meth:`_check_loaded`; then the recorded ``index_id`` and
-        build ``timings`` are restored.
-
-        Parameters
-        ----------
-        path : str or Path
-            The index directory.
-        **kwargs
-            Constructor arguments (``embedding=``...); the recorded settings fill the others.
-
-        Raises
-        ------
-        IndexNotFoundError
-            If ``path`` holds no index.
-        CorruptIndexError
-            Naming the file, if a file is missing, truncated or altered.
-        IndexMismatchError
-            Another method, a newer format, another embedding model or dimension, or files
-            that disagree with the manifest.
-        """
-        with reading_index(path) as src:
-            manifest = check_manifest(
-                read_manifest(src),
-                method=cls.method,
-                supported_format_version=cls.format_version,
-                oldest_format_version=cls.oldest_format_version,
-            )
-            index = cls._from_manifest(src, manifest, dict(kwargs))
-            index._check_embedder(src, manifest)
-            index._read_files(src, manifest)
-            index._check_loaded(src, manifest)
-        index._restore_identity(manifest)
-        return index
-
-    def manifest(self) -> Manifest:
-        """Hook of :meth:`persist`: what the manifest records (method, parameters - the
-        counts :meth:`_check_loaded` compares -, models, embedding dimension). The template
-        adds the ``index_id``, ``format_version``, ``timings`` and file checksums."""
-        raise NotImplementedError(f"{type(self).__name__} must implement manifest()")
-
-    def _write_files(self, directory: Path) -> None:
-        """Hook of :meth:`persist`: write the index's files into ``directory`` (the fresh
-        temporary directory of ``atomic_directory``; the manifest is written after)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _write_files(directory)")
-
-    def _after_persist(self, path: Path) -> None:
-        """Hook of :meth:`persist`, after the swap: nothing by default."""
-        return None
-
-    @classmethod
-    def _from_manifest(
-        cls: type[IndexT], src: Path, manifest: Manifest, options: dict[str, Any]
-    ) -> IndexT:
-        """Hook of :meth:`load`: a new, empty index built with the recorded settings of
-        ``manifest`` where ``options`` (the caller's ``load`` arguments) does not say
-        otherwise. Default: ``cls(**options)``."""
-        return cls(**options)
-
-    def _check_embedder(self, src: Path, manifest: Manifest) -> None:
-        """Hook of :meth:`load`: the embedder must be the recorded model, with the recorded
-        dimension (:func:`~graphrag_integrations.core.persistence.check_embedder`). Default:
-        checks the index's ``embedder`` when it has one and the manifest records a model."""
-        embedder = getattr(self, "embedder", None)
-        if embedder is not None and manifest.embedding_model is not None:
-            check_embedder(manifest, embedder, source=src)
-
-    def _read_files(self, src: Path, manifest: Manifest) -> None:
-        """Hook of :meth:`load`: read the index's files from ``src`` into this index."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _read_files(src)")
-
-    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
-        """Hook of :meth:`load`: check what was read against the manifest (counts); raise
-        :class:`~graphrag_integrations.errors.IndexMismatchError` naming ``src`` when they
-        disagree. Default: nothing."""
-        return None
-
-    def _restore_identity(self, manifest: Manifest) -> None:
-        """After :meth:`load`: the recorded ``index_id`` (an index holding an ``IndexStore``
-        has read it with the store) and build ``timings``. An index that records timings but
-        was written before they were recorded gets ``nan`` for each (unknown, not zero)."""
-        if not index_stores_of(self):
-            self.__dict__["_index_id"] = manifest.index_id or uuid.uuid4().hex
-        timings = getattr(self, "timings", None)
-        if not isinstance(timings, dict):
-            return
-        if manifest.timings:
-            timings.update(manifest.timings)
-        else:
-            logger.info(
-                "%s: the manifest records no build timings (written before they were); "
-                "timings are nan (unknown)",
-                type(self).__name__,
-            )
-            timings.update(dict.fromkeys(timings, math.nan))
 
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.index_building import check_query
 from graphrag_integrations.core.models import LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
 

@@ -45,12 +45,11 @@ from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport, content_id
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
 from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import (
+from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
-    BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    build_from_documents,
     build_from_passages,
     document_ids,
     drop_indexed,

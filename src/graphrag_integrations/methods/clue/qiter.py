@@ -31,7 +31,7 @@ import numpy as np
 from graphrag_integrations.adapters.surface import QueryRetriever
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.filters import FilterLike, parse_filter, retrieve_filtered
-from graphrag_integrations.core.index_base import check_query
+from graphrag_integrations.core.index_building import check_query
 from graphrag_integrations.core.locking import read_locked
 from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.params import bind_query_params

@@ -23,12 +23,11 @@ from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.fusion import ScoreFusion
 from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import (
+from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
-    BaseIndex,
     CheckpointDir,
     DocumentPaths,
-    build_from_documents,
     build_from_passages,
     check_query,
     document_ids,

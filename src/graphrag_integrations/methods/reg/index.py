@@ -34,12 +34,8 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import source_metadata
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
-from graphrag_integrations.core.index_base import (
-    DEFAULT_SPLITTER,
-    BaseIndex,
-    check_query,
-    drop_indexed,
-)
+from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index_building import DEFAULT_SPLITTER, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (

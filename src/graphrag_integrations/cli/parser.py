@@ -1,0 +1,209 @@
+"""The argument parser of the ``graphrag-integrations`` command (:func:`build_parser`), its
+argument types and ``--version`` (:func:`version_text`)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _int_list(value: str) -> list[int]:
+    try:
+        ks = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {value!r}"
+        ) from exc
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {value!r}")
+    return ks
+
+
+def _methods(value: str) -> list[str]:
+    names = [x.strip() for x in value.split(",") if x.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no method given")
+    return list(dict.fromkeys(names))
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return n
+
+
+def version_text() -> str:
+    """``--version``: the package version, then torch's and transformers' (read from their
+    installed metadata: nothing is imported).
+
+    Examples
+    --------
+    >>> version_text().splitlines()[0].startswith("graphrag-integrations ")
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from graphrag_integrations import __version__
+
+    libs = []
+    for dist in ("torch", "transformers"):
+        try:
+            libs.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            libs.append(f"{dist} (not installed)")
+    return f"graphrag-integrations {__version__}\n{', '.join(libs)}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` (two lines) and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``graphrag-integrations`` command."""
+    parser = argparse.ArgumentParser(
+        prog="graphrag-integrations",
+        description="Graph-RAG retrievers: build indexes, query them, evaluate methods.",
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the versions and exit")
+    chatter = parser.add_mutually_exclusive_group()
+    chatter.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log at INFO level; show the model libraries' progress bars and warnings",
+    )
+    chatter.add_argument(
+        "-q", "--quiet", action="store_true", help="log errors only; no progress bars"
+    )
+    parser.add_argument(
+        "--threads",
+        type=_positive_int,
+        metavar="N",
+        help="intra-op threads of torch and BLAS (default: OMP_NUM_THREADS if set, else the "
+        "cores the load average leaves free, at least 1)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("eval", help="evaluate methods on a benchmark dataset")
+    ev.add_argument("--method", required=True, type=_methods, help="comma-separated methods")
+    ev.add_argument("--dataset", required=True, type=Path, help="dataset folder or questions file")
+    ev.add_argument("--queries", type=Path, help="questions file replacing the dataset's")
+    ev.add_argument("--distractors", type=Path, help="corpus appended as distractors")
+    ev.add_argument("--limit", type=int, help="evaluate only the first N questions")
+    ev.add_argument(
+        "--hops",
+        type=int,
+        help="MetaQA: hop set, or hop count of --queries (default: its N-hop folder)",
+    )
+    ev.add_argument("--json", type=Path, help="write the JSON summary here")
+    ev.add_argument("--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)")
+    ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
+    ev.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METHOD.KEY=VALUE",
+        help="method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
+    )
+    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.add_argument(  # LiHuaWorld only (evaluation.lihuaworld_run)
+        "--chunking", help="LiHuaWorld chunking SIZE/OVERLAP in tokens (default 1200/100)"
+    )
+    ev.add_argument("--answer-llm", help="LiHuaWorld QA: answer LLM (model name or path)")
+    ev.add_argument("--judge", help="LiHuaWorld QA: judge LLM (model name or path)")
+
+    me = sub.add_parser("methods", help="list the methods, or one method's options")
+    me.add_argument("name", nargs="?", help="a method: print its options")
+
+    ix = sub.add_parser("index", help="build and persist a method's index")
+    ix.add_argument("--method", required=True)
+    ix.add_argument(
+        "--input", required=True, nargs="+", type=Path, help="files, folders or dataset folders"
+    )
+    ix.add_argument("--out", required=True, type=Path, help="index directory to write")
+    ix.add_argument("--embedding", help="embedding model name or path")
+    ix.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="index-time option or named object of the method, e.g. alpha=0 (repeatable)",
+    )
+    ix.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a non-empty folder that holds no index, or over an existing index "
+        "(files the index did not write are kept)",
+    )
+    ix.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="DIR",
+        help="build in batches saved to DIR; re-run the same command to resume after a kill",
+    )
+    ix.add_argument(
+        "--checkpoint-every",
+        type=int,
+        metavar="N",
+        help="documents per checkpointed batch (default 500; needs --checkpoint)",
+    )
+    ix.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    tr = sub.add_parser("train", help="train a method's learned component and save it")
+    tr.add_argument("--method", required=True)
+    tr.add_argument("--dataset", required=True, type=Path, help="training data (file or folder)")
+    tr.add_argument("--out", required=True, type=Path, help="directory to write the model to")
+    tr.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="training option of the method (repeatable; see `methods NAME`)",
+    )
+    tr.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    qu = sub.add_parser("query", help="query a persisted index")
+    qu.add_argument("--index", required=True, type=Path, help="index directory")
+    qu.add_argument("question", help="the query text")
+    qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's own k)")
+    qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    _add_query_option(qu)
+    qu.add_argument("--json", action="store_true", help="print results as JSON")
+
+    sh = sub.add_parser(
+        "show", help="write an HTML picture of the subgraph behind a query's top passages"
+    )
+    sh.add_argument("--index", required=True, type=Path, help="index directory")
+    sh.add_argument("question", help="the query text")
+    sh.add_argument("--out", type=Path, help="HTML file to write (default: ./show-<hash>.html)")
+    sh.add_argument(
+        "-k", "--k", type=int, help="number of passages, >= 1 (default: the index's own k)"
+    )
+    sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    _add_query_option(sh)
+    sh.add_argument("--no-open", action="store_true", help="do not open a browser")
+    return parser
+
+
+def _add_query_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="[METHOD.]KEY=VALUE",
+        help="query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
+        "(repeatable; see `methods NAME`)",
+    )

@@ -1,0 +1,119 @@
+"""The commands on a persisted index: ``query`` (print the top passages) and ``show`` (an
+HTML picture of the subgraph behind them)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphrag_integrations.cli.options import _accepts, _takes, query_options
+from graphrag_integrations.errors import GraphRAGError
+
+if TYPE_CHECKING:
+    from graphrag_integrations.core.persistence import Manifest
+
+logger = logging.getLogger(__name__)
+
+
+def _read_manifest(path: Path) -> Manifest:
+    """The manifest of the index in ``path`` (validated; the index's ``load`` verifies the
+    checksums of its files)."""
+    from graphrag_integrations.core.persistence import read_manifest
+
+    return read_manifest(path, verify=False)
+
+
+def _load_index(
+    path: Path, embedding: str | None, options: Sequence[str] = ()
+) -> tuple[Any, Any, Manifest]:
+    """Load the index in ``path`` with its registered class (and the manifest's embedder):
+    ``(index, retriever, manifest)``, the retriever bound to the query ``options`` (validated
+    first; without options it is the index itself).
+
+    Indexes with ``as_retriever(**overrides)`` are loaded as persisted and then bound; other
+    index classes get the overrides at load (their ``query_params`` object updated, or the
+    loader's keywords).
+    """
+    from dataclasses import replace
+
+    from graphrag_integrations.evaluation.registry import get_registration
+
+    manifest = _read_manifest(path)
+    reg = get_registration(manifest.method)
+    overrides = query_options(reg, options)  # before the (slow) load
+    cls = reg.resolve_index_class()
+    kwargs: dict[str, Any] = {}
+    if _accepts(cls, "embedding"):
+        kwargs["embedding"] = embedding or manifest.embedding_model
+    bind = overrides and callable(getattr(cls, "as_retriever", None))
+    if overrides and not bind:  # indexes without as_retriever: the options go to the loader
+        if _accepts(cls, "query_params"):
+            recorded = manifest.parameters.get("query", {})
+            kwargs["query_params"] = replace(reg.query_params.from_options(recorded), **overrides)
+        else:
+            refused = sorted(n for n in overrides if not _takes(cls.__init__, n))
+            if refused:
+                raise GraphRAGError(f"{cls.__name__} cannot take {', '.join(refused)} when loaded")
+            kwargs.update(overrides)
+    index = cls.load(path, **kwargs)
+    return index, (index.as_retriever(**overrides) if bind else index), manifest
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    from graphrag_integrations.core.validation import check_k
+
+    k = None if args.k is None else check_k(args.k)  # before loading anything
+    _, retriever, _ = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(args.question, k=k)
+    if args.json:
+        rows = [
+            {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
+            for i, r in enumerate(results, 1)
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    for i, r in enumerate(results, 1):
+        title = r.passage.metadata.get("title") or r.passage.doc_id
+        print(f"[{i}] score={r.score:.4f}  {title}  (passage {r.passage.id})")
+        print("    " + " ".join(r.text.split())[:300])
+        print(f"    explanation: {json.dumps(dict(r.explanation), default=str)}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Write the HTML picture of ``question`` on ``--index`` and open it unless ``--no-open``."""
+    import hashlib
+    import webbrowser
+
+    from graphrag_integrations.core.index_building import check_query
+    from graphrag_integrations.core.validation import check_k
+    from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
+
+    k = None if args.k is None else check_k(args.k)
+    question = check_query(args.question)
+    out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
+    if out.is_dir():
+        raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
+    index, retriever, manifest = _load_index(args.index, args.embedding, args.option)
+    results = retriever.retrieve(question, k=k)
+    explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
+    graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
+    info = {"index": args.index, "method": manifest.method, "k": k or len(results)}
+    page = render_html(question, results, graph=graph, index_info=info)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    print(f"wrote {out} ({len(results)} passages)")
+    if not args.no_open:
+        try:
+            opened = webbrowser.open(out.resolve().as_uri())
+        except Exception as exc:  # a broken browser setup must not fail the command
+            logger.warning("could not open a browser: %s", exc)
+            opened = False
+        if not opened:
+            print(f"no browser opened; open {out} yourself")
+    return 0
