@@ -84,7 +84,7 @@ def test_contracts_are_the_documented_ones() -> None:
     assert tuple(_contract_names(config)) == CONTRACT_IDS
     assert 'root_package = "graphrag_integrations"' in config
     assert "exclude_type_checking_imports" not in config  # TYPE_CHECKING imports count
-    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    architecture = (ROOT / "docs" / "reference" / "architecture.md").read_text(encoding="utf-8")
     for contract_id in CONTRACT_IDS:
         assert f"**`{contract_id}`**" in architecture
 

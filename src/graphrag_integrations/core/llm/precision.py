@@ -173,7 +173,7 @@ def _preferred(device_type: str) -> str:
     else:  # mps, xpu...: no rule measured; float32 is always correct
         native = False
     dtype = "bfloat16" if native else "float32"
-    logger.info("dtype='auto' on %s: %s", device_type, dtype)
+    logger.info("preferred exact precision on %s: %s", device_type, dtype)
     return dtype
 
 

@@ -417,9 +417,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     def translator_dtype(self) -> str | None:
         """The precision the translator runs in, without loading it.
 
-        ``query_params.translator_dtype`` resolved (``"auto"``: ``"bfloat16"`` on a CPU that
-        computes it natively, else ``"float32"``) for a translator loaded by name or path; a
-        given model's own ``dtype`` (``None``: its checkpoint's).
+        ``query_params.translator_dtype`` resolved (``"auto-fast"``, the default: ``"bfloat16"``
+        on a CPU that computes it natively, else ``"int8-smooth"``; ``"auto"``: ``"bfloat16"``
+        or ``"float32"``) for a translator loaded by name or path; a given model's own
+        ``dtype`` (``None``: its checkpoint's).
         """
         spec = self._translator_spec
         if spec is None or isinstance(spec, (str, Path)):

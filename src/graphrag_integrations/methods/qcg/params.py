@@ -169,7 +169,7 @@ class QCGPreset:
     query: QCGQueryParams
 
 
-#: The paper's two settings (appendix B.3): MultiHop-RAG (the defaults) and LiHuaWorld.
+#: The paper's two settings (appendix B.3): MultiHop-RAG (``paper``) and LiHuaWorld.
 PRESETS: dict[str, QCGPreset] = {
     name: QCGPreset(
         name,
