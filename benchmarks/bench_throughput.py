@@ -1,9 +1,10 @@
 """Wall-clock figures of the large-input unit cases (machine-dependent, so not asserted there).
 
-* Clue chunk-selection knapsack over 100,000 items (``tests/unit/test_clue_knapsack.py``);
-* loading a 5 MB text file (``tests/unit/test_documents.py``);
+* Clue chunk-selection knapsack over 100,000 items
+  (``tests/unit/methods/clue/test_clue_knapsack.py``);
+* loading a 5 MB text file (``tests/unit/core/test_documents.py``);
 * chunking 5 MB with the word tokenizer and, with ``--hf``, with the default MiniLM
-  tokenizer (``tests/unit/test_chunking.py``).
+  tokenizer (``tests/unit/core/test_chunking.py``).
 
 Usage (from the repository root)::
 

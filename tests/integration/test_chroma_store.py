@@ -25,7 +25,7 @@ from graphrag_integrations.methods.clue.index import ClueIndex
 from tests.conftest import FakeEmbedder
 from tests.integration.conftest import ChromaServer
 from tests.unit.clue_fixtures import CORPUS, documents
-from tests.unit.test_clue_index import answers
+from tests.unit.methods.clue.test_clue_index import answers
 
 LAYERS = ("chunks", "units", "entities")
 Factory = Callable[..., ChromaVectors]

@@ -335,7 +335,7 @@ def run_lihuaworld_eval(
 
     Examples
     --------
-    See ``tests/unit/test_lihuaworld_eval.py``; the CLI runs it as
+    See ``tests/unit/evaluation/test_lihuaworld_eval.py``; the CLI runs it as
     ``graphrag-integrations eval --method dense,bm25,qcg --dataset ../shared/data/lihuaworld``.
     """
     from graphrag_integrations.core.embeddings import as_embedder

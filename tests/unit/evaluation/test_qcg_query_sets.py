@@ -130,7 +130,7 @@ def test_command_line_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str
         main(["generate", "nowhere"])  # not a dataset of the tool
 
 
-LIHUA = Path(__file__).resolve().parents[1] / "fixtures" / "eval"  # holds lihuaworld/
+LIHUA = Path(__file__).resolve().parents[2] / "fixtures" / "eval"  # holds lihuaworld/
 
 
 def test_lihuaworld_generation_by_chat_then_snapshot(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from graphrag_integrations.evaluation.lihuaworld import (
     parse_evidence,
 )
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "lihuaworld"
+FIX = Path(__file__).resolve().parents[3] / "fixtures" / "eval" / "lihuaworld"
 IDS = {"20260108_19:00", "20260110_09:30", "20260502_08:14"}
 
 

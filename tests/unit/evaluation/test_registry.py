@@ -23,7 +23,7 @@ from graphrag_integrations.evaluation import registry
 from graphrag_integrations.methods.clue.params import ClueIndexParams, QIterParams
 from graphrag_integrations.methods.clue.registration import CLUE
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from graphrag_integrations.evaluation.datasets import (
     make_passage,
 )
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 
 
 def test_make_passage_text_id_metadata() -> None:

@@ -19,7 +19,7 @@ from graphrag_integrations.evaluation.kgt_records import (
     top_up,
 )
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "kgt"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "kgt"
 
 
 def _record(qid: str, gold: list[str], kgt: list[list[object]], dense: list[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import torch
 from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor, TokenTrie
 from graphrag_integrations.core.llm import LLMClient, LLMResult, TransformersLLM
 from graphrag_integrations.errors import ModelUnavailableError
-from tests.unit.test_llm_transformers import build_tiny_llama
+from tests.unit.core.llm.test_llm_transformers import build_tiny_llama
 
 _TEXT = "the a paris france city capital river seine north south east west big small old new"
 WORDS = [

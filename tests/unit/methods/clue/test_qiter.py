@@ -271,7 +271,7 @@ def test_paper_preset(index: ClueIndex) -> None:
 
 
 def test_explanation_paths_are_distinct() -> None:
-    from tests.unit.test_clue_index import build
+    from tests.unit.methods.clue.test_clue_index import build
 
     qiter = build().as_retriever(N=4)
     for question in ("Where was the manager of Nottingham Forest born?", "Who founded the club?"):

@@ -31,7 +31,7 @@ from graphrag_integrations.methods.clue.store import (
 )
 from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS, documents
-from tests.unit.test_clue_index import answers
+from tests.unit.methods.clue.test_clue_index import answers
 
 FOREST = node_id(ENTITY, normalize_entity("Nottingham Forest"))
 CLOUGH = node_id(ENTITY, normalize_entity("Brian Clough"))
@@ -276,7 +276,7 @@ def test_registry_build_routes_index_options_and_the_index_llm() -> None:
 
 
 def test_clue_answers_the_same_on_another_graph_backend(index: ClueIndex, tmp_path: Path) -> None:
-    from tests.unit.test_index_store import DictGraph
+    from tests.unit.core.test_index_store import DictGraph
 
     other = build(graph_backend=DictGraph)
     assert isinstance(other.graph_store, DictGraph)

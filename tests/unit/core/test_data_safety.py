@@ -42,7 +42,7 @@ from graphrag_integrations.errors import (
 from tests.conftest import FakeEmbedder
 
 DOCS = ["Paris is in France.", "Rome is in Italy.", "Berlin is in Germany.", "Oslo, Norway."]
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
 @pytest.fixture

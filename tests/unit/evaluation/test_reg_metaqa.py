@@ -69,7 +69,7 @@ def test_kgqa_metrics(tmp_path: Path) -> None:
     assert m["flat_tokens"] > 0 and 1.0 <= m["chain_hops"] <= 2.0 and m["chain_triples"] >= 1
 
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 
 
 def test_load_dataset_metaqa_queries_and_hops(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from graphrag_integrations import cli
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.methods.reg.assets import load_scorer
 from tests.conftest import FakeEmbedder
+from tests.unit.methods.reg.test_reg_refinement import FakeScorer
 from tests.unit.reg_fixtures import MOVIES
-from tests.unit.test_reg_refinement import FakeScorer
 
 #: 2-hop questions over the toy movie KG (actor -> movie -> director / writer / year).
 QUESTIONS = [

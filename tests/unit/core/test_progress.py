@@ -258,8 +258,8 @@ def test_reg_refinement_shows_llm_progress_by_default(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from graphrag_integrations.methods.reg.index import TrainingQuestion
+    from tests.unit.methods.reg.test_reg_refinement import FakeScorer
     from tests.unit.reg_fixtures import movie_index
-    from tests.unit.test_reg_refinement import FakeScorer
 
     q = TrainingQuestion("q1", "years of Colman films", ("Ronald Colman",), ("1944", "1942"))
     movie_index().supervision([q], mode="refined", llm=FakeScorer({0: -0.1}))

@@ -25,7 +25,7 @@ from graphrag_integrations.core.documents import (
 )
 from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError, GraphRAGError
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "docs"
 CORPUS = FIXTURES / "corpus"
 
 

@@ -21,7 +21,7 @@ from graphrag_integrations.evaluation.metrics import RecallSummary, recall_at_k
 from graphrag_integrations.evaluation.report import format_report
 from tests.conftest import FakeEmbedder
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 
 #: (title, text) of a corpus where only a correct ranking gives the expected recall: every
 #: question shares words with its passages and with no other (titles are unique words).

@@ -30,7 +30,7 @@ from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet
 from graphrag_integrations.methods.qcg.resumable import covered_documents, generate_by_document
 from tests.conftest import FakeEmbedder
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "lihuaworld"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "lihuaworld"
 CHUNKING = (8, 2)
 
 

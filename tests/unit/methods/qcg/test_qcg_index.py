@@ -490,7 +490,7 @@ def test_missing_skip_indexes_uncovered_chunks_without_queries(tmp_path: Path) -
 @pytest.mark.slow
 def test_example_query_set_with_minilm() -> None:
     """The shipped SmolLM2 query set over the shipped LiHuaWorld chunks, all-MiniLM-L6-v2."""
-    root = Path(__file__).resolve().parents[2] / "examples" / "data"
+    root = Path(__file__).resolve().parents[4] / "examples" / "data"
     chunks = json.loads((root / "qcg_lihua_chunks.json").read_text(encoding="utf-8"))["chunks"]
     from graphrag_integrations.core.types import Passage
 

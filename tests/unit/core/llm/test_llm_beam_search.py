@@ -17,8 +17,8 @@ import torch
 from graphrag_integrations.core.constraints import ConstrainedLogitsProcessor, TokenTrie
 from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.core.llm.beam_search import beam_search
-from tests.unit.test_llm_generation import PREFIXES, ROW_NAMES, WORDS, ids_of
-from tests.unit.test_llm_transformers import build_tiny_llama
+from tests.unit.core.llm.test_llm_generation import PREFIXES, ROW_NAMES, WORDS, ids_of
+from tests.unit.core.llm.test_llm_transformers import build_tiny_llama
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.store import CHUNK, ENTITY, UNIT
 from tests.unit.clue_fixtures import CORPUS, documents
-from tests.unit.test_clue_index import answers, build
+from tests.unit.methods.clue.test_clue_index import answers, build
 
 
 def test_matrix_view_is_read_only_and_survives_every_mutation() -> None:

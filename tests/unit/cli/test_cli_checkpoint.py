@@ -12,7 +12,7 @@ from graphrag_integrations import cli
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 
 
 def _index(out: Path, *extra: str) -> int:

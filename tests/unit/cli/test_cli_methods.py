@@ -24,8 +24,8 @@ from graphrag_integrations.core.threads import apply_thread_limit
 from graphrag_integrations.evaluation import registry
 from tests.conftest import FakeEmbedder
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
-ROOT = Path(__file__).resolve().parents[2]
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
+ROOT = Path(__file__).resolve().parents[3]
 TEXTS = {"paris.txt": "Paris is the capital of France.", "rome.txt": "Rome is in Italy."}
 QUESTION = "Where is Rome?"
 
