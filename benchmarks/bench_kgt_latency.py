@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     ap.add_argument(
-        "--early-stopping", action="store_true", help="beam search early stopping (else the preset's)"
+        "--early-stopping", action="store_true", help="early stopping (else the preset's)"
     )
     ap.add_argument(
         "--beam-loop",
