@@ -9,7 +9,9 @@ that would have traced a probe's passage.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,8 +27,9 @@ from tests.unit.kgt_fixtures import make_tiny_lm
 
 @functools.cache
 def tiny_translator() -> TransformersLLM:
-    folder = Path(tempfile.mkdtemp(prefix="kgt-compliance-")) / "lm"
-    return TransformersLLM(str(make_tiny_lm(folder)), use_chat_template=False)
+    root = Path(tempfile.mkdtemp(prefix="kgt-compliance-"))
+    atexit.register(shutil.rmtree, root, True)  # the tiny model lives for the test session
+    return TransformersLLM(str(make_tiny_lm(root / "lm")), use_chat_template=False)
 
 
 class TestKGTranslatorCompliance(IndexComplianceTests):
