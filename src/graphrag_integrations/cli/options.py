@@ -90,9 +90,3 @@ def _accepts(cls: type[Any], param: str) -> bool:
         if fn is not None and param in inspect.signature(fn).parameters:
             return True
     return False
-
-
-def _takes(fn: Any, name: str) -> bool:
-    """Whether ``fn`` accepts the keyword ``name`` (explicitly or through ``**kwargs``)."""
-    params = inspect.signature(fn).parameters
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.cli.options import _accepts, _takes, query_options
+from graphrag_integrations.cli.options import _accepts, query_options
 from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
@@ -31,36 +31,28 @@ def _load_index(
     path: Path, embedding: str | None, options: Sequence[str] = ()
 ) -> tuple[Any, Any, Manifest]:
     """Load the index in ``path`` with its registered class (and the manifest's embedder):
-    ``(index, retriever, manifest)``, the retriever bound to the query ``options`` (validated
-    first; without options it is the index itself).
+    ``(index, retriever, manifest)``, the retriever ``index.as_retriever(**options)`` (the
+    options validated first; without options it is the index itself).
 
-    Indexes with ``as_retriever(**overrides)`` are loaded as persisted and then bound; other
-    index classes get the overrides at load (their ``query_params`` object updated, or the
-    loader's keywords).
+    Raises
+    ------
+    GraphRAGError
+        Query options for an index class without ``as_retriever`` (one outside the API
+        contract), before anything is loaded.
     """
-    from dataclasses import replace
-
     from graphrag_integrations.evaluation.registry import get_registration
 
     manifest = _read_manifest(path)
     reg = get_registration(manifest.method)
     overrides = query_options(reg, options)  # before the (slow) load
     cls = reg.resolve_index_class()
+    if overrides and not callable(getattr(cls, "as_retriever", None)):
+        raise GraphRAGError(f"{cls.__name__} has no as_retriever: it cannot take query options")
     kwargs: dict[str, Any] = {}
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = embedding or manifest.embedding_model
-    bind = overrides and callable(getattr(cls, "as_retriever", None))
-    if overrides and not bind:  # indexes without as_retriever: the options go to the loader
-        if _accepts(cls, "query_params"):
-            recorded = manifest.parameters.get("query", {})
-            kwargs["query_params"] = replace(reg.query_params.from_options(recorded), **overrides)
-        else:
-            refused = sorted(n for n in overrides if not _takes(cls.__init__, n))
-            if refused:
-                raise GraphRAGError(f"{cls.__name__} cannot take {', '.join(refused)} when loaded")
-            kwargs.update(overrides)
     index = cls.load(path, **kwargs)
-    return index, (index.as_retriever(**overrides) if bind else index), manifest
+    return index, (index.as_retriever(**overrides) if overrides else index), manifest
 
 
 def cmd_query(args: argparse.Namespace) -> int:
