@@ -57,6 +57,5 @@ class CorpusIndex(BaseIndex):
         recorded_k = manifest.parameters.get("k")
         given = "query_params" in options or "preset" in options
         if isinstance(recorded_k, int) and not isinstance(recorded_k, bool) and not given:
-            params_class = cls.__dict__.get("query_params", cls.query_params).params_class
-            options["query_params"] = params_class.from_options({"k": recorded_k})
+            options["query_params"] = cls.query_params_class().from_options({"k": recorded_k})
         return cls(**options)
