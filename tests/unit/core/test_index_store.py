@@ -115,6 +115,18 @@ class DictGraph:
                 found.setdefault(nbr, None)
         return list(found)
 
+    def neighbors_many(
+        self,
+        ids: Iterable[str],
+        edge_type: str | Iterable[str] | None = None,
+        direction: str = "out",
+        node_type: str | None = None,
+    ) -> dict[str, list[str]]:
+        return {i: self.neighbors(i, edge_type, direction, node_type) for i in dict.fromkeys(ids)}
+
+    def nodes_data(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return {i: self.node(i) for i in dict.fromkeys(ids)}
+
     def number_of_edges(self, type: str | None = None) -> int:
         return sum(
             1
