@@ -48,6 +48,7 @@ import json
 import logging
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,17 @@ class _Pending:
     attrs: dict[str, Any]
 
 
+@dataclass
+class _Known:
+    """A node created by this object: its data and its whole adjacency (every edge at it was
+    added here), laid out as networkx lays it out (neighbour -> key -> type, in insertion
+    order), so reads of it need no round trip."""
+
+    data: dict[str, Any]
+    succ: dict[str, dict[str, str]]
+    pred: dict[str, dict[str, str]]
+
+
 def _one_line(error: BaseException) -> str:
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
@@ -138,6 +150,9 @@ class FalkorDBGraph:
     remote: ClassVar[bool] = True
     #: Rows per ``UNWIND`` query, and queued writes that trigger a :meth:`flush`.
     batch_size: ClassVar[int] = 500
+    #: Nodes this object created whose attributes and edges it keeps to answer ``node()`` and
+    #: ``neighbors()`` without a round trip (least recently written dropped first); ``0``: none.
+    node_cache_size: ClassVar[int] = 10_000
     _bound: ClassVar[FalkorDBLocation | None] = None
     _bound_overwrite: ClassVar[bool] = False
 
@@ -212,6 +227,8 @@ class FalkorDBGraph:
         # (u, v, key) -> type of the known edges whose type is not their key
         self._keyed: dict[EdgeKey, str] = {}
         self._complete = False
+        # full data of nodes created here (what the server holds, queued writes included)
+        self._written: OrderedDict[str, _Known] = OrderedDict()
         self._next_seq: int | None = None
         self.graph_id = ""
 
@@ -327,7 +344,8 @@ class FalkorDBGraph:
         _check_id(id, "node id")
         _check_id(type, "node type")
         prov = _provenance(provenance)
-        stored = cy.encode_attrs(_check_attrs(attrs), f"node {id!r}")
+        extra = _check_attrs(attrs)
+        stored = cy.encode_attrs(extra, f"node {id!r}")
         with self._lock:
             known = self._node_type(id)
             if known is not None and known != type:
@@ -339,7 +357,23 @@ class FalkorDBGraph:
                 pending.prov |= prov
                 pending.attrs.update(stored)
             self._types[id] = type
+            self._remember(id, known is None, type, prov, extra)
             self._flush_if_full()
+
+    def _remember(
+        self, id: str, new: bool, type: str, prov: set[str], attrs: dict[str, Any]
+    ) -> None:
+        """Keep the data of a node created here up to date (see ``node_cache_size``)."""
+        known = self._written.get(id)
+        if known is not None:
+            known.data["provenance"] = known.data["provenance"] | prov
+            known.data.update(attrs)
+            self._written.move_to_end(id)
+        elif new and self.node_cache_size > 0:
+            data = {"type": type, "provenance": set(prov), **attrs}
+            self._written[id] = _Known(data, {}, {})
+            if len(self._written) > self.node_cache_size:
+                self._written.popitem(last=False)
 
     def add_edge(
         self,
@@ -387,6 +421,10 @@ class FalkorDBGraph:
                 pending.attrs.update(stored)
             if type != edge_key:
                 self._keyed[edge] = type
+            if (known_u := self._written.get(u)) is not None:
+                known_u.succ.setdefault(v, {}).setdefault(edge_key, type)
+            if (known_v := self._written.get(v)) is not None:
+                known_v.pred.setdefault(u, {}).setdefault(edge_key, type)
             self._flush_if_full()
         return edge_key
 
@@ -480,10 +518,16 @@ class FalkorDBGraph:
         """``{id: node(id)}`` for each id, in the order given, in one round trip (``KeyError``
         naming the first unknown id)."""
         wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        rows = self._read(cy.NODES_DATA, {"ids": [_enc(i) for i in wanted]})
-        found = {_dec(id): _node_record(props) for id, props in rows}
+        with self._lock:
+            found = {
+                id: {**known.data, "provenance": set(known.data["provenance"])}
+                for id in wanted
+                if (known := self._written.get(id)) is not None
+            }
+            missing = [_enc(id) for id in wanted if id not in found]
+            if missing:
+                for id, props in self._read(cy.NODES_DATA, {"ids": missing}):
+                    found[_dec(id)] = _node_record(props)
         for id in wanted:
             if id not in found:
                 raise KeyError(f"unknown node {id!r}")
@@ -573,11 +617,16 @@ class FalkorDBGraph:
         """``{id: neighbors(id, ...)}`` for each id, in the order given, in one round trip."""
         _check_direction(direction)
         wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        rows = self._adjacency(wanted, edge_type, direction, node_type)
+        types = _edge_types(edge_type)
+        with self._lock:
+            local = {id: self._local_neighbors(id, types, direction, node_type) for id in wanted}
+            asked = [id for id in wanted if local[id] is None]
+            rows = self._adjacency(asked, edge_type, direction, node_type) if asked else {}
         result: dict[str, list[str]] = {}
         for id in wanted:
+            if (mine := local[id]) is not None:
+                result[id] = mine
+                continue
             seen: dict[str, None] = {}
             if direction in ("out", "both"):
                 for _, _, _, nbr, _ in sorted((r for r in rows[id] if r[0]), key=_order):
@@ -625,6 +674,7 @@ class FalkorDBGraph:
             removed_nodes = [_dec(id) for id in gone]
             for node in removed_nodes:
                 self._types.pop(node, None)
+            self._written.clear()  # provenance changed
             for edge in removed_edges:
                 self._keyed.pop(edge, None)
         if removed_nodes or removed_edges:
@@ -676,7 +726,44 @@ class FalkorDBGraph:
             removed = [edge for i, edge in enumerate(wanted) if i in done]
             for edge in removed:
                 self._keyed.pop(edge, None)
+                self._forget_edge(edge)
         return removed
+
+    def _forget_edge(self, edge: EdgeKey) -> None:
+        u, v, key = edge
+        for node, side, other in ((u, "succ", v), (v, "pred", u)):
+            known = self._written.get(node)
+            if known is not None:
+                adjacent: dict[str, dict[str, str]] = getattr(known, side)
+                keys = adjacent.get(other, {})
+                keys.pop(key, None)
+                if not keys:
+                    adjacent.pop(other, None)
+
+    def _local_neighbors(
+        self, id: str, types: frozenset[str] | None, direction: str, node_type: str | None
+    ) -> list[str] | None:
+        """``neighbors`` of a node created here, from its adjacency (``None``: ask the
+        server - not such a node, or a neighbour of unknown type)."""
+        known = self._written.get(id)
+        if known is None:
+            return None
+        sides = [known.succ] if direction == "out" else [known.pred]
+        if direction == "both":
+            sides = [known.succ, known.pred]
+        seen: dict[str, None] = {}
+        for adjacent in sides:
+            for nbr, keys in adjacent.items():
+                if types is not None and not any(t in types for t in keys.values()):
+                    continue
+                if node_type is not None:
+                    nbr_type = self._types.get(nbr)
+                    if nbr_type is None:
+                        return None
+                    if nbr_type != node_type:
+                        continue
+                seen.setdefault(nbr, None)
+        return list(seen)
 
     # -- copying, export and persistence ---------------------------------------------------
     def iter_records(self) -> Iterator[tuple[str, Any]]:
