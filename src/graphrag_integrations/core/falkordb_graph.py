@@ -48,9 +48,7 @@ import json
 import logging
 import threading
 import uuid
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -63,16 +61,14 @@ from graphrag_integrations.core.falkordb_connection import (
 )
 from graphrag_integrations.core.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.falkordb_cypher import encode_string as _enc
+from graphrag_integrations.core.falkordb_reads import FalkorDBReads, batches
+from graphrag_integrations.core.falkordb_state import CreatedNodes, Pending, removal_listing
 from graphrag_integrations.core.graph_store import (
-    Direction,
     EdgeKey,
     GraphBackend,
-    GraphStore,
     Removed,
     _check_attrs,
-    _check_direction,
     _check_id,
-    _edge_types,
     _provenance,
 )
 from graphrag_integrations.core.persistence import atomic_write_json
@@ -89,28 +85,6 @@ logger = logging.getLogger(__name__)
 POINTER_BACKEND = "falkordb"
 # what redis raises when the server went away (its own classes, not the builtin ones)
 _LOST = ("ConnectionError", "TimeoutError", "BusyLoadingError")
-_PATTERNS = {"out": f"-[e:{cy.EDGE}]->", "in": f"<-[e:{cy.EDGE}]-", "both": f"-[e:{cy.EDGE}]-"}
-
-
-@dataclass
-class _Pending:
-    """A queued node or edge write (merged with later writes of the same one)."""
-
-    type: str
-    seq: int
-    prov: set[str]
-    attrs: dict[str, Any]
-
-
-@dataclass
-class _Known:
-    """A node created by this object: its data and its whole adjacency (every edge at it was
-    added here), laid out as networkx lays it out (neighbour -> key -> type, in insertion
-    order), so reads of it need no round trip."""
-
-    data: dict[str, Any]
-    succ: dict[str, dict[str, str]]
-    pred: dict[str, dict[str, str]]
 
 
 def _one_line(error: BaseException) -> str:
@@ -118,7 +92,7 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-class FalkorDBGraph:
+class FalkorDBGraph(FalkorDBReads):
     """A :class:`~graphrag_integrations.core.graph_store.GraphBackend` holding its graph in
     FalkorDB (see the module docstring).
 
@@ -148,8 +122,6 @@ class FalkorDBGraph:
 
     #: The graph lives outside the process: an index writes a pointer file, not the data.
     remote: ClassVar[bool] = True
-    #: Rows per ``UNWIND`` query, and queued writes that trigger a :meth:`flush`.
-    batch_size: ClassVar[int] = 500
     #: Nodes this object created whose attributes and edges it keeps to answer ``node()`` and
     #: ``neighbors()`` without a round trip (least recently written dropped first); ``0``: none.
     node_cache_size: ClassVar[int] = 10_000
@@ -220,15 +192,15 @@ class FalkorDBGraph:
         self._client = connect(location)
         self._graph = self._client.select_graph(location.graph)
         self._lock = threading.RLock()
-        self._nodes: dict[str, _Pending] = {}
-        self._edges: dict[EdgeKey, _Pending] = {}
+        self._nodes: dict[str, Pending] = {}
+        self._edges: dict[EdgeKey, Pending] = {}
         # node id -> type of every node known to exist; complete for a graph made here
         self._types: dict[str, str] = {}
         # (u, v, key) -> type of the known edges whose type is not their key
         self._keyed: dict[EdgeKey, str] = {}
         self._complete = False
         # full data of nodes created here (what the server holds, queued writes included)
-        self._written: OrderedDict[str, _Known] = OrderedDict()
+        self._created = CreatedNodes(self.node_cache_size)
         self._next_seq: int | None = None
         self.graph_id = ""
 
@@ -352,28 +324,13 @@ class FalkorDBGraph:
                 raise ValueError(f"node {id!r} already has type {known!r}, not {type!r}")
             pending = self._nodes.get(id)
             if pending is None:
-                self._nodes[id] = _Pending(type, self._seq(), prov, stored)
+                self._nodes[id] = Pending(type, self._seq(), prov, stored)
             else:
                 pending.prov |= prov
                 pending.attrs.update(stored)
             self._types[id] = type
-            self._remember(id, known is None, type, prov, extra)
+            self._created.remember(id, known is None, type, prov, extra)
             self._flush_if_full()
-
-    def _remember(
-        self, id: str, new: bool, type: str, prov: set[str], attrs: dict[str, Any]
-    ) -> None:
-        """Keep the data of a node created here up to date (see ``node_cache_size``)."""
-        known = self._written.get(id)
-        if known is not None:
-            known.data["provenance"] = known.data["provenance"] | prov
-            known.data.update(attrs)
-            self._written.move_to_end(id)
-        elif new and self.node_cache_size > 0:
-            data = {"type": type, "provenance": set(prov), **attrs}
-            self._written[id] = _Known(data, {}, {})
-            if len(self._written) > self.node_cache_size:
-                self._written.popitem(last=False)
 
     def add_edge(
         self,
@@ -415,16 +372,13 @@ class FalkorDBGraph:
                 raise ValueError(f"edge {edge!r} already has type {known!r}, not {type!r}")
             pending = self._edges.get(edge)
             if pending is None:
-                self._edges[edge] = _Pending(type, self._seq(), prov, stored)
+                self._edges[edge] = Pending(type, self._seq(), prov, stored)
             else:
                 pending.prov |= prov
                 pending.attrs.update(stored)
             if type != edge_key:
                 self._keyed[edge] = type
-            if (known_u := self._written.get(u)) is not None:
-                known_u.succ.setdefault(v, {}).setdefault(edge_key, type)
-            if (known_v := self._written.get(v)) is not None:
-                known_v.pred.setdefault(u, {}).setdefault(edge_key, type)
+            self._created.link(u, v, edge_key, type)
             self._flush_if_full()
         return edge_key
 
@@ -449,7 +403,7 @@ class FalkorDBGraph:
                     }
                     for id, p in self._nodes.items()
                 ]
-                for batch in _batches(rows, self.batch_size):
+                for batch in batches(rows, self.batch_size):
                     self._query(cy.MERGE_NODES, {"rows": batch})
                 self._nodes.clear()
             if self._edges:
@@ -469,187 +423,9 @@ class FalkorDBGraph:
                     }
                     for (u, v, k), p in self._edges.items()
                 ]
-                for batch in _batches(rows, self.batch_size):
+                for batch in batches(rows, self.batch_size):
                     self._query(cy.MERGE_EDGES, {"rows": batch})
                 self._edges.clear()
-
-    # -- reading ---------------------------------------------------------------------------
-    def _read(self, text: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        with self._lock:
-            self.flush()
-            return self._query(text, params)
-
-    def __len__(self) -> int:
-        return int(self._read(cy.COUNT_NODES)[0][0])
-
-    def __contains__(self, node: object) -> bool:
-        if not isinstance(node, str):
-            return False
-        with self._lock:
-            return self._node_type(node) is not None
-
-    def number_of_edges(self, type: str | None = None) -> int:
-        """Number of edges (of one type if given)."""
-        if type is None:
-            return int(self._read(cy.COUNT_EDGES)[0][0])
-        return int(self._read(cy.COUNT_EDGES_OF_TYPE, {"type": _enc(type)})[0][0])
-
-    def nodes(self, type: str | None = None) -> list[str]:
-        """Node ids in insertion order (of one type if given)."""
-        if type is None:
-            rows = self._read(cy.NODE_IDS)
-        else:
-            rows = self._read(cy.NODE_IDS_OF_TYPE, {"type": _enc(type)})
-        return [_dec(row[0]) for row in rows]
-
-    def edges(self, type: str | None = None) -> list[EdgeKey]:
-        """``(source, target, key)`` of every edge (of one type if given), in the order
-        :meth:`GraphStore.edges <graphrag_integrations.core.graph_store.GraphStore.edges>`
-        lists them."""
-        where = "" if type is None else "WHERE e._type = $type"
-        rows = self._read(cy.EDGE_KEYS.replace("<WHERE>", where), {"type": _enc(type or "")})
-        return [(_dec(u), _dec(v), _dec(k)) for u, v, k in rows]
-
-    def node(self, id: str) -> dict[str, Any]:
-        """Attributes of a node (a copy; includes ``type`` and ``provenance``)."""
-        return self.nodes_data([id])[id]
-
-    def nodes_data(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """``{id: node(id)}`` for each id, in the order given, in one round trip (``KeyError``
-        naming the first unknown id)."""
-        wanted = list(dict.fromkeys(ids))
-        with self._lock:
-            found = {
-                id: {**known.data, "provenance": set(known.data["provenance"])}
-                for id in wanted
-                if (known := self._written.get(id)) is not None
-            }
-            missing = [_enc(id) for id in wanted if id not in found]
-            if missing:
-                for id, props in self._read(cy.NODES_DATA, {"ids": missing}):
-                    found[_dec(id)] = _node_record(props)
-        for id in wanted:
-            if id not in found:
-                raise KeyError(f"unknown node {id!r}")
-        return {id: found[id] for id in wanted}
-
-    def node_type(self, id: str) -> str:
-        """Type of a node."""
-        return str(self.node(id)["type"])
-
-    def provenance(self, id: str) -> set[str]:
-        """Document ids a node was derived from (a copy)."""
-        return set(self.node(id)["provenance"])
-
-    def edge(self, u: str, v: str, key: str) -> dict[str, Any]:
-        """Attributes of an edge (a copy; includes ``type`` and ``provenance``)."""
-        rows = self._read(cy.EDGE_DATA, {"u": _enc(u), "v": _enc(v), "key": _enc(key)})
-        if not rows:
-            raise KeyError(f"unknown edge {(u, v, key)!r}")
-        return _edge_record(rows[0][0])
-
-    def edges_between(self, u: str, v: str, edge_type: str | None = None) -> list[EdgeKey]:
-        """Every parallel edge ``u -> v`` (of one type if given), in insertion order."""
-        where = "" if edge_type is None else "WHERE e._type = $type"
-        params = {"u": _enc(u), "v": _enc(v), "type": _enc(edge_type or "")}
-        return [
-            (u, v, _dec(row[0]))
-            for row in self._read(cy.EDGES_BETWEEN.replace("<WHERE>", where), params)
-        ]
-
-    def _adjacency(
-        self,
-        ids: list[str],
-        edge_type: str | Iterable[str] | None,
-        direction: str,
-        node_type: str | None,
-    ) -> dict[str, list[tuple[bool, bool, int, str, int]]]:
-        """Per id: ``(is_out, is_in, order, neighbour, edge count)`` rows, one query."""
-        _check_direction(direction)
-        types = _edge_types(edge_type)
-        conditions = []
-        params: dict[str, Any] = {"ids": [_enc(i) for i in ids]}
-        if types is not None:
-            conditions.append("e._type IN $types")
-            params["types"] = [_enc(t) for t in sorted(types)]
-        if node_type is not None:
-            conditions.append("b._type = $node_type")
-            params["node_type"] = _enc(node_type)
-        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        text = cy.NEIGHBORS.replace("<PATTERN>", _PATTERNS[direction]).replace("<WHERE>", where)
-        out: dict[str, list[tuple[bool, bool, int, str, int]]] = {}
-        for id, nbr, is_out, is_in, order, count in self._read(text, params):
-            rows = out.setdefault(_dec(id), [])
-            if nbr is not None:
-                rows.append((bool(is_out), bool(is_in), int(order), _dec(nbr), int(count)))
-        for id in ids:
-            if id not in out:
-                raise KeyError(f"unknown node {id!r}")
-        return out
-
-    def neighbors(
-        self,
-        id: str,
-        edge_type: str | Iterable[str] | None = None,
-        direction: Direction = "out",
-        node_type: str | None = None,
-    ) -> list[str]:
-        """Distinct neighbours of ``id``, in edge insertion order (``"both"``: those along
-        leaving edges, then those along entering ones), as
-        :meth:`GraphStore.neighbors <graphrag_integrations.core.graph_store.GraphStore.neighbors>`.
-
-        Raises
-        ------
-        KeyError
-            If ``id`` is not a node.
-        ValueError
-            On an unknown ``direction``.
-        """
-        return self.neighbors_many([id], edge_type, direction, node_type)[id]
-
-    def neighbors_many(
-        self,
-        ids: Iterable[str],
-        edge_type: str | Iterable[str] | None = None,
-        direction: Direction = "out",
-        node_type: str | None = None,
-    ) -> dict[str, list[str]]:
-        """``{id: neighbors(id, ...)}`` for each id, in the order given, in one round trip."""
-        _check_direction(direction)
-        wanted = list(dict.fromkeys(ids))
-        types = _edge_types(edge_type)
-        with self._lock:
-            local = {id: self._local_neighbors(id, types, direction, node_type) for id in wanted}
-            asked = [id for id in wanted if local[id] is None]
-            rows = self._adjacency(asked, edge_type, direction, node_type) if asked else {}
-        result: dict[str, list[str]] = {}
-        for id in wanted:
-            if (mine := local[id]) is not None:
-                result[id] = mine
-                continue
-            seen: dict[str, None] = {}
-            if direction in ("out", "both"):
-                for _, _, _, nbr, _ in sorted((r for r in rows[id] if r[0]), key=_order):
-                    seen.setdefault(nbr, None)
-            if direction in ("in", "both"):
-                for _, _, _, nbr, _ in sorted((r for r in rows[id] if r[1]), key=_order):
-                    seen.setdefault(nbr, None)
-            result[id] = list(seen)
-        return result
-
-    def degree(
-        self,
-        id: str,
-        edge_type: str | Iterable[str] | None = None,
-        direction: Direction = "both",
-    ) -> int:
-        """Number of edges at ``id`` (parallel edges count separately; a self-loop counts
-        once per direction)."""
-        rows = self._adjacency([id], edge_type, direction, None)[id]
-        leaving, entering = direction in ("out", "both"), direction in ("in", "both")
-        return sum(
-            n * ((leaving and is_out) + (entering and is_in)) for is_out, is_in, _, _, n in rows
-        )
 
     # -- deletion --------------------------------------------------------------------------
     def remove_provenance(self, doc_id: str) -> Removed:
@@ -667,14 +443,14 @@ class FalkorDBGraph:
             gone = [id for id, n in node_rows if n == 1]
             if gone:
                 removed_edges += self._edges_of_removed(gone)
-                for batch in _batches(gone, self.batch_size):
+                for batch in batches(gone, self.batch_size):
                     self._query(cy.DELETE_NODES, {"ids": batch})
             if node_rows:
                 self._query(cy.PROV_NODES_UPDATE, doc)
             removed_nodes = [_dec(id) for id in gone]
             for node in removed_nodes:
                 self._types.pop(node, None)
-            self._written.clear()  # provenance changed
+            self._created.clear()  # provenance changed
             for edge in removed_edges:
                 self._keyed.pop(edge, None)
         if removed_nodes or removed_edges:
@@ -687,29 +463,12 @@ class FalkorDBGraph:
         return Removed(removed_nodes, removed_edges)
 
     def _edges_of_removed(self, gone: list[str]) -> list[EdgeKey]:
-        """The remaining edges of the nodes ``gone`` (stored ids), listed as networkx lists
-        them when the nodes are removed one after the other: each node's entering edges,
-        then its leaving ones (self-loops once), by neighbour then key insertion order."""
-        incident: dict[str, list[tuple[int, int, EdgeKey, bool]]] = {}
-        for batch in _batches(gone, self.batch_size):
-            for s, t, k, pseq, seq in self._query(cy.INCIDENT_EDGES, {"ids": batch}):
-                edge = (_dec(s), _dec(t), _dec(k))
-                incident.setdefault(s, []).append((int(pseq), int(seq), edge, False))
-                if t != s:
-                    incident.setdefault(t, []).append((int(pseq), int(seq), edge, True))
-                else:
-                    incident[s].append((int(pseq), int(seq), edge, True))
-        listed: list[EdgeKey] = []
-        done: set[EdgeKey] = set()
-        for node in gone:
-            mine = incident.get(node, [])
-            entering = sorted((p, q, e) for p, q, e, is_in in mine if is_in)
-            leaving = sorted((p, q, e) for p, q, e, is_in in mine if not is_in and e[0] != e[1])
-            for *_, edge in entering + leaving:
-                if edge not in done:
-                    done.add(edge)
-                    listed.append(edge)
-        return listed
+        """The remaining edges of the nodes ``gone`` (stored ids), in networkx's order."""
+        incident: list[tuple[EdgeKey, int, int]] = []
+        for batch in batches(gone, self.batch_size):
+            for u, v, k, pair_seq, seq in self._query(cy.INCIDENT_EDGES, {"ids": batch}):
+                incident.append(((_dec(u), _dec(v), _dec(k)), int(pair_seq), int(seq)))
+        return removal_listing([_dec(id) for id in gone], incident)
 
     def remove_edges(self, edges: Iterable[EdgeKey]) -> list[EdgeKey]:
         """Remove the edges ``(u, v, key)`` whatever their provenance (unknown ones skipped);
@@ -721,63 +480,15 @@ class FalkorDBGraph:
         done: set[int] = set()
         with self._lock:
             self.flush()
-            for batch in _batches(rows, self.batch_size):
+            for batch in batches(rows, self.batch_size):
                 done.update(int(row[0]) for row in self._query(cy.DELETE_EDGES, {"rows": batch}))
             removed = [edge for i, edge in enumerate(wanted) if i in done]
             for edge in removed:
                 self._keyed.pop(edge, None)
-                self._forget_edge(edge)
+                self._created.unlink(edge)
         return removed
 
-    def _forget_edge(self, edge: EdgeKey) -> None:
-        u, v, key = edge
-        for node, side, other in ((u, "succ", v), (v, "pred", u)):
-            known = self._written.get(node)
-            if known is not None:
-                adjacent: dict[str, dict[str, str]] = getattr(known, side)
-                keys = adjacent.get(other, {})
-                keys.pop(key, None)
-                if not keys:
-                    adjacent.pop(other, None)
-
-    def _local_neighbors(
-        self, id: str, types: frozenset[str] | None, direction: str, node_type: str | None
-    ) -> list[str] | None:
-        """``neighbors`` of a node created here, from its adjacency (``None``: ask the
-        server - not such a node, or a neighbour of unknown type)."""
-        known = self._written.get(id)
-        if known is None:
-            return None
-        sides = [known.succ] if direction == "out" else [known.pred]
-        if direction == "both":
-            sides = [known.succ, known.pred]
-        seen: dict[str, None] = {}
-        for adjacent in sides:
-            for nbr, keys in adjacent.items():
-                if types is not None and not any(t in types for t in keys.values()):
-                    continue
-                if node_type is not None:
-                    nbr_type = self._types.get(nbr)
-                    if nbr_type is None:
-                        return None
-                    if nbr_type != node_type:
-                        continue
-                seen.setdefault(nbr, None)
-        return list(seen)
-
-    # -- copying, export and persistence ---------------------------------------------------
-    def iter_records(self) -> Iterator[tuple[str, Any]]:
-        """Every node then every edge, in insertion order, as ``("node", (id, data))`` and
-        ``("edge", ((u, v, key), data))`` records, read page by page."""
-        ids = self.nodes()
-        for batch in _batches(ids, self.batch_size):
-            for id, data in self.nodes_data(batch).items():
-                yield "node", (id, data)
-        for batch in _batches(ids, self.batch_size):
-            rows = self._read(cy.OUT_EDGES, {"ids": [_enc(i) for i in batch]})
-            for u, v, k, props in rows:
-                yield "edge", ((_dec(u), _dec(v), _dec(k)), _edge_record(props))
-
+    # -- copying and persistence -----------------------------------------------------------
     def copy_from(self, source: GraphBackend) -> None:
         """Add every node and edge of ``source`` (a ``GraphStore`` or another
         ``FalkorDBGraph``) with provenance and attributes, in its insertion order, in
@@ -794,24 +505,6 @@ class FalkorDBGraph:
                 u, v, key = ident
                 self.add_edge(u, v, data["type"], data["provenance"], key=key, **attrs)
         self.flush()
-
-    def to_graph_store(self) -> GraphStore:
-        """A networkx :class:`~graphrag_integrations.core.graph_store.GraphStore` copy."""
-        store = GraphStore()
-        for kind, (ident, data) in self.iter_records():
-            attrs = {a: x for a, x in data.items() if a not in ("type", "provenance")}
-            if kind == "node":
-                store.add_node(ident, data["type"], data["provenance"], **attrs)
-            else:
-                u, v, key = ident
-                store.add_edge(u, v, data["type"], data["provenance"], key=key, **attrs)
-        return store
-
-    def to_dict(self) -> dict[str, Any]:
-        """The node-link form :meth:`GraphStore.to_dict
-        <graphrag_integrations.core.graph_store.GraphStore.to_dict>` gives (reads the whole
-        graph)."""
-        return self.to_graph_store().to_dict()
 
     def save(self, path: str | Path) -> None:
         """Flush, then write the pointer file ``path`` (atomically): backend, layout, host,
@@ -900,26 +593,6 @@ def _location(location: str | FalkorDBLocation) -> FalkorDBLocation:
     )
 
 
-def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _order(row: tuple[bool, bool, int, str, int]) -> int:
-    return row[2]
-
-
-def _node_record(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": _dec(props["_type"]),
-        "provenance": cy.decode_prov(props.get("_prov")),
-        **dict(cy.user_attrs(props)),
-    }
-
-
-_edge_record = _node_record
-
-
 def _records(source: GraphBackend) -> Iterator[tuple[str, Any]]:
     """Node then edge records of a backend with ``iter_records`` or ``edges`` / ``edge``."""
     own = getattr(source, "iter_records", None)
@@ -932,7 +605,7 @@ def _records(source: GraphBackend) -> Iterator[tuple[str, Any]]:
             f"cannot copy a {type(source).__name__}: it lists no edges (edges() / edge())"
         )
     ids = source.nodes()
-    for batch in _batches(ids, 1000):
+    for batch in batches(ids, 1000):
         for id, data in source.nodes_data(batch).items():
             yield "node", (id, data)
     for u, v, k in edges():

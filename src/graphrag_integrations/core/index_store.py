@@ -24,7 +24,8 @@ nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
   Chroma reuses the collections of an earlier load of that index (when they hold a copy of
   the same content: :func:`content_checksum`) instead of making new ones;
   :meth:`IndexStore.drop_vector_store` removes them;
-* **persistence** - :meth:`IndexStore.persist` writes ``graph.json``, ``store.json`` and
+* **persistence** - :meth:`IndexStore.persist` writes ``graph.json`` (or, for a graph in a
+  database such as FalkorDB, the pointer ``graph.pointer.json``), ``store.json`` and
   ``vectors/<layer>/``
   (into the temporary directory of the index's ``persist``: a graph index's ``_write_files``
   hook is ``self.store.persist(directory)``, the ``BaseIndex.persist`` template writing the
