@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
     ap.add_argument("--passages", type=int, default=300)
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--order", default="networkx,falkordb", help="backends, in build order")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "falkordb_bench_emb.npz"))
     args = ap.parse_args()
     dataset = load_dataset(args.data / "hotpotqa-100")
@@ -68,10 +69,12 @@ def main() -> None:
     emb.save()
     results = {}
     with FalkorDBServer() as server:
-        for name, backend in (
-            ("networkx", GraphStore),
-            ("falkordb", FalkorDBGraph.at(server.url("bench"), overwrite=True)),
-        ):
+        backends = {
+            "networkx": GraphStore,
+            "falkordb": FalkorDBGraph.at(server.url("bench"), overwrite=True),
+        }
+        for name in args.order.split(","):
+            backend = backends[name]
             index, seconds = build(passages, emb, backend)
             g = index.graph
             tops, lat = query(index, questions)
