@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from graphrag_integrations.core import falkordb_cypher as cy
@@ -256,6 +257,12 @@ class FalkorDBReads(ABC):
                 u, v, key = ident
                 store.add_edge(u, v, data["type"], data["provenance"], key=key, **attrs)
         return store
+
+    def to_graphml(self, path: str | Path) -> None:
+        """Write GraphML as :meth:`GraphStore.to_graphml
+        <graphrag_integrations.core.graph_store.GraphStore.to_graphml>` does (reads the whole
+        graph)."""
+        self.to_graph_store().to_graphml(path)
 
     def to_dict(self) -> dict[str, Any]:
         """The node-link form :meth:`GraphStore.to_dict

@@ -289,3 +289,10 @@ def test_copy_from_a_saved_networkx_graph(url: str, tmp_path: Path) -> None:
     again.copy_from(g)  # FalkorDB to FalkorDB, page by page
     assert _snapshot(again) == _snapshot(loaded)
     again._graph.delete()
+    g.to_graphml(tmp_path / "g.graphml")
+    assert (tmp_path / "g.graphml").read_bytes() == _graphml(ref, tmp_path)
+
+
+def _graphml(graph: GraphStore, tmp_path: Path) -> bytes:
+    graph.to_graphml(tmp_path / "ref.graphml")
+    return (tmp_path / "ref.graphml").read_bytes()
