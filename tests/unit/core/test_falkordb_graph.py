@@ -219,6 +219,10 @@ def test_a_new_index_refuses_a_graph_with_data(url: str) -> None:
         backend()
     assert "\n" not in str(error.value)
     assert FalkorDBGraph.open(url).nodes() == ["a"]  # untouched
+    from_object = resolve_graph_backend(FalkorDBGraph.open(url))  # a graph object: its place
+    assert issubclass(from_object, FalkorDBGraph)
+    with pytest.raises(IndexExistsError):
+        from_object()
     replaced = resolve_graph_backend(url, overwrite=True)()
     assert len(replaced) == 0
     # someone else's graph (no meta node of ours) is refused the same way
