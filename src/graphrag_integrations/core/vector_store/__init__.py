@@ -27,14 +27,31 @@ True
 from __future__ import annotations
 
 from graphrag_integrations.core.vector_store.chroma import ChromaVectorIndex
+from graphrag_integrations.core.vector_store.falkordb import FalkorDBVectorIndex, FalkorDBVectors
+from graphrag_integrations.core.vector_store.langchain_vectors import (
+    LangChainVectorIndex,
+    LangChainVectors,
+    PrecomputedEmbeddings,
+)
+from graphrag_integrations.core.vector_store.llamaindex_vectors import (
+    LlamaIndexVectorIndex,
+    LlamaIndexVectors,
+)
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, VectorIndex, Where
 from graphrag_integrations.core.vector_store.validation import parse_where
 
 __all__ = [
     "ChromaVectorIndex",
+    "FalkorDBVectorIndex",
+    "FalkorDBVectors",
     "InMemoryVectorIndex",
+    "LangChainVectorIndex",
+    "LangChainVectors",
+    "LlamaIndexVectorIndex",
+    "LlamaIndexVectors",
     "MetadataValue",
+    "PrecomputedEmbeddings",
     "VectorIndex",
     "Where",
     "parse_where",
