@@ -11,6 +11,7 @@ persist and load.
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphrag_integrations.core.index_store import index_stores_of
 from graphrag_integrations.core.vector_store import (
     FalkorDBVectorIndex,
     FalkorDBVectors,
@@ -229,3 +231,38 @@ def test_clue_with_its_vectors_in_the_store(
     assert {k: len(v) for k, v in loaded.vector_indexes.items()} == {
         k: len(v) for k, v in layers.items()
     }
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_layers_are_named_by_the_index_and_reused(
+    falkordb_server: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = FakeEmbedder()
+    base = _name()
+    factory = FalkorDBVectors(falkordb_server.url(base))
+    index = ClueIndex.from_documents(documents(CORPUS), embedding=embedder, vector_index=factory)
+    (store,) = index_stores_of(index)
+    graph = factory.graph_name(store.index_id)
+    assert graph == f"{base}-{store.index_id[:16]}"
+    assert graph in factory.client.list_graphs()
+    index.persist(tmp_path / "clue")
+    expected = answers(index)
+    # a load of the same index into the same server reuses its layers (nothing re-added)
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index_store"):
+        loaded = ClueIndex.load(
+            tmp_path / "clue",
+            embedding=embedder,
+            vector_index=FalkorDBVectors(factory.location.url),
+        )
+    assert "reusing vector store layer" in caplog.text
+    assert "copying the loaded" not in caplog.text
+    assert answers(loaded) == expected
+    # another index cannot take those layers
+    with pytest.raises(IndexMismatchError, match="holds the vectors of index"):
+        FalkorDBVectorIndex(
+            factory.location.with_graph(graph), "units", dimension=64, model_name="x", owner="other"
+        )
+    (loaded_store,) = index_stores_of(loaded)
+    assert loaded_store.drop_vector_store()
+    assert factory.drop(store.index_id)
+    assert graph not in factory.client.list_graphs()
