@@ -32,6 +32,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, cast
 
 from graphrag_integrations.core.embeddings import FloatMatrix
@@ -47,6 +48,28 @@ from graphrag_integrations.core.vector_store.external import (
 from graphrag_integrations.core.vector_store.protocol import MetadataValue
 
 _ORDER = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+#: Keys LlamaIndex writes into a store's flat metadata (``doc_id`` overwritten with the node's
+#: ``ref_doc_id``). Ours are stored as ``gi_<key>`` (and ``gi_...`` as ``gi_gi_...``).
+RESERVED_KEYS = frozenset({"doc_id", "document_id", "ref_doc_id", "_node_content", "_node_type"})
+_ESCAPE = "gi_"
+
+
+def stored_key(key: str) -> str:
+    """The metadata key under which ``key`` is stored (see :data:`RESERVED_KEYS`).
+
+    >>> stored_key("doc_id"), stored_key("lang"), stored_key("gi_x")
+    ('gi_doc_id', 'lang', 'gi_gi_x')
+    """
+    return _ESCAPE + key if key in RESERVED_KEYS or key.startswith(_ESCAPE) else key
+
+
+def _our_metadata(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """Our metadata back from what a node or a store's flat metadata holds."""
+    return {
+        (k[len(_ESCAPE) :] if k.startswith(_ESCAPE) else k): v
+        for k, v in stored.items()
+        if k not in RESERVED_KEYS
+    }
 
 
 def _is_chroma(store: Any) -> bool:
@@ -57,12 +80,15 @@ def _is_simple(store: Any) -> bool:
     return type(store).__name__ == "SimpleVectorStore"
 
 
-def to_metadata_filters(where: MetadataFilter) -> Any:
+def to_metadata_filters(where: MetadataFilter, *, nested: bool = True) -> Any:
     """LlamaIndex ``MetadataFilters`` of ``where`` when they keep its semantics, else ``None``.
 
     Stores differ on ``!=`` / ``nin`` for records without the key and on comparing strings,
     so only ``==``, numeric order, ``in`` of one value type, ``and`` and ``or`` are translated
-    (and no ``bool`` value: LlamaIndex's filters refuse them).
+    (and no ``bool`` value: LlamaIndex's filters refuse them). Keys are those of
+    :func:`stored_key`.
+    ``nested=False``: ``None`` for a filter that needs nested groups (stores such as
+    ``SimpleVectorStore`` refuse them).
 
     Examples
     --------
@@ -85,21 +111,21 @@ def to_metadata_filters(where: MetadataFilter) -> Any:
             parts = [convert(f) for f in node.filters]
             if any(p is None for p in parts):
                 return None
+            if not nested and any(isinstance(p, MetadataFilters) for p in parts):
+                return None
             condition = FilterCondition.AND if isinstance(node, AllOf) else FilterCondition.OR
             return MetadataFilters(filters=parts, condition=condition)
         if not isinstance(node, Comparison):
             return None
-        op, value = node.operator, node.value
+        op, value, key = node.operator, node.value, stored_key(node.key)
         if isinstance(value, bool) or (isinstance(value, tuple) and bool in map(type, value)):
             return None  # LlamaIndex's filter values take no bool
         if op == "eq":
-            return LlamaFilter(key=node.key, value=cast(Any, value), operator=FilterOperator.EQ)
+            return LlamaFilter(key=key, value=cast(Any, value), operator=FilterOperator.EQ)
         if op in _ORDER and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return LlamaFilter(key=node.key, value=value, operator=FilterOperator(_ORDER[op]))
+            return LlamaFilter(key=key, value=value, operator=FilterOperator(_ORDER[op]))
         if op == "in" and isinstance(value, tuple) and len({type(v) for v in value}) == 1:
-            return LlamaFilter(
-                key=node.key, value=cast(Any, list(value)), operator=FilterOperator.IN
-            )
+            return LlamaFilter(key=key, value=cast(Any, list(value)), operator=FilterOperator.IN)
         return None
 
     out = convert(where)
@@ -124,7 +150,7 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
         the simple store, else an error).
     native_filter : callable, optional
         ``native_filter(where)`` -> ``MetadataFilters`` or ``None`` (filter here); ``None``:
-        :func:`to_metadata_filters`.
+        :func:`to_metadata_filters` (without nested groups for ``SimpleVectorStore``).
 
     Raises
     ------
@@ -154,6 +180,8 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
                     "'cosine', 'cosine_distance', 'exp_neg_cosine_distance'... or a callable)"
                 )
         self._to_cosine = to_cosine(score)
+        if native_filter is None and _is_simple(store):
+            native_filter = partial(to_metadata_filters, nested=False)
         self._native_filter = native_filter or to_metadata_filters
 
     def __repr__(self) -> str:
@@ -169,7 +197,9 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
         from llama_index.core.schema import TextNode
 
         nodes = [
-            TextNode(id_=i, text=d or "", metadata=dict(m), embedding=v)
+            TextNode(
+                id_=i, text=d or "", metadata={stored_key(k): x for k, x in m.items()}, embedding=v
+            )
             for i, v, m, d in zip(ids, vectors.tolist(), metadatas, documents, strict=True)
         ]
         self.store.add(nodes)
@@ -192,7 +222,7 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
         if len(sims) != len(ids):
             raise TypeError(f"{type(self.store).__name__} returned no similarities")
         metas: list[Mapping[str, Any]] = (
-            [node.metadata or {} for node in nodes] if len(nodes) == len(ids) else []
+            [_our_metadata(node.metadata or {}) for node in nodes] if len(nodes) == len(ids) else []
         )
         if not metas:
             metas = self._metadata_of(ids)
@@ -203,7 +233,7 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
     def _metadata_of(self, ids: list[str]) -> list[Mapping[str, Any]]:
         data = getattr(getattr(self.store, "data", None), "metadata_dict", None)
         if isinstance(data, dict):  # SimpleVectorStore keeps metadata there, not in nodes
-            return [data.get(i) or {} for i in ids]
+            return [_our_metadata(data.get(i) or {}) for i in ids]
         records = self._records(ids)
         return [records.get(i, ({}, None))[0] for i in ids]
 
@@ -230,10 +260,15 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
         try:
             nodes = self.store.get_nodes(node_ids=ids)
         except NotImplementedError:
+            data = getattr(getattr(self.store, "data", None), "metadata_dict", None)
+            if isinstance(data, dict):  # SimpleVectorStore: metadata only, no text
+                return {i: (_our_metadata(data[i]), None) for i in ids if i in data}
             raise TypeError(
                 f"{type(self.store).__name__} cannot return stored records (get_nodes)"
             ) from None
-        return {n.node_id: (n.metadata or {}, n.get_content() or None) for n in nodes}
+        return {
+            n.node_id: (_our_metadata(n.metadata or {}), n.get_content() or None) for n in nodes
+        }
 
 
 class LlamaIndexVectors:
