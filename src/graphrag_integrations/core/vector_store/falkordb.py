@@ -7,11 +7,12 @@ metadata as JSON (what comes back). Scores are ``1 - cosine distance`` as the se
 it in ``float32``.
 
 * **search** - without a filter, ``CALL db.idx.vector.queryNodes(label, 'v', k, vecf32(q))``
-  (approximate; ``hnsw={"efRuntime": ...}`` trades speed for recall, ``exact=True`` always
-  ranks every record). With a filter FalkorDB can express with our semantics (``==``,
-  ``!=``, numeric order, ``in``, ``nin``, ``and`` / ``or`` / ``not``; a record without the key
-  never matches a comparison), the matching records are ranked exactly in one Cypher query
-  (``vec.cosineDistance``); other filters are evaluated on the returned metadata (over-fetch).
+  (approximate: ``hnsw={"efRuntime": ...}``, 200 by default, trades speed for recall;
+  ``exact=True`` always ranks every record). With a filter FalkorDB can express with our
+  semantics (``==``, ``!=``, numeric order, ``in``, ``nin``, ``and`` / ``or`` / ``not``; a
+  record without the key never matches a comparison), the matching records are ranked
+  exactly in one Cypher query (``vec.cosineDistance``); other filters are evaluated on the
+  returned metadata (over-fetch).
 * **layout** - :class:`FalkorDBVectors` (the ``vector_index=`` factory) puts every layer of
   an index in one graph named ``<graph of the URL>-<first 16 hex digits of the index id>``,
   a label per layer, plus one ``GIVectorLayer`` node per layer recording the owner (index id,
@@ -56,6 +57,9 @@ logger = logging.getLogger(__name__)
 META_LABEL = "GIVectorLayer"
 #: Records written per query.
 BATCH = 1000
+#: HNSW settings of a new layer. FalkorDB's own ``efRuntime`` default (10) found 32 % of the
+#: exact top-10 of 2,000 random 384-d vectors; 200 finds 98.6 % (docs/lab/vector-stores.md).
+DEFAULT_HNSW = {"M": 16, "efConstruction": 200, "efRuntime": 200}
 _LAYER = re.compile(r"^[A-Za-z0-9_]{1,100}$")
 _CYPHER_ORDER = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 _FIX = "use another URL graph, pass overwrite=True to replace it, or drop it (FalkorDBVectors.drop)"
@@ -143,7 +147,8 @@ class FalkorDBVectorIndex(StoreVectorIndex):
     exact : bool
         Rank every record on each query (exact top-k) instead of the HNSW index.
     hnsw : mapping, optional
-        ``M``, ``efConstruction``, ``efRuntime`` of a new vector index.
+        ``M``, ``efConstruction``, ``efRuntime`` of a new vector index (defaults:
+        :data:`DEFAULT_HNSW`; fixed once the layer exists).
     client : falkordb.FalkorDB, optional
         A connected client to reuse (else
         :func:`~graphrag_integrations.core.falkordb_connection.connect`).
@@ -222,7 +227,7 @@ class FalkorDBVectorIndex(StoreVectorIndex):
                 "dim": self.dimension,
             },
         )
-        options = {"M": 16, "efConstruction": 200, "efRuntime": 10, **hnsw}
+        options = {**DEFAULT_HNSW, **hnsw}
         extra = "".join(f", {k}: {int(v)}" for k, v in options.items())
         self._q(
             f"CREATE VECTOR INDEX FOR (n:{self.label}) ON (n.v) OPTIONS "
