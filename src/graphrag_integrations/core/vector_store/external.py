@@ -232,8 +232,8 @@ class StoreVectorIndex(ABC):
         k = check_count(k)
         q = check_query_vector(embedding, self.dimension)
         flt = parse_where(where)
-        if k == 0 or len(self) == 0:
-            return []
+        if k == 0 or (self._ids is not None and not self._ids):
+            return []  # (an untracked store answers an empty search: no count round trip)
         native = self._native(flt) if flt is not None else None
         exact = flt is None or native is not None
         if not exact:
