@@ -68,7 +68,7 @@ def _langchain_store(client: Any, name: str, embeddings: PrecomputedEmbeddings) 
 
     return Chroma(
         collection_name=name,
-        embedding_function=embeddings,  # type: ignore[arg-type]
+        embedding_function=embeddings,
         client=client,
         collection_metadata={"hnsw:space": "cosine"},
     )

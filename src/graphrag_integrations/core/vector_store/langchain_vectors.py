@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.filters import MetadataFilter
@@ -63,13 +63,18 @@ from graphrag_integrations.core.vector_store.protocol import MetadataValue
 
 logger = logging.getLogger(__name__)
 
+if TYPE_CHECKING:  # type checkers see an Embeddings; at run time a registered virtual subclass
+    from langchain_core.embeddings import Embeddings as _EmbeddingsBase
+else:
+    _EmbeddingsBase = object
+
 #: ``native_filter(where) -> the store's filter= argument or None`` (None: filter here).
 NativeFilter = Callable[[MetadataFilter], Any]
 #: ``read_vectors(store, ids) -> {id: vector}`` of the ids found.
 VectorReader = Callable[[Any, list[str]], Mapping[str, Any]]
 
 
-class PrecomputedEmbeddings:
+class PrecomputedEmbeddings(_EmbeddingsBase):
     """A LangChain ``Embeddings`` that hands back vectors computed elsewhere.
 
     Build your store with it; :class:`LangChainVectorIndex` sets the vectors of each

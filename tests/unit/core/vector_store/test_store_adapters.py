@@ -60,8 +60,8 @@ class AdapterBackend:
             documents.update(zip(ids, docs, strict=True))  # the simple store keeps no text
             write(ids, vectors, metadatas, docs)
 
-        index._write = remember  # type: ignore[method-assign]
-        index.get_document = documents.get  # type: ignore[method-assign]
+        index._write = remember  # type: ignore[assignment,method-assign]
+        index.get_document = documents.get  # type: ignore[assignment,method-assign]
         return index
 
 
@@ -153,5 +153,7 @@ def test_llamaindex_doc_id_metadata_survives_and_filters_exactly() -> None:
     index = LlamaIndexVectors(lambda layer: SimpleVectorStore())("units", 2, "toy")
     index.add(["a", "b"], [[1.0, 0.0], [0.8, 0.6]], metadatas=[{"doc_id": "d1"}, {"doc_id": "d2"}])
     assert index.get_metadata("b") == {"doc_id": "d2"}  # LlamaIndex overwrites a plain doc_id
-    assert to_metadata_filters(parse_filter({"doc_id": "d2"})).filters[0].key == "gi_doc_id"
+    doc_filter = parse_filter({"doc_id": "d2"})
+    assert doc_filter is not None
+    assert to_metadata_filters(doc_filter).filters[0].key == "gi_doc_id"
     assert [i for i, _ in index.query([1.0, 0.0], k=2, where={"doc_id": "d2"})] == ["b"]
