@@ -263,7 +263,12 @@ class LangChainVectorIndex(StoreVectorIndex):
             self.store.add_texts(texts, metadatas=metas, ids=ids)
 
     def _remove(self, ids: list[str]) -> None:
-        self.store.delete(ids=ids)
+        try:
+            self.store.delete(ids=ids)
+        except ValueError:  # stores such as FAISS refuse ids they do not hold
+            present = [str(d.id) for d in self.store.get_by_ids(ids) if d.id is not None]
+            if present:
+                self.store.delete(ids=present)
 
     def _native(self, where: MetadataFilter) -> Any:
         if self._native_filter is not None:

@@ -157,3 +157,23 @@ def test_llamaindex_doc_id_metadata_survives_and_filters_exactly() -> None:
     assert doc_filter is not None
     assert to_metadata_filters(doc_filter).filters[0].key == "gi_doc_id"
     assert [i for i, _ in index.query([1.0, 0.0], k=2, where={"doc_id": "d2"})] == ["b"]
+
+
+def test_a_store_refusing_unknown_ids_on_delete_still_takes_replacing_adds() -> None:
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    class Strict(InMemoryVectorStore):  # FAISS's contract: delete of an unknown id raises
+        def delete(self, ids: Any = None, **kwargs: Any) -> None:
+            missing = [i for i in ids or [] if i not in self.store]
+            if missing:
+                raise ValueError(f"Some specified ids do not exist in the current store: {missing}")
+            super().delete(ids)
+
+    emb = PrecomputedEmbeddings(2)
+    index = LangChainVectorIndex(
+        Strict(emb), dimension=2, model_name="toy", embeddings=emb, score="cosine"
+    )
+    index.add(["a"], [[1.0, 0.0]])
+    index.add(["a", "b"], [[0.0, 1.0], [1.0, 0.0]])  # "a" replaced, "b" new
+    assert len(index) == 2
+    assert index.query([0.0, 1.0], k=1)[0][0] == "a"
