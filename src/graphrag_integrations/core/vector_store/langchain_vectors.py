@@ -191,7 +191,8 @@ class LangChainVectorIndex(StoreVectorIndex):
     native_filter : callable, optional
         ``native_filter(where)`` -> the store's ``filter=`` value, or ``None`` to filter here.
         ``None``: :func:`chroma_filter` for Chroma, a predicate for the in-memory store, none
-        for other stores (exact filtering on the returned metadata).
+        for other stores (exact filtering on the returned metadata). Pass
+        ``native_filter=chroma_filter`` for another store taking Chroma-style dicts.
     read_vectors : callable, optional
         ``read_vectors(store, ids) -> {id: vector}`` for a store the adapter cannot read.
 
