@@ -11,6 +11,7 @@ persist and load.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import uuid
 from collections.abc import Iterator
@@ -59,6 +60,12 @@ KINDS = [
 ]
 
 
+@functools.lru_cache(maxsize=4)
+def _client(host: str, port: int) -> Any:
+    """One HTTP client per server for the module (making one costs about 0.6 s)."""
+    return _make_client(None, host, port, False, None)
+
+
 def _name() -> str:
     return f"t-{uuid.uuid4().hex[:12]}"
 
@@ -91,7 +98,7 @@ class StoreBackend:
             self.url = request.getfixturevalue("falkordb_server").url(self.name)
         else:
             server: ChromaServer = request.getfixturevalue("chroma_server")
-            self.client = _make_client(None, server.host, server.port, False, None)
+            self.client = _client(server.host, server.port)
 
     def make(self, dimension: int = DIM, model: str = "toy-model") -> Any:
         if self.kind == "falkordb":
@@ -164,7 +171,7 @@ def test_falkordb_hnsw_query_and_native_filters(falkordb_server: Any) -> None:
 
 @pytest.mark.chroma_server
 def test_adapters_never_touch_the_stores_other_records(chroma_server: ChromaServer) -> None:
-    client = _make_client(None, chroma_server.host, chroma_server.port, False, None)
+    client = _client(chroma_server.host, chroma_server.port)
     name = _name()
     try:
         other = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"})
@@ -202,7 +209,7 @@ def _factory(kind: str, request: pytest.FixtureRequest, prefix: str) -> Any:
     if kind == "falkordb":
         return FalkorDBVectors(request.getfixturevalue("falkordb_server").url(prefix))
     server: ChromaServer = request.getfixturevalue("chroma_server")
-    client = _make_client(None, server.host, server.port, False, None)
+    client = _client(server.host, server.port)
     if kind == "langchain-chroma":
         return LangChainVectors(
             lambda layer, emb: _langchain_store(client, f"{prefix}-{layer}", emb)
