@@ -38,6 +38,12 @@ _LAZY: dict[str, str] = {
     "GraphStore": "graphrag_integrations.core.graph_store",
     "ChromaVectorIndex": "graphrag_integrations.core.vector_store",
     "InMemoryVectorIndex": "graphrag_integrations.core.vector_store",
+    "FalkorDBVectorIndex": "graphrag_integrations.core.vector_store",
+    "FalkorDBVectors": "graphrag_integrations.core.vector_store",
+    "LangChainVectorIndex": "graphrag_integrations.core.vector_store",
+    "LangChainVectors": "graphrag_integrations.core.vector_store",
+    "LlamaIndexVectorIndex": "graphrag_integrations.core.vector_store",
+    "LlamaIndexVectors": "graphrag_integrations.core.vector_store",
     # framework adapters
     "LangChainRetriever": "graphrag_integrations.adapters.langchain",
     "LlamaIndexRetriever": "graphrag_integrations.adapters.llama_index",

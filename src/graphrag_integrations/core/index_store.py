@@ -91,13 +91,13 @@ from graphrag_integrations.core.persistence import (
     write_manifest,
 )
 from graphrag_integrations.core.vector_store import (
-    ChromaVectorIndex,
     InMemoryVectorIndex,
     VectorIndex,
 )
 from graphrag_integrations.core.vector_store.chroma_collections import (
     ChromaVectors as ChromaVectors,
 )
+from graphrag_integrations.core.vector_store.protocol import LayerFactory, StoredLayer
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -565,14 +565,15 @@ class IndexStore:
             self.dimension = dimension
             self.vectors[layer] = self._open_layer(layer, dimension)
             index = self.vectors[layer]
-            if isinstance(self.factory, ChromaVectors) and len(index):
+            stored = isinstance(self.factory, LayerFactory) and isinstance(index, StoredLayer)
+            if stored and len(index):
                 # a collection this index left in an earlier state (its layer is empty now)
                 logger.info("emptying the stale vector collection of layer %s", layer)
-                cast(ChromaVectorIndex, index).clear()
+                cast(StoredLayer, index).clear()
         return self.vectors[layer]
 
     def _open_layer(self, layer: str, dimension: int, method: str = "") -> VectorIndex:
-        if isinstance(self.factory, ChromaVectors):
+        if isinstance(self.factory, LayerFactory):
             return self.factory.open_layer(
                 layer, dimension, self.model_name, index_id=self.index_id, method=method
             )
@@ -588,9 +589,9 @@ class IndexStore:
         dropped: list[str] = []
         with self.writing():
             for layer, index in list(self.vectors.items()):
-                if isinstance(index, ChromaVectorIndex):
+                if isinstance(index, StoredLayer):
                     index.drop()
-                    dropped.append(index.collection_name)
+                    dropped.append(getattr(index, "collection_name", repr(index)))
                     del self.vectors[layer]
         return dropped
 
@@ -698,7 +699,7 @@ class IndexStore:
                     local = InMemoryVectorIndex(self.dimension, self.model_name)
                     self._copy(kind, index, local)
                 local.persist(out / VECTORS_DIR / layer)
-            chroma = [i for i in self.vectors.values() if isinstance(i, ChromaVectorIndex)]
+            chroma = [i for i in self.vectors.values() if isinstance(i, StoredLayer)]
             if chroma:  # they now hold a copy of what was written: a load can reuse them
                 checksum = content_checksum(out)
                 for index in chroma:
@@ -774,7 +775,7 @@ class IndexStore:
         store.dimension = dimension
         store.index_id = stored_index_id(src)
         rehome = factory is not None and factory is not in_memory_vectors
-        checksum = content_checksum(src) if isinstance(factory, ChromaVectors) else ""
+        checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
         for kind, layer in store.layers.items():
             keys = store.keys(kind)
             if not keys:
@@ -799,20 +800,20 @@ class IndexStore:
         """The layer's index in the factory's backend, holding the loaded vectors: a Chroma
         collection that already holds this content is reused, a stale one refilled."""
         target = self._open_layer(layer, self.dimension, _method_of(src) if checksum else "")
-        if not isinstance(self.factory, ChromaVectors) or not isinstance(target, ChromaVectorIndex):
+        if not isinstance(self.factory, LayerFactory) or not isinstance(target, StoredLayer):
             logger.info("copying the loaded %s vectors into %s", layer, self.factory)
             self._copy(kind, loaded, target)
             return target
         if target.content_checksum == checksum and len(target) == len(loaded):
-            logger.info("reusing chroma collection %r (same content)", target.collection_name)
+            logger.info("reusing vector store layer %r (same content)", target)
             return target
         if len(target):
             logger.info(
-                "refreshing chroma collection %r: it holds another version of this index",
-                target.collection_name,
+                "refreshing vector store layer %r: it holds another version of this index",
+                target,
             )
             target.clear()
-        logger.info("copying the loaded %s vectors into %r", layer, target.collection_name)
+        logger.info("copying the loaded %s vectors into %r", layer, target)
         self._copy(kind, loaded, target)
         target.set_content_checksum(checksum)
         return target

@@ -381,6 +381,9 @@ class ChromaVectorIndex:
                 fixed,
             )
 
+    def __repr__(self) -> str:
+        return f"ChromaVectorIndex({self.collection_name!r})"
+
     @property
     def collection(self) -> Any:
         """The underlying ``chromadb`` collection."""

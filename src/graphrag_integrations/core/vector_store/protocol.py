@@ -62,3 +62,42 @@ class VectorIndex(Protocol):
         ...
 
     def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class StoredLayer(Protocol):
+    """A layer whose records live in a server store named after its index (a Chroma
+    collection, a FalkorDB label): it records the checksum of the persisted index it holds a
+    copy of, so a load of the same index reuses it, and can be emptied or removed."""
+
+    @property
+    def content_checksum(self) -> str | None:
+        """Checksum of the persisted index this layer holds a copy of (``None``: unknown)."""
+        ...
+
+    def set_content_checksum(self, checksum: str | None) -> None:
+        """Record (or clear, with ``None``) that checksum."""
+        ...
+
+    def clear(self) -> None:
+        """Remove every record (the layer stays, its checksum is cleared)."""
+        ...
+
+    def drop(self) -> None:
+        """Remove the layer from the store."""
+        ...
+
+
+@runtime_checkable
+class LayerFactory(Protocol):
+    """A ``vector_index=`` factory that names each layer after its index
+    (:class:`~graphrag_integrations.core.vector_store.chroma_collections.ChromaVectors`,
+    :class:`~graphrag_integrations.core.vector_store.falkordb.FalkorDBVectors`)."""
+
+    def open_layer(
+        self, layer: str, dimension: int, model_name: str, *, index_id: str, method: str = ""
+    ) -> VectorIndex:
+        """Open (or create) ``layer`` of the index ``index_id``."""
+        ...
+
+    def __call__(self, layer: str, dimension: int, model_name: str) -> VectorIndex: ...
