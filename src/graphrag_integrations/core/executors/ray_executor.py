@@ -161,7 +161,8 @@ class RayExecutor:
 
         if self.num_workers is not None:
             return self.num_workers
-        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        return max(1, int(resources.get("CPU", 1)))
 
     def map(
         self,
@@ -198,8 +199,8 @@ class RayExecutor:
         actor_class = ray.remote(
             num_cpus=1, max_restarts=self.max_restarts, max_task_retries=self.max_task_retries
         )(_PrepareWorker)
-        shipped = ray.put(prepare)  # one copy in the object store for every worker
-        actors = [actor_class.remote(shipped) for _ in range(n_workers)]
+        # the preparer travels with each actor (a restarted actor gets it again)
+        actors = [actor_class.remote(prepare) for _ in range(n_workers)]
         results: list[Any] = [None] * len(batches)
         pending: dict[Any, tuple[int, int]] = {}
         queue = iter(range(len(batches)))
