@@ -19,12 +19,15 @@ from graphrag_integrations.core.checkpoint import PreparedBatches, read_checkpoi
 from graphrag_integrations.core.executors import RayExecutor
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
-from tests.unit.core.test_executors import DOCS, same_index
+from tests.unit.core import test_executors
+from tests.unit.core.test_executors import DOCS, build_options, same_index
 
 ray = pytest.importorskip("ray")
 # the helpers below travel to the workers by value (the test module is not importable there)
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+ray.cloudpickle.register_pickle_by_value(test_executors)  # its fake Doc2Query LLM
 
 CORPUS = DOCS + [d.replace("capital", "largest city") for d in DOCS]
 
@@ -77,10 +80,11 @@ def test_ray_clue_build_equals_single_process_and_shows_progress(
 
 
 @pytest.mark.usefixtures("local_ray")
-def test_ray_dense_build_equals_single_process(tmp_path: Path) -> None:
-    local = DenseRetriever.from_documents(CORPUS, embedding=FakeEmbedder())
-    built = DenseRetriever.from_documents(
-        CORPUS, embedding=FakeEmbedder(), executor=RayExecutor(num_workers=2, batch_size=4)
+@pytest.mark.parametrize("cls", [QueryCentricGraphIndex, DenseRetriever])
+def test_ray_build_equals_single_process(cls: Any, tmp_path: Path) -> None:
+    local = cls.from_documents(CORPUS, **build_options(cls))
+    built = cls.from_documents(
+        CORPUS, **build_options(cls), executor=RayExecutor(num_workers=2, batch_size=4)
     )
     assert same_index(local, built, tmp_path)
 
@@ -135,3 +139,40 @@ def test_ray_build_resumes_after_an_interrupted_driver(
     assert sum(executor.worker_batches.values()) == 5 - 2  # only the missing batches
     local = DenseRetriever.from_documents(CORPUS, embedding=FakeEmbedder())
     assert same_index(local, resumed, tmp_path)
+
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "musique"
+
+
+def _index(out: Path, method: str, *extra: str) -> int:
+    from graphrag_integrations import cli
+
+    return cli.main(["index", "--method", method, "--input", str(FIX), "--out", str(out), *extra])
+
+
+def test_cli_executor_options_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _index(tmp_path / "a", "bm25", "--workers", "2") == 2
+    assert capsys.readouterr().err == "error: --workers needs --executor ray\n"
+    assert _index(tmp_path / "b", "bm25", "--executor", "ray") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "use executor='local'" in err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("local_ray")
+def test_cli_index_with_ray_equals_the_local_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _index(tmp_path / "local", "dense") == 0
+    assert _index(tmp_path / "ray", "dense", "--executor", "ray", "--workers", "2") == 0
+    assert "indexed 4 passages with dense" in capsys.readouterr().out
+    local = DenseRetriever.load(tmp_path / "local")
+    built = DenseRetriever.load(tmp_path / "ray")
+    assert [p.id for p in built.passages] == [p.id for p in local.passages]
+    for q in ("who founded the city", "when was it built"):
+        assert [r.passage.id for r in built.retrieve(q, 4)] == [
+            r.passage.id for r in local.retrieve(q, 4)
+        ]

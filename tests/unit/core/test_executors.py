@@ -22,6 +22,7 @@ from graphrag_integrations.core.executors import (
 )
 from graphrag_integrations.errors import IndexMismatchError, InvalidArgumentError
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 DOCS = [
@@ -34,6 +35,28 @@ DOCS = [
         ("Vienna", "Austria", "Sigmund Freud", 1910),
     ]
 ]
+
+
+class Doc2QueryReplies:
+    """A picklable fake Doc2Query LLM: one answered question per sentence of the chunk."""
+
+    model_name = "fake-doc2query"
+
+    def __call__(self, prompt: str) -> str:
+        chunk = prompt.rsplit("---Input chunk---\n", 1)[1].strip()
+        sentences = [s.strip() + "." for s in chunk.split(".") if s.strip()]
+        return json.dumps(
+            [
+                {"index": i, "query": f"What about {' '.join(s.split()[:2])}?", "answer": s}
+                for i, s in enumerate(sentences)
+            ]
+        )
+
+
+def build_options(cls: Any) -> dict[str, Any]:
+    """Model-free build options of ``cls`` (a fake embedder; a fake LLM for QCG)."""
+    extra = {"llm": Doc2QueryReplies()} if cls is QueryCentricGraphIndex else {}
+    return {"embedding": FakeEmbedder(), "chunking": False, **extra}
 
 
 def same_index(a: Any, b: Any, tmp: Path) -> bool:
@@ -122,12 +145,10 @@ def test_local_executor_keeps_input_order_and_reports_each_batch() -> None:
     assert out == [3, 3, 9] and seen == [(0, 3), (1, 3), (2, 9)]
 
 
-@pytest.mark.parametrize("cls", [ClueIndex, DenseRetriever])
+@pytest.mark.parametrize("cls", [ClueIndex, QueryCentricGraphIndex, DenseRetriever])
 def test_batched_build_equals_single_process_build(cls: Any, tmp_path: Path) -> None:
-    local = cls.from_documents(DOCS, embedding=FakeEmbedder(), chunking=False)
-    batched = cls.from_documents(
-        DOCS, embedding=FakeEmbedder(), chunking=False, executor=LocalExecutor(batch_size=2)
-    )
+    local = cls.from_documents(DOCS, **build_options(cls))
+    batched = cls.from_documents(DOCS, **build_options(cls), executor=LocalExecutor(batch_size=2))
     assert same_index(local, batched, tmp_path)
     q = "capital of Germany"
     assert [r.passage.id for r in local.retrieve(q, 3)] == [
