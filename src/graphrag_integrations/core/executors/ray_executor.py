@@ -216,8 +216,8 @@ class RayExecutor:
         label = f"{desc} (ray, {n_workers} worker{'s' if n_workers > 1 else ''})"
         try:
             with LLMProgress(total, label, unit="passage", enabled=show_progress) as bar:
-                for worker in range(n_workers):
-                    for _ in range(IN_FLIGHT):
+                for _ in range(IN_FLIGHT):  # one batch per worker first, then a second
+                    for worker in range(n_workers):
                         submit(worker)
                 while pending:
                     ready, _ = ray.wait(list(pending), num_returns=1)
