@@ -22,6 +22,7 @@ from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.index_base import build_from_documents
 from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
@@ -109,12 +110,14 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> BM25Retriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``:
+        ``"local"`` only (this build is not split into prepare / merge).
         """
         return build_from_documents(
             cls,

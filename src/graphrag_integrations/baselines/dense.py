@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.index_base import build_from_documents
 from graphrag_integrations.core.index_building import (
     DEFAULT_SPLITTER,
@@ -41,6 +43,35 @@ logger = logging.getLogger(__name__)
 
 #: The passage vectors in an index directory.
 VECTORS_FILE = "vectors.npy"
+
+
+@dataclass
+class EmbeddedPassages:
+    """A prepared batch of a dense build: the passages and their vectors (row per passage)."""
+
+    passages: list[Passage]
+    vectors: FloatMatrix
+
+
+@dataclass
+class PassageEmbedder:
+    """The per-passage half of a dense build: ``preparer(passages) -> EmbeddedPassages``.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> PassageEmbedder(FakeEmbedder(8))([Passage("p1", "Paris.", "d")]).vectors.shape
+    (1, 8)
+    """
+
+    embedder: Embedder
+    show_progress: bool = False
+
+    def __call__(self, passages: Sequence[Passage]) -> EmbeddedPassages:
+        texts = [p.text for p in passages]
+        return EmbeddedPassages(
+            list(passages), self.embedder.embed(texts, show_progress=self.show_progress)
+        )
 
 
 class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
@@ -123,12 +154,14 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> DenseRetriever:
         """Embed documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
         The index arguments are the constructor's; ``splitter`` / ``chunking`` and the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who runs
+        the per-passage work (:mod:`~graphrag_integrations.core.executors`).
         """
         return build_from_documents(
             cls,
@@ -154,10 +187,21 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         return cls(passages, **kwargs)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
-        """Embed and append ``passages``."""
-        vecs = self.embedder.embed([p.text for p in passages], show_progress=self.show_progress)
+        """Embed and append ``passages``: the :meth:`merge` of their preparation."""
+        self.merge([PassageEmbedder(self.embedder, self.show_progress)(passages)])
+
+    def preparer(self) -> PassageEmbedder:
+        """The per-passage half of the build (picklable: what an executor runs)."""
+        return PassageEmbedder(self.embedder)
+
+    def merge(self, prepared: Sequence[EmbeddedPassages]) -> None:
+        """Append prepared batches (passages and their vectors, input order)."""
+        parts = [p for p in prepared if p.passages]
+        if not parts:
+            return
+        vecs = parts[0].vectors if len(parts) == 1 else np.vstack([p.vectors for p in parts])
         self._matrix = vecs if self._matrix.size == 0 else np.vstack([self._matrix, vecs])
-        self.passages.extend(passages)
+        self.passages.extend(p for part in parts for p in part.passages)
 
     def delete(self, doc_id: str) -> bool:
         """Remove every passage (and vector) of ``doc_id``; ``False`` (and a warning) if none."""

@@ -32,6 +32,7 @@ from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
 from graphrag_integrations.core.index_base import build_from_documents
@@ -177,6 +178,7 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> HybridRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks,
         on both sides.
@@ -184,7 +186,8 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         The index arguments are the constructor's (``embedding`` as in
         :class:`DenseRetriever`); ``splitter`` / ``chunking``, the load options (``errors``,
         ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` / ``checkpoint_every`` are
-        those of :meth:`BaseIndex.from_documents`.
+        those of :meth:`BaseIndex.from_documents`; ``executor``: ``"local"`` only (this
+        build is not split into prepare / merge).
         """
         return build_from_documents(
             cls,

@@ -42,6 +42,24 @@ def _input_documents(paths: Sequence[Path]) -> list[Any]:
     return docs
 
 
+def _executor_option(args: argparse.Namespace) -> dict[str, Any]:
+    """``executor=`` of ``from_documents`` for ``--executor`` / ``--workers`` (none: local)."""
+    executor = getattr(args, "executor", "local")
+    workers = getattr(args, "workers", None)
+    if workers is not None and executor != "ray":
+        raise GraphRAGError("--workers needs --executor ray")
+    if workers is not None and workers < 1:
+        raise GraphRAGError(f"--workers must be >= 1, got {workers}")
+    if executor == "local":
+        return {}
+    from graphrag_integrations.core.executors import RayExecutor
+
+    try:
+        return {"executor": RayExecutor(num_workers=workers)}
+    except ImportError as exc:  # ray missing: the message says how to install it
+        raise GraphRAGError(str(exc)) from None
+
+
 class _Refusal(Exception):
     """Leaves the probing ``atomic_directory`` block of :func:`_check_target`."""
 
@@ -122,6 +140,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.checkpoint is not None:
         kwargs["checkpoint_dir"] = args.checkpoint
         kwargs["checkpoint_every"] = args.checkpoint_every
+    kwargs.update(_executor_option(args))
     index = cls.from_documents(docs, **kwargs)
     try:
         index.persist(args.out, overwrite=args.overwrite)

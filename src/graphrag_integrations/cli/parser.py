@@ -161,6 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="documents per checkpointed batch (default 500; needs --checkpoint)",
     )
     ix.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ix.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="who runs the per-passage work: this process (default) or Ray workers "
+        "(RAY_ADDRESS names a cluster; else a local Ray is started)",
+    )
+    ix.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="Ray workers (default: the cluster's CPUs; needs --executor ray)",
+    )
 
     tr = sub.add_parser("train", help="train a method's learned component and save it")
     tr.add_argument("--method", required=True)

@@ -50,11 +50,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import logging
 import os
+import pickle
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -64,7 +66,7 @@ from graphrag_integrations.core.documents import (
     pop_load_options,
 )
 from graphrag_integrations.core.params import resolve_params
-from graphrag_integrations.core.persistence import MANIFEST_NAME
+from graphrag_integrations.core.persistence import MANIFEST_NAME, atomic_write_bytes
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -75,6 +77,8 @@ CHECKPOINT_FILE = "checkpoint.json"
 #: The sub-folder of the checkpoint directory holding the partial (finally the whole) index.
 INDEX_FOLDER = "index"
 CHECKPOINT_FORMAT = 1
+#: In ``checkpoint.json`` of an executor build: ``true`` (prepared batches in ``prepared/``).
+PREPARED_KEY = "prepared"
 #: Documents per batch when ``checkpoint_every`` is not given.
 DEFAULT_CHECKPOINT_EVERY = 500
 #: Constructor arguments that do not change what is built (not compared on resume).
@@ -133,7 +137,7 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _write_checkpoint(path: Path, data: Mapping[str, Any]) -> None:
+def write_checkpoint(path: Path, data: Mapping[str, Any]) -> None:
     """Replace ``path/checkpoint.json`` atomically (temporary file + ``os.replace``)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{CHECKPOINT_FILE}.tmp-", dir=path)
     try:
@@ -157,9 +161,134 @@ def _state(method: str, settings: Any, done: list[str], batches: int) -> dict[st
     }
 
 
+def prepared_state(
+    method: str, settings: Any, done: list[str], batches: int, executor: str
+) -> dict[str, Any]:
+    """The ``checkpoint.json`` of an executor build: ``done`` is filled once the index is
+    merged and saved (``batches`` counts the prepared batches of the whole build)."""
+    return {**_state(method, settings, done, batches), PREPARED_KEY: True, "executor": executor}
+
+
 def _batches(items: list[T], size: int) -> Iterable[list[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def checkpoint_settings(cls: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The build settings a checkpoint records and compares on resume (the constructor
+    arguments of ``kwargs``, described by :func:`describe_setting`).
+
+    A ``preset`` in ``kwargs`` is replaced (in ``kwargs`` too) by the params it names, so the
+    checkpoint records what was built.
+    """
+    if kwargs.get("preset") is not None:  # recorded (and resumed) as the params it names
+        kwargs["index_params"], kwargs["query_params"] = resolve_params(
+            cls.index_params_class,
+            cls.query_params_class(),
+            index_params=kwargs.pop("index_params", None),
+            query_params=kwargs.pop("query_params", None),
+            preset=kwargs.pop("preset"),
+        )
+    return {k: describe_setting(v) for k, v in sorted(kwargs.items()) if k not in IGNORED_SETTINGS}
+
+
+def resume_state(
+    target: Path, method: str, settings: Mapping[str, Any], *, prepared: bool
+) -> dict[str, Any]:
+    """The checkpoint of ``target``, checked against what resumes it.
+
+    Parameters
+    ----------
+    target : Path
+        A folder holding ``checkpoint.json``.
+    method, settings
+        The method and the :func:`checkpoint_settings` of the resuming build.
+    prepared : bool
+        Whether the resuming build goes through an executor (prepared batches, see
+        :class:`PreparedBatches`) rather than the batch-by-batch ``insert`` path.
+
+    Raises
+    ------
+    IndexMismatchError
+        Another method, other settings, or the other kind of build.
+    """
+    state = read_checkpoint(target)
+    if state.get("method") != method:
+        raise IndexMismatchError(
+            f"{target} holds a checkpoint of method {state.get('method')!r}, not "
+            f"{method!r}; use another checkpoint_dir or delete it"
+        )
+    if state.get("settings") != settings:
+        old = state.get("settings") or {}
+        diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
+        raise IndexMismatchError(
+            f"{target} holds a checkpoint built with other settings ({', '.join(diff)} "
+            "differ); resume with the same arguments, or use another checkpoint_dir"
+        )
+    if bool(state.get(PREPARED_KEY)) != prepared:
+        kind = "an executor ('ray'...)" if state.get(PREPARED_KEY) else "the local executor"
+        raise IndexMismatchError(
+            f"{target} holds a checkpoint of a build with {kind}; resume it with the same "
+            "executor, or use another checkpoint_dir"
+        )
+    return state
+
+
+class PreparedBatches:
+    """The prepared batches of an executor build, saved in ``DIR/prepared/`` as they arrive.
+
+    One pickle file per batch, named by its position and a hash of its passages (ids and
+    texts), written atomically; :meth:`get` returns a saved batch only when both match, so a
+    re-run over the same documents prepares only the batches that are missing. The files are
+    pickles this package wrote: load checkpoints you made only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphrag_integrations.core.types import Passage
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> saved = PreparedBatches(Path(tmp.name))
+    >>> batch = [Passage("p1", "Paris is in France.", "d1")]
+    >>> saved.put(0, batch, {"vectors": [1.0]})
+    >>> saved.get(0, batch), saved.get(1, batch)
+    ({'vectors': [1.0]}, None)
+    >>> tmp.cleanup()
+    """
+
+    FOLDER = "prepared"
+
+    def __init__(self, root: Path) -> None:
+        self.folder = Path(root) / self.FOLDER
+
+    @staticmethod
+    def key(batch: Sequence[Any]) -> str:
+        """A hash of the batch's passages (ids, document ids and texts)."""
+        digest = hashlib.sha256()
+        for passage in batch:
+            for part in (passage.id, passage.doc_id, passage.text):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\0")
+        return digest.hexdigest()[:20]
+
+    def _file(self, position: int, batch: Sequence[Any]) -> Path:
+        return self.folder / f"{position:06d}-{self.key(batch)}.pkl"
+
+    def get(self, position: int, batch: Sequence[Any]) -> Any:
+        """The saved result of ``batch`` at ``position``, or ``None``."""
+        file = self._file(position, batch)
+        if not file.is_file():
+            return None
+        try:
+            return pickle.loads(file.read_bytes())
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            logger.warning("checkpoint: %s unreadable (%s); preparing it again", file, exc)
+            return None
+
+    def put(self, position: int, batch: Sequence[Any], result: Any) -> None:
+        """Save the result of ``batch`` at ``position`` (atomically)."""
+        atomic_write_bytes(
+            self._file(position, batch), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        )
 
 
 def build_with_checkpoint(
@@ -205,17 +334,7 @@ def build_with_checkpoint(
         raise ValueError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}")
     target = Path(checkpoint_dir)
     load_options = pop_load_options(kwargs)
-    if kwargs.get("preset") is not None:  # recorded (and resumed) as the params it names
-        kwargs["index_params"], kwargs["query_params"] = resolve_params(
-            cls.index_params_class,
-            cls.query_params_class(),
-            index_params=kwargs.pop("index_params", None),
-            query_params=kwargs.pop("query_params", None),
-            preset=kwargs.pop("preset"),
-        )
-    settings = {
-        k: describe_setting(v) for k, v in sorted(kwargs.items()) if k not in IGNORED_SETTINGS
-    }
+    settings = checkpoint_settings(cls, kwargs)
     docs: list[SourceDocument] = list(
         {d.id: d for d in load_documents(documents, **load_options)}.values()
     )
@@ -224,19 +343,7 @@ def build_with_checkpoint(
     batches = 0
     state_of = functools.partial(_state, cls.method, settings)
     if target.is_dir() and (target / CHECKPOINT_FILE).is_file():
-        state = read_checkpoint(target)
-        if state.get("method") != cls.method:
-            raise IndexMismatchError(
-                f"{target} holds a checkpoint of method {state.get('method')!r}, not "
-                f"{cls.method!r}; use another checkpoint_dir or delete it"
-            )
-        if state.get("settings") != settings:
-            old = state.get("settings") or {}
-            diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
-            raise IndexMismatchError(
-                f"{target} holds a checkpoint built with other settings ({', '.join(diff)} "
-                "differ); resume with the same arguments, or use another checkpoint_dir"
-            )
+        state = resume_state(target, cls.method, settings, prepared=False)
         done, batches = list(state["done"]), int(state.get("batches", 0))
         if (target / INDEX_FOLDER / MANIFEST_NAME).is_file():
             chunking = ("splitter", "chunking", "chunker")  # from_documents options, not load's
@@ -251,7 +358,7 @@ def build_with_checkpoint(
         )
     else:
         target.mkdir(parents=True, exist_ok=True)
-        _write_checkpoint(target, state_of(done, batches))
+        write_checkpoint(target, state_of(done, batches))
     finished = set(done)
     todo = [d for d in docs if d.id not in finished]
     for batch in _batches(todo, every):
@@ -262,7 +369,7 @@ def build_with_checkpoint(
         index.persist(target / INDEX_FOLDER)
         done.extend(d.id for d in batch)
         batches += 1
-        _write_checkpoint(target, state_of(done, batches))
+        write_checkpoint(target, state_of(done, batches))
         logger.info("checkpoint %s: %d of %d document(s) done", target, len(done), len(docs))
     if index is None:  # nothing to do and nothing done: let the method raise its own error
         index = build(docs, **kwargs)

@@ -142,6 +142,7 @@ from graphrag_integrations.core.documents import (
     pop_load_options,
     require_nonempty,
 )
+from graphrag_integrations.core.executors.build import distributable
 from graphrag_integrations.core.filters import (
     FilterLike,
     MetadataFilter,
@@ -291,8 +292,10 @@ class BaseIndex(IndexPersistence, ABC):
         """Wrap the subclass's :attr:`read_methods` / :attr:`write_methods` with its lock, and
         its :attr:`batch_methods` with :func:`~graphrag_integrations.core.progress.track_batch`."""
         super().__init_subclass__(**kwargs)
-        if isinstance(cls.__dict__.get("from_documents"), classmethod):  # checkpoint_dir=
-            cls.from_documents = checkpointable(cls.__dict__["from_documents"])  # type: ignore[method-assign]
+        if isinstance(cls.__dict__.get("from_documents"), classmethod):  # checkpoint_dir, executor
+            cls.from_documents = distributable(  # type: ignore[method-assign]
+                checkpointable(cls.__dict__["from_documents"])
+            )
         for name in cls.batch_methods:
             if name in cls.__dict__ and not is_guarded(cls.__dict__[name]):
                 setattr(cls, name, track_batch(cls.__dict__[name]))
@@ -561,6 +564,6 @@ class BaseIndex(IndexPersistence, ABC):
 
 # ``checkpoint_dir=`` for every index: the subclasses inherit this ``from_documents`` (those
 # defining their own are wrapped again in ``__init_subclass__``).
-BaseIndex.from_documents = checkpointable(  # type: ignore[method-assign]
-    BaseIndex.__dict__["from_documents"]
+BaseIndex.from_documents = distributable(  # type: ignore[method-assign]
+    checkpointable(BaseIndex.__dict__["from_documents"])
 )

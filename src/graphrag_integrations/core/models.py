@@ -13,7 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from graphrag_integrations.errors import ModelUnavailableError
 
@@ -179,3 +179,17 @@ class LazyModel(Generic[T]):
         with self._lock:
             self._value = value
             self._loaded = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its loader only: unpickled (e.g. on a Ray worker) it loads the model
+        again on first use there, once per process, and no weights travel.
+
+        Examples
+        --------
+        >>> import pickle
+        >>> lazy = LazyModel(str)
+        >>> _ = lazy.get()
+        >>> pickle.loads(pickle.dumps(lazy)).loaded
+        False
+        """
+        return (LazyModel, (self._load,))

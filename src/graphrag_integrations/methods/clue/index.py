@@ -36,14 +36,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport, content_id
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder, normalize_rows
+from graphrag_integrations.core.documents import DecodeErrors, LoadReport
+from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index_building import (
@@ -55,29 +54,36 @@ from graphrag_integrations.core.index_building import (
     drop_indexed,
 )
 from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
-from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
+from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
-from graphrag_integrations.core.progress import ProgressSetting, progress
+from graphrag_integrations.core.progress import ProgressSetting
 from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.methods.clue.extraction import ExtractionStats
 from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.params import (
     DEFAULT_EXCLUDED_LABELS,
     ClueIndexParams,
     ClueQueryParams,
 )
+from graphrag_integrations.methods.clue.preparation import (
+    PARSE_SLICE,
+    TITLE_LABEL,
+    CluePreparer,
+    PreparedChunks,
+    combine,
+)
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
     LAYERS,
     UNIT,
-    KnowledgeUnit,
     add_units,
     clue_metadata,
     clue_store,
@@ -88,22 +94,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_EXCLUDED_LABELS", "ClueIndex"]
+__all__ = ["DEFAULT_EXCLUDED_LABELS", "PARSE_SLICE", "TITLE_LABEL", "ClueIndex"]
 
-TITLE_LABEL = "TITLE"
-#: Passages per spaCy slice of a build: the units of one slice are embedded while the next
-#: is parsed.
-PARSE_SLICE = 256
 #: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``
 #: (unchanged by the move to the core ``IndexStore``, which writes the same files).
 FORMAT_VERSION = 2
 #: Name of Q-Iter's view among the store's derived views.
 VIEW = "qiter"
-
-
-def _as_unit(parsed: ParsedText) -> Sentence:
-    """One knowledge unit (an LLM-extracted statement) as a single sentence with its entities."""
-    return Sentence(parsed.text.strip(), 0, len(parsed.text), parsed.entities)
 
 
 class ClueIndex(FrameworkSurface, BaseIndex):
@@ -218,7 +215,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.reranker = reranker
         self.selection_value = params.selection_value
         self.chunk_vectors = params.chunk_vectors
-        self._extractor: Any = None
+        self._preparer: CluePreparer | None = None  # the local builds' (keeps the LLM client)
         self.embedder: Embedder = as_embedder(embedding)
         self.parser = SpacyNLP(params.spacy_model)
         self.title_prefix = params.title_prefix
@@ -230,6 +227,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.store: IndexStore = clue_store(self.embedder.model_name, vector_index, graph_backend)
         self.timings = dict.fromkeys(("nlp", "llm", "embedding", "graph", "total"), 0.0)
         self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
+        self._extraction = ExtractionStats()
         self._retriever: Any = None
 
     @property
@@ -303,12 +301,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> ClueIndex:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``
+        (``"local"``, ``"ray"`` or an Executor) runs the per-passage work
+        (:mod:`~graphrag_integrations.core.executors`).
         """
         return build_from_documents(
             cls,
@@ -349,7 +350,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return document_ids(passages)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
-        """Parse, embed and link ``passages`` (ids already in the index are skipped)."""
+        """Parse, embed and link ``passages`` (ids already in the index are skipped): the
+        :meth:`merge` of their preparation (:mod:`~.preparation`)."""
         new = [
             p for p in dict((p.id, p) for p in passages).values() if not self.store.has(CHUNK, p.id)
         ]
@@ -357,186 +359,71 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             logger.info("skipping %d passages already indexed", len(passages) - len(new))
         if not new:
             return
-        t0 = time.perf_counter()
-        titled = [split_title(p) for p in new]
-        bodies = [body for _, body in titled]
-        # alpha > 0: LLM extraction first (it needs no chunk parse and shares the spaCy pipeline
-        # with the background thread below).
-        llm_units = self._llm_units(bodies)
-        t_llm = time.perf_counter() - t0
-        # spaCy parses slice after slice in a background thread while the main thread embeds
-        # the chunks and the units and entities of the slices already parsed: both release the
-        # GIL for most of their work, so the parse costs little wall-clock time
-        # (docs/lab/clue.md, "Indexing").
-        slices = [range(i, min(i + PARSE_SLICE, len(new))) for i in range(0, len(new), PARSE_SLICE)]
-        units: list[KnowledgeUnit] = []
-        labels: dict[str, str] = {}
-        unit_vecs: dict[str, FloatMatrix] = {}
-        entity_vecs: dict[str, FloatMatrix] = {}
-        t_nlp = t_wait = 0.0
-        with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
-            parses = [pool.submit(self._timed_parse, bodies[r.start : r.stop]) for r in slices]
-            encoded = (
-                self._embed_unique([p.text for p in new]) if self.chunk_vectors == "encode" else {}
-            )
-            steps = progress(
-                zip(slices, parses, strict=True),
-                f"Indexing (slices of {PARSE_SLICE} passages)",
-                total=len(slices),
-                enabled=self.show_progress and len(slices) > 1,
-            )
-            for r, parsing in steps:
-                waited = time.perf_counter()
-                parsed, took = parsing.result()
-                t_wait += time.perf_counter() - waited
-                t_nlp += took
-                part_llm = {i - r.start: llm_units[i] for i in r if i in llm_units}
-                part, part_labels = self._units(
-                    new[r.start : r.stop], titled[r.start : r.stop], parsed, part_llm
-                )
-                units += part
-                for name, label in part_labels.items():
-                    labels.setdefault(name, label)
-                unit_vecs.update(
-                    self._embed_unique([u.text for u in part if u.text not in unit_vecs])
-                )
-                entity_vecs.update(
-                    self._embed_unique(
-                        [n for n in self._new_entities(part, part_labels) if n not in entity_vecs]
-                    )
-                )
-        new_names = self._new_entities(units, labels)
-        chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
+        if self._preparer is None:
+            self._preparer = self.preparer()
+        self._preparer.show_progress = self.show_progress
+        self._preparer.llm_progress = ProgressSetting.llm(self)  # LLM work: always shown
+        self.merge([self._preparer(new, lambda name: self.store.has(ENTITY, name))])
+
+    def preparer(self) -> CluePreparer:
+        """The per-passage half of the build with this index's settings and models
+        (picklable: what an executor runs on its workers; see ``executor=``)."""
+        return CluePreparer(self.embedder, self.parser, self.index_params, self.llm)
+
+    def merge(self, prepared: Sequence[PreparedChunks]) -> None:
+        """Add prepared batches (input order) to the graph and vectors, once; chunks already
+        in the index are skipped."""
+        batch = combine(prepared)
+        if any(self.store.has(CHUNK, p.id) for p in batch.passages):
+            kept = {p.id for p in batch.passages if not self.store.has(CHUNK, p.id)}
+            batch.passages = [p for p in batch.passages if p.id in kept]
+            batch.units = [u for u in batch.units if u.passage_id in kept]
+        if not batch.passages:
+            return
         t2 = time.perf_counter()
+        mentioned = {n for u in batch.units for n in u.entities}
+        new_names = [n for n in batch.labels if n in mentioned and not self.store.has(ENTITY, n)]
         add_units(
             self.store,
-            new,
-            units,
-            chunk_vectors=chunk_vecs,
-            unit_vectors={u.id: unit_vecs[u.text] for u in units},
-            entity_vectors={n: entity_vecs[n] for n in new_names},
-            entity_labels=labels,
+            batch.passages,
+            batch.units,
+            chunk_vectors={p.id: batch.chunk_vectors[p.id] for p in batch.passages},
+            unit_vectors={u.id: batch.unit_vectors[u.text] for u in batch.units},
+            entity_vectors={n: batch.entity_vectors[n] for n in new_names},
+            entity_labels=batch.labels,
         )
         n_entities = self.graph.n_entities  # rebuilds the view now, as part of the build
-        t3 = time.perf_counter()
-        split = {
-            "nlp": t_nlp,
-            "llm": t_llm,
-            "embedding": t2 - t0 - t_llm - t_wait,
-            "graph": t3 - t2,
-            "total": t3 - t0,
-        }
-        for key, value in split.items():
-            self.timings[key] += value
+        graph_seconds = time.perf_counter() - t2
+        split = {**batch.timings, "graph": graph_seconds}
+        split["total"] = split.get("total", 0.0) + graph_seconds
+        for key in self.timings:
+            self.timings[key] += split.get(key, 0.0)
+        for key, count in batch.selection.items():
+            self._selection[key] += count
+        self._extraction = self._extraction + batch.extraction
+        if batch.selection:
+            logger.info(
+                "alpha=%.2f: %d/%d chunks (%d/%d tokens) to the LLM, %d fell back to "
+                "sentences; LLM usage so far: %s",
+                self.alpha,
+                batch.selection["llm_chunks"],
+                batch.selection["chunks"],
+                batch.selection["llm_tokens"],
+                batch.selection["tokens"],
+                batch.extraction.fallback_chunks,
+                self.extraction_report()["usage"],
+            )
         logger.info(
             "indexed %d passages -> %d units, %d entities in %.1fs "
             "(nlp %.1fs, embedding %.1fs, overlapping; graph %.1fs)",
-            len(new),
-            len(units),
+            len(batch.passages),
+            len(batch.units),
             n_entities,
             split["total"],
-            split["nlp"],
-            split["embedding"],
+            split.get("nlp", 0.0),
+            split.get("embedding", 0.0),
             split["graph"],
         )
-
-    def _new_entities(self, units: Sequence[KnowledgeUnit], labels: dict[str, str]) -> list[str]:
-        """Names of ``labels`` that ``units`` mention and the index does not hold yet."""
-        mentioned = {n for u in units for n in u.entities}
-        return [n for n in labels if n in mentioned and not self.store.has(ENTITY, n)]
-
-    def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
-        start = time.perf_counter()
-        parsed = self.parser.parse_many(bodies)
-        return parsed, time.perf_counter() - start
-
-    def _units(
-        self,
-        passages: Sequence[Passage],
-        titled: Sequence[tuple[str, str]],
-        parsed: Sequence[ParsedText],
-        llm_units: dict[int, tuple[str, list[ParsedText]]] | None = None,
-    ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
-        units: list[KnowledgeUnit] = []
-        labels: dict[str, str] = {}
-        llm_units = llm_units or {}
-        for i, (p, (title, _), doc) in enumerate(zip(passages, titled, parsed, strict=True)):
-            title_key = normalize_entity(title) if (title and self.link_title) else ""
-            if title_key:
-                labels.setdefault(title_key, TITLE_LABEL)
-            source, unit_docs = llm_units.get(i, ("sentence", [doc]))
-            sentences = (
-                [s for d in unit_docs for s in d.sentences]
-                if i not in llm_units
-                else [_as_unit(d) for d in unit_docs]
-            )
-            for pos, sent in enumerate(sentences):
-                names = [title_key] if title_key else []
-                for ent in sent.entities:
-                    if ent.label not in self.excluded_labels:
-                        names.append(ent.norm)
-                        labels.setdefault(ent.norm, ent.label)
-                text = f"{title}: {sent.text}" if (title and self.title_prefix) else sent.text
-                units.append(
-                    KnowledgeUnit(
-                        id=content_id(p.id, str(pos)),
-                        text=text,
-                        passage_id=p.id,
-                        doc_id=p.doc_id,
-                        entities=tuple(dict.fromkeys(names)),
-                        source=source,
-                    )
-                )
-        return units, labels
-
-    def _llm_units(self, bodies: Sequence[str]) -> dict[int, tuple[str, list[ParsedText]]]:
-        """Hybrid extraction (alpha > 0): chunk position -> (source, one parse per unit)."""
-        if self.alpha <= 0:
-            return {}
-        from graphrag_integrations.core.llm import LLMClient, estimate_tokens
-        from graphrag_integrations.methods.clue.extraction import KnowledgeUnitExtractor
-        from graphrag_integrations.methods.clue.selection import select_chunks
-
-        if self._extractor is None:
-            has_batch = callable(getattr(self.llm, "complete_many", None))
-            client = self.llm if has_batch else LLMClient(self.llm)
-            self._extractor = KnowledgeUnitExtractor(
-                client,
-                lambda text: [s.text for s in self.parser.parse(text).sentences],
-                show_progress=self.show_progress,
-            )
-        selection = select_chunks(
-            bodies,
-            [estimate_tokens(b) for b in bodies],
-            self.alpha,
-            value=self.selection_value,  # type: ignore[arg-type]
-            embeddings=self.embedder if self.selection_value == "cosine" else None,
-        )
-        self._selection["chunks"] += len(bodies)
-        self._selection["llm_chunks"] += len(selection.selected)
-        self._selection["tokens"] += selection.total_tokens
-        self._selection["llm_tokens"] += selection.selected_tokens
-        self._extractor.show_progress = ProgressSetting.llm(self)  # LLM work: always shown
-        outcomes = self._extractor.extract([bodies[i] for i in selection.selected])
-        flat = [u for o in outcomes for u in o.units]
-        parses = iter(self.parser.parse_many(flat))
-        out: dict[int, tuple[str, list[ParsedText]]] = {}
-        for i, outcome in zip(selection.selected, outcomes, strict=True):
-            source = "llm" if outcome.source == "llm" else "sentence"
-            out[i] = (source, [next(parses) for _ in outcome.units])
-        report = self.extraction_report()
-        logger.info(
-            "alpha=%.2f: %d/%d chunks (%d/%d tokens) to the LLM, %d fell back to sentences; "
-            "LLM usage so far: %s",
-            self.alpha,
-            len(selection.selected),
-            len(bodies),
-            selection.selected_tokens,
-            selection.total_tokens,
-            sum(o.source != "llm" for o in outcomes),
-            report["usage"],
-        )
-        return out
 
     def extraction_report(self) -> dict[str, Any]:
         """What hybrid extraction cost so far (all ``add_passages`` / ``insert`` calls).
@@ -554,36 +441,11 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         sel = dict(self._selection)
         report: dict[str, Any] = {"alpha": self.alpha, **sel}
         report["llm_token_share"] = sel["llm_tokens"] / sel["tokens"] if sel["tokens"] else 0.0
-        stats = getattr(self._extractor, "stats", None)
-        report["fallback_chunks"] = getattr(stats, "fallback_chunks", 0)
-        report["parse_failures"] = getattr(stats, "parse_failures", 0)
-        usage: Any = getattr(self._extractor, "usage", None)
+        report["fallback_chunks"] = self._extraction.fallback_chunks
+        report["parse_failures"] = self._extraction.parse_failures
+        usage: Any = getattr(getattr(self._preparer, "extractor", None), "usage", None)
         report["usage"] = usage.as_dict() if hasattr(usage, "as_dict") else None
         return report
-
-    def _chunk_vectors(
-        self,
-        passages: Sequence[Passage],
-        units: Sequence[KnowledgeUnit],
-        unit_vecs: dict[str, FloatMatrix],
-        encoded: dict[str, FloatMatrix],
-    ) -> dict[str, FloatMatrix]:
-        """Chunk id -> vector, ``encoded`` or summed from its units (see ``chunk_vectors``)."""
-        summed: dict[str, FloatMatrix] = {}
-        if self.chunk_vectors == "units":
-            for unit in units:
-                vec = unit_vecs[unit.text]
-                prev = summed.get(unit.passage_id)
-                summed[unit.passage_id] = vec.copy() if prev is None else prev + vec
-            summed = {pid: normalize_rows(v)[0] for pid, v in summed.items()}
-        todo = [p for p in passages if p.id not in summed and p.text not in encoded]
-        encoded = {**encoded, **self._embed_unique([p.text for p in todo])}
-        return {p.id: summed[p.id] if p.id in summed else encoded[p.text] for p in passages}
-
-    def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
-        unique = list(dict.fromkeys(texts))
-        vecs = self.embedder.embed(unique, show_progress=self.show_progress)
-        return {t: vecs[i] for i, t in enumerate(unique)}
 
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""

@@ -23,16 +23,15 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import split_title
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index_building import (
@@ -46,7 +45,7 @@ from graphrag_integrations.core.index_building import (
 )
 from graphrag_integrations.core.index_store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
-from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
+from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -58,7 +57,8 @@ from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
-from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges
+from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
+from graphrag_integrations.methods.kgt.preparation import KGTPreparer, PreparedHyperedges
 from graphrag_integrations.methods.kgt.retrieval import (
     decomposition_prompt,
     parse_next_query,
@@ -260,12 +260,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> ParseKGTranslatorRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
+        runs the per-passage work (:mod:`~graphrag_integrations.core.executors`).
         """
         return build_from_documents(
             cls,
@@ -311,53 +313,47 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             logger.info("skipping %d passages already indexed", len(passages) - len(new))
         if not new:
             return
-        t0 = time.perf_counter()
-        bodies = [split_title(p)[1] for p in new]
-        vectors: dict[str, FloatMatrix] = {}
-        t_embed = 0.0
-        if self.index_params.passage_vectors == "lazy":
-            parsed, t_nlp = self._timed_parse(bodies)
-        else:
-            with ThreadPoolExecutor(1, thread_name_prefix="kgt-parse") as pool:
-                parsing = pool.submit(self._timed_parse, bodies)
-                matrix = self.embedder.embed(
-                    [p.text for p in new], show_progress=self.show_progress
-                )
-                vectors = {p.id: matrix[i] for i, p in enumerate(new)}
-                t_embed = time.perf_counter() - t0
-                parsed, t_nlp = parsing.result()
+        preparer = self.preparer()
+        preparer.show_progress = self.show_progress
+        self.merge([preparer(new)])
+
+    def preparer(self) -> KGTPreparer:
+        """The per-passage half of the build with this index's settings and models
+        (picklable: what an executor runs on its workers; see ``executor=``)."""
+        return KGTPreparer(self.embedder, self.parser, self.index_params)
+
+    def merge(self, prepared: Sequence[PreparedHyperedges]) -> None:
+        """Add prepared batches (input order) to the store at once; passages already indexed
+        are skipped."""
+        new = [p for part in prepared for p in part.passages if not self.store.has_passage(p.id)]
+        if not new:
+            return
+        kept = {p.id for p in new}
+        edges = [e for part in prepared for e in part.edges if e.passage_id in kept]
+        vectors = {k: v for part in prepared for k, v in part.vectors.items() if k in kept}
         t1 = time.perf_counter()
-        params = self.index_params
-        edges = [
-            e
-            for p, doc in zip(new, parsed, strict=True)
-            for e in hyperedges(
-                p, doc, excluded_head_labels=params.excluded_head_labels, mask=params.mask
-            )
-        ]
         reuse = self._tokens_in_use()
         self.store.add(new, edges, vectors)
         self._refresh(reuse)
         t2 = time.perf_counter()
-        for key, value in (("nlp", t_nlp), ("embedding", t_embed), ("graph", t2 - t1)):
-            self.timings[key] += value
-        self.timings["total"] += t2 - t0
+        seconds = {key: sum(part.timings.get(key, 0.0) for part in prepared) for key in
+                   ("nlp", "embedding", "total")}  # fmt: skip
+        for key in ("nlp", "embedding"):
+            self.timings[key] += seconds[key]
+        self.timings["graph"] += t2 - t1
+        total = seconds["total"] + t2 - t1
+        self.timings["total"] += total
         logger.info(
             "indexed %d passages -> %d hyperedges in %.1fs (%.1f passages/s; nlp %.1fs and "
             "embedding %.1fs overlapping, graph %.1fs)",
             len(new),
             len(edges),
-            t2 - t0,
-            len(new) / max(t2 - t0, 1e-9),
-            t_nlp,
-            t_embed,
+            total,
+            len(new) / max(total, 1e-9),
+            seconds["nlp"],
+            seconds["embedding"],
             t2 - t1,
         )
-
-    def _timed_parse(self, bodies: Sequence[str]) -> tuple[list[ParsedText], float]:
-        start = time.perf_counter()
-        parsed = self.parser.parse_many(bodies, show_progress=self.show_progress)
-        return parsed, time.perf_counter() - start
 
     def _tokens_in_use(self) -> dict[str, tuple[int, ...]] | None:
         """Before a graph change: the token ids of the constraint indexes in use (built by a

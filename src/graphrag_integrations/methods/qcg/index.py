@@ -21,6 +21,7 @@ from typing import Any
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.fusion import ScoreFusion
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
@@ -44,17 +45,20 @@ from graphrag_integrations.core.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import IndexMismatchError
-from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import (
     QUERY_SET_FILE,
     Doc2QueryGenerator,
-    QAPair,
     QuerySet,
     prompt_hash,
     resolve_template,
 )
 from graphrag_integrations.methods.qcg.graph import QueryGraph, repair_knn
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
+from graphrag_integrations.methods.qcg.preparation import (
+    GeneratorSettings,
+    PreparedQueries,
+    QCGPreparer,
+)
 from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks
 from graphrag_integrations.methods.qcg.store import QCGStore
 
@@ -220,28 +224,20 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     def generator(self) -> Doc2QueryGenerator:
         """The Doc2Query generator (created, and its LLM wrapped, on first use)."""
         if self._generator is None:
-            from graphrag_integrations.core.llm import LLMClient
-
-            llm = self.llm
-            client = (
-                llm
-                if isinstance(llm, LLMClient)
-                else LLMClient(
-                    llm,
-                    cache_dir=self.cache_dir,
-                    max_concurrency=self.max_concurrency,
-                    batch_size=self.batch_size,
-                )
-            )
-            self._generator = Doc2QueryGenerator(
-                client,
-                M=self.index_params.M,
-                template=self.template,
-                max_tokens=self.max_tokens,
-                show_progress=self.show_progress,
-            )
-            self._generator_model = client.model_name
+            self._generator = self._generator_settings().make(self.show_progress)
+            self._generator_model = self._generator.client.model_name
         return self._generator
+
+    def _generator_settings(self) -> GeneratorSettings:
+        return GeneratorSettings(
+            self.llm,
+            M=self.index_params.M,
+            template=self.template,
+            max_tokens=self.max_tokens,
+            cache_dir=self.cache_dir,
+            max_concurrency=self.max_concurrency,
+            batch_size=self.batch_size,
+        )
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -271,12 +267,14 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         pattern: str | None = None,
         checkpoint_dir: CheckpointDir = None,
         checkpoint_every: int | None = None,
+        executor: ExecutorSpec = None,
     ) -> QueryCentricGraphIndex:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`.
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``:
+        ``"local"`` only (this build is not split into prepare / merge).
         """
         return build_from_documents(
             cls,
@@ -319,105 +317,89 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self.add_passages(passages)
         return document_ids(passages)
 
-    def _pairs(self, passages: Sequence[Passage]) -> list[list[QAPair]]:
-        """Pairs of each passage: from the query set, else generated."""
-        out: list[list[QAPair] | None] = []
-        for p in passages:
-            out.append(self.query_set.get(p.text) if self.query_set is not None else None)
-        missing = [i for i, pairs in enumerate(out) if pairs is None]
-        self.counts["reused_chunks"] += len(passages) - len(missing)
-        if missing and self.index_params.missing == "skip":
-            logger.warning(
-                "%d of %d chunks are not in the query set and missing='skip': indexed without "
-                "generated queries (only chunk_candidates > 0 can retrieve them)",
-                len(missing),
-                len(passages),
-            )
-            self.counts["skipped_chunks"] += len(missing)
-            return [pairs or [] for pairs in out]
-        self.counts["generated_chunks"] += len(missing)
-        if missing:
-            self.generator.show_progress = ProgressSetting.llm(self)  # LLM work: always shown
-            generated = self.generator.generate([passages[i].text for i in missing])
-            for i, pairs in zip(missing, generated, strict=True):
-                out[i] = pairs
-        return [pairs or [] for pairs in out]
-
     def add_passages(self, passages: Sequence[Passage]) -> None:
-        """Generate, filter, embed and link ``passages`` (ids already indexed are skipped)."""
+        """Generate, filter, embed and link ``passages`` (ids already indexed are skipped): the
+        :meth:`merge` of their preparation (:mod:`~.preparation`)."""
         unique = list({p.id: p for p in passages}.values())
         new = [p for p in unique if not self.store.has_chunk(p.id)]
         if len(new) < len(passages):
             logger.info("skipping %d passages already indexed", len(passages) - len(new))
         if not new:
             return
-        params = self.index_params
-        t0 = time.perf_counter()
-        pairs = self._pairs(new)
-        t1 = time.perf_counter()
-        keep_answerless = params.answerless == "keep"
-        usable = [[i for i, q in enumerate(ps) if q.answer or keep_answerless] for ps in pairs]
-        nodes = [ps[i] for ps, idx in zip(pairs, usable, strict=True) for i in idx]
-        texts = [p.text for p in new] + [pair.text() for pair in nodes]
-        if params.node_text != "query+answer":
-            texts += [pair.text(params.node_text) for pair in nodes]
-        vecs = self._embed_unique(texts)
+        preparer = self.preparer()
+        if any(self.query_set is None or self.query_set.get(p.text) is None for p in new):
+            preparer.generator = self.generator  # the index's own (its usage is reported)
+        preparer.show_progress = self.show_progress
+        preparer.llm_progress = ProgressSetting.llm(self)
+        self.merge([preparer(new)])
+
+    def preparer(self) -> QCGPreparer:
+        """The per-chunk half of the build with this index's settings and models
+        (picklable: what an executor runs on its workers; see ``executor=``)."""
+        return QCGPreparer(
+            self.embedder, self.index_params, self.query_set, self._generator_settings()
+        )
+
+    def merge(self, prepared: Sequence[PreparedQueries]) -> None:
+        """Link prepared batches (input order) into the graph, then repair the kNN lists once;
+        chunks already indexed are skipped."""
         t2 = time.perf_counter()
         before = self.store.knn()
         added: set[str] = set()
-        empty = 0
-        steps = progress(new, "QCG: linking chunks", enabled=self.show_progress and len(new) > 1)
-        for passage, ps, idx in zip(steps, pairs, usable, strict=True):
-            chosen = self._filter(passage, [ps[i] for i in idx], vecs)
-            kept = [(idx[j], score) for j, score in chosen]
-            if not idx:
-                empty += 1
-                logger.info(
-                    "chunk %s has no generated query: only chunk_candidates > 0 can retrieve it",
-                    passage.id,
-                )
-            node_vecs = _stack([vecs[ps[i].text(params.node_text)] for i, _ in kept], vecs)
-            added.update(self.store.add_chunk(passage, ps, kept, node_vecs, vecs[passage.text]))
-            self.counts["pairs"] += len(idx)
-        self.counts["chunks"] += len(new)
+        empty = n_new = n_pairs = 0
+        timings = {"generation": 0.0, "embedding": 0.0}
+        for part in prepared:
+            if part.generator_model is not None and self._generator_model is None:
+                self._generator_model = part.generator_model  # generated on a worker
+            for key, value in part.counts.items():
+                self.counts[key] += value
+            for key in timings:
+                timings[key] += part.timings.get(key, 0.0)
+            rows = zip(
+                part.passages, part.pairs, part.usable, part.kept, part.node_vectors,
+                part.chunk_vectors, strict=True,
+            )  # fmt: skip
+            steps = progress(
+                rows, "QCG: linking chunks", enabled=self.show_progress and len(part.passages) > 1
+            )
+            for passage, ps, idx, kept, node_vecs, chunk_vec in steps:
+                if self.store.has_chunk(passage.id):
+                    continue
+                n_new += 1
+                n_pairs += len(ps)
+                if not idx:
+                    empty += 1
+                    logger.info(
+                        "chunk %s has no generated query: only chunk_candidates > 0 can "
+                        "retrieve it",
+                        passage.id,
+                    )
+                added.update(self.store.add_chunk(passage, ps, kept, node_vecs, chunk_vec))
+                self.counts["pairs"] += len(idx)
+        if not n_new:
+            return
+        self.counts["chunks"] += n_new
         self.counts["empty_chunks"] += empty
         if empty:
             logger.warning(
                 "%d of %d chunks have no generated query: only chunk_candidates > 0 can "
                 "retrieve them",
                 empty,
-                len(new),
+                n_new,
             )
         self._repair(before, added, set())
         t3 = time.perf_counter()
-        for key, value in (
-            ("generation", t1 - t0),
-            ("embedding", t2 - t1),
-            ("graph", t3 - t2),
-            ("total", t3 - t0),
-        ):
-            self.timings[key] += value
+        total = timings["generation"] + timings["embedding"] + t3 - t2
+        for key, seconds in (*timings.items(), ("graph", t3 - t2), ("total", total)):
+            self.timings[key] += seconds
         logger.info(
             "QCG: %d chunks -> %d pairs, %d query nodes kept (alpha=%.2f) in %.1fs",
-            len(new),
-            sum(len(p) for p in pairs),
+            n_new,
+            n_pairs,
             len(added),
-            params.alpha,
-            t3 - t0,
+            self.index_params.alpha,
+            total,
         )
-
-    def _filter(
-        self, passage: Passage, pairs: Sequence[QAPair], vecs: dict[str, FloatMatrix]
-    ) -> list[tuple[int, float]]:
-        """Extended Doc2Query--: ``(index, score)`` of the kept pairs."""
-        if not pairs:
-            return []
-        pair_vecs = _stack([vecs[p.text()] for p in pairs], vecs)
-        chunk_vec = vecs[passage.text]
-        scores = similarities(pair_vecs, chunk_vec)
-        return [
-            (i, float(scores[i])) for i in top_alpha(pair_vecs, chunk_vec, self.index_params.alpha)
-        ]
 
     def _repair(self, before: dict[str, list[str]], added: set[str], removed: set[str]) -> None:
         """Rewrite the kNN lists the change affects, then refresh the derived arrays."""
@@ -427,11 +409,6 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         updates = repair_knn(ids, matrix, self.index_params.k_neighbors, current, added, removed)
         self.store.set_knn(updates)
         self.counts["queries"] = len(ids)
-
-    def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
-        unique = list(dict.fromkeys(texts))
-        vecs = self.embedder.embed(unique, show_progress=self.show_progress)
-        return {t: vecs[i] for i, t in enumerate(unique)}
 
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""
@@ -655,11 +632,3 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         if counts != (manifest.parameters["passages"], manifest.parameters["queries"]):
             raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")
 
-
-def _stack(rows: list[FloatMatrix], vecs: dict[str, FloatMatrix]) -> FloatMatrix:
-    import numpy as np
-
-    if rows:
-        return np.stack(rows)
-    dim = next(iter(vecs.values())).shape[0] if vecs else 0
-    return np.zeros((0, dim), dtype=np.float32)

@@ -34,6 +34,7 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.chunking import source_metadata
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.index_building import DEFAULT_SPLITTER, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
@@ -240,12 +241,14 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         chunking: bool | None = True,
         errors: DecodeErrors = "strict",
         report: LoadReport | None = None,
+        executor: ExecutorSpec = None,
     ) -> RefinedSubgraphRetriever:
         """Build a KG from text documents (strings, files, folders, LangChain / LlamaIndex
         documents): cut into passages (``splitter=`` / ``chunking=False``, see
         ``docs/reference/chunking.md``), triples extracted per sentence
         (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` /
-        ``report``: the loader's. ``.tsv`` / ``.csv`` files among them are read as triples
+        ``report``: the loader's; ``executor``: ``"local"`` only (this build is not split).
+        ``.tsv`` / ``.csv`` files among them are read as triples
         (:func:`.kg.read_triples`; provenance: the file name)."""
         resolve_params(  # a bad combination fails before any document is read
             RegIndexParams,
