@@ -631,4 +631,3 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         counts = (len(self.store.graph_store.nodes("chunk")), len(self.graph))
         if counts != (manifest.parameters["passages"], manifest.parameters["queries"]):
             raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")
-
