@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,32 @@ from graphrag_integrations.core.query_binding import QueryParamsField
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
-__all__ = ["STOPWORDS", "BM25Retriever", "tokenize"]
+__all__ = ["STOPWORDS", "BM25Retriever", "PassageTokenizer", "TokenizedPassages", "tokenize"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TokenizedPassages:
+    """A prepared batch of a BM25 build: the passages and their tokens (row per passage)."""
+
+    passages: list[Passage]
+    tokens: list[list[str]]
+
+
+@dataclass
+class PassageTokenizer:
+    """The per-passage half of a BM25 build: ``preparer(passages) -> TokenizedPassages``.
+
+    Examples
+    --------
+    >>> PassageTokenizer()([Passage("p1", "The capital of France is Paris.", "d")]).tokens
+    [['capital', 'france', 'paris']]
+    """
+
+    def __call__(self, passages: Sequence[Passage]) -> TokenizedPassages:
+        batch = list(passages)
+        return TokenizedPassages(batch, tokenize([p.text for p in batch]) if batch else [])
 
 
 class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
@@ -90,6 +114,8 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
             preset=preset,
         )
         self.passages: list[Passage] = list(passages)
+        #: The tokens of each passage (row-aligned; ``None`` until needed after a load).
+        self._tokens: list[list[str]] | None = None
         self._scorer = BM25Scorer()
         self._reindex()
 
@@ -116,8 +142,8 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
 
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``:
-        ``"local"`` only (this build is not split into prepare / merge).
+        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
+        runs the tokenisation (:mod:`~graphrag_integrations.core.executors`).
         """
         return build_from_documents(
             cls,
@@ -142,13 +168,29 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
 
     def _reindex(self) -> None:
         """Rebuild the BM25 matrix from :attr:`passages` (bm25s has no incremental add)."""
-        self._scorer = BM25Scorer([p.text for p in self.passages])
+        self._tokens = tokenize([p.text for p in self.passages])
+        self._scorer = BM25Scorer(tokens=self._tokens)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Append ``passages`` and rebuild the matrix (``insert`` calls it: the whole BM25 matrix
-        is rebuilt, see the module notes)."""
-        self.passages.extend(passages)
-        self._reindex()
+        is rebuilt, see the module notes): the :meth:`merge` of their preparation."""
+        self.merge([PassageTokenizer()(passages)])
+
+    def preparer(self) -> PassageTokenizer:
+        """The per-passage half of the build (picklable: what an executor runs)."""
+        return PassageTokenizer()
+
+    def merge(self, prepared: Sequence[TokenizedPassages]) -> None:
+        """Append prepared batches (passages and their tokens, input order) and rebuild the
+        matrix once."""
+        parts = [p for p in prepared if p.passages]
+        if not parts:
+            return
+        if self._tokens is None:  # a loaded index: its passages are tokenised once, here
+            self._tokens = tokenize([p.text for p in self.passages])
+        self.passages.extend(p for part in parts for p in part.passages)
+        self._tokens.extend(t for part in parts for t in part.tokens)
+        self._scorer = BM25Scorer(tokens=self._tokens)
 
     def delete(self, doc_id: str) -> bool:
         """Remove every passage of ``doc_id`` and rebuild the whole BM25 matrix; ``False`` (and a
@@ -156,8 +198,14 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         kept = [p for p in self.passages if p.doc_id != doc_id]
         if len(kept) == len(self.passages):
             return self._unknown_document(doc_id)
+        if self._tokens is None:
+            self.passages = kept
+            self._reindex()
+            return True
+        pairs = zip(self.passages, self._tokens, strict=True)
+        self._tokens = [t for p, t in pairs if p.doc_id != doc_id]
         self.passages = kept
-        self._reindex()
+        self._scorer = BM25Scorer(tokens=self._tokens)
         return True
 
     # -- retrieval ------------------------------------------------------------------------
@@ -189,4 +237,5 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
                 f"{src}: manifest lists {manifest.parameters.get('passages')} passages, "
                 f"found {len(self.passages)}"
             )
+        self._tokens = None
         self._scorer = BM25Scorer.load(src / _MATRIX_DIR, len(self.passages))

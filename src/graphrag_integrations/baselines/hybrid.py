@@ -20,15 +20,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.baselines.bm25 import BM25Retriever
+from graphrag_integrations.baselines.bm25 import (
+    BM25Retriever,
+    PassageTokenizer,
+    TokenizedPassages,
+)
 from graphrag_integrations.baselines.corpus import CorpusIndex
-from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.dense import (
+    DenseRetriever,
+    EmbeddedPassages,
+    PassageEmbedder,
+)
 from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import FloatMatrix
@@ -52,9 +61,29 @@ from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
-__all__ = ["Fusion", "HybridRetriever", "minmax", "ranks"]
+__all__ = ["Fusion", "HybridPreparer", "HybridRetriever", "minmax", "ranks"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass
+class HybridPreparer:
+    """The per-passage half of a hybrid build: both sides' preparers on the same batch.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+    >>> prep = HybridPreparer(PassageEmbedder(FakeEmbedder(8)), PassageTokenizer())
+    >>> dense, sparse = prep([Passage("p1", "Rome is in Italy.", "d")])
+    >>> dense.vectors.shape, sparse.tokens
+    ((1, 8), [['rome', 'italy']])
+    """
+
+    dense: PassageEmbedder
+    sparse: PassageTokenizer
+
+    def __call__(self, passages: Sequence[Passage]) -> tuple[EmbeddedPassages, TokenizedPassages]:
+        return self.dense(passages), self.sparse(passages)
 
 
 class HybridRetriever(FrameworkSurface, CorpusIndex):
@@ -186,8 +215,8 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         The index arguments are the constructor's (``embedding`` as in
         :class:`DenseRetriever`); ``splitter`` / ``chunking``, the load options (``errors``,
         ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` / ``checkpoint_every`` are
-        those of :meth:`BaseIndex.from_documents`; ``executor``: ``"local"`` only (this
-        build is not split into prepare / merge).
+        those of :meth:`BaseIndex.from_documents`; ``executor``: who runs the per-passage
+        work of both sides (:mod:`~graphrag_integrations.core.executors`).
         """
         return build_from_documents(
             cls,
@@ -237,10 +266,36 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         bm25 = BM25Retriever(dense.passages, query_params=BM25QueryParams(k=dense.default_k))
         return cls(dense, bm25, index_params=index_params, query_params=query_params, preset=preset)
 
+    @classmethod
+    def for_build(
+        cls,
+        embedding: Any = None,
+        *,
+        index_params: NoParams | None = None,
+        query_params: HybridQueryParams | None = None,
+        preset: str | None = None,
+        show_progress: bool | None = None,
+    ) -> HybridRetriever:
+        """An empty index (``embedding`` as in :class:`DenseRetriever`): what a build through an
+        executor merges into."""
+        dense = DenseRetriever((), embedding, show_progress=show_progress)
+        return cls.from_dense(
+            dense, index_params=index_params, query_params=query_params, preset=preset
+        )
+
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Add ``passages`` to both sides (``insert`` calls it)."""
         self.dense.add_passages(passages)
         self.bm25.add_passages(passages)
+
+    def preparer(self) -> HybridPreparer:
+        """The per-passage half of the build, both sides (picklable: what an executor runs)."""
+        return HybridPreparer(self.dense.preparer(), self.bm25.preparer())
+
+    def merge(self, prepared: Sequence[tuple[EmbeddedPassages, TokenizedPassages]]) -> None:
+        """Append prepared batches (input order) to both sides."""
+        self.dense.merge([dense for dense, _ in prepared])
+        self.bm25.merge([sparse for _, sparse in prepared])
 
     def delete(self, doc_id: str) -> bool:
         """Remove ``doc_id`` from both sides; ``False`` (and one warning) if it is unknown."""

@@ -53,6 +53,8 @@ class BM25Scorer:
     ----------
     texts : sequence of str
         The corpus; row ``i`` of :meth:`scores` is ``texts[i]``.
+    tokens : sequence of list of str, optional
+        The corpus already tokenised by :func:`tokenize` (instead of ``texts``).
 
     Examples
     --------
@@ -63,14 +65,17 @@ class BM25Scorer:
     []
     """
 
-    def __init__(self, texts: Sequence[str] = ()) -> None:
-        self.size = len(texts)
+    def __init__(
+        self, texts: Sequence[str] = (), *, tokens: Sequence[list[str]] | None = None
+    ) -> None:
+        corpus = list(tokens) if tokens is not None else tokenize(list(texts)) if texts else []
+        self.size = len(corpus)
         self._bm25: Any = None
-        if texts:
+        if corpus:
             import bm25s
 
             bm25 = bm25s.BM25()
-            bm25.index(tokenize(list(texts)), show_progress=False)
+            bm25.index(corpus, show_progress=False)
             self._bm25 = bm25
 
     def __len__(self) -> int:

@@ -13,6 +13,7 @@ import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
+from graphrag_integrations.baselines.hybrid import HybridRetriever
 from graphrag_integrations.core.checkpoint import PreparedBatches, read_checkpoint
 from graphrag_integrations.core.executors import (
     LocalExecutor,
@@ -20,10 +21,15 @@ from graphrag_integrations.core.executors import (
     is_local,
     resolve_executor,
 )
-from graphrag_integrations.errors import IndexMismatchError, InvalidArgumentError
+from graphrag_integrations.errors import (
+    EmptyCorpusError,
+    IndexMismatchError,
+    InvalidArgumentError,
+)
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 DOCS = [
@@ -56,6 +62,8 @@ class Doc2QueryReplies:
 
 def build_options(cls: Any) -> dict[str, Any]:
     """Model-free build options of ``cls`` (a fake embedder; a fake LLM for QCG)."""
+    if cls is BM25Retriever:
+        return {"chunking": False}
     extra = {"llm": Doc2QueryReplies()} if cls is QueryCentricGraphIndex else {}
     return {"embedding": FakeEmbedder(), "chunking": False, **extra}
 
@@ -116,9 +124,15 @@ def test_bad_executor_is_one_line(bad: Any) -> None:
     assert "\n" not in str(info.value) and "executor must be" in str(info.value)
 
 
+class UnsplitBM25(BM25Retriever):
+    """An index whose build is not split into prepare / merge."""
+
+    preparer = None  # type: ignore[assignment]
+
+
 def test_method_without_split_build_refuses_an_executor_in_one_line() -> None:
     with pytest.raises(InvalidArgumentError) as info:
-        BM25Retriever.from_documents(DOCS, executor=LocalExecutor(2))
+        UnsplitBM25.from_documents(DOCS, executor=LocalExecutor(2))
     assert "\n" not in str(info.value) and "use executor='local'" in str(info.value)
 
 
@@ -146,9 +160,27 @@ def test_local_executor_keeps_input_order_and_reports_each_batch() -> None:
     assert out == [3, 3, 9] and seen == [(0, 3), (1, 3), (2, 9)]
 
 
-@pytest.mark.parametrize(
-    "cls", [ClueIndex, QueryCentricGraphIndex, ParseKGTranslatorRetriever, DenseRetriever]
-)
+SPLIT = [
+    ClueIndex,
+    QueryCentricGraphIndex,
+    ParseKGTranslatorRetriever,
+    RefinedSubgraphRetriever,
+    DenseRetriever,
+    BM25Retriever,
+    HybridRetriever,
+]
+
+
+def test_every_registered_method_has_a_split_build() -> None:
+    from graphrag_integrations.evaluation.registry import registrations
+
+    for name, registration in registrations().items():
+        cls = registration.resolve_index_class()
+        assert callable(getattr(cls, "preparer", None)), name
+        assert callable(getattr(cls, "merge", None)), name
+
+
+@pytest.mark.parametrize("cls", SPLIT)
 def test_batched_build_equals_single_process_build(cls: Any, tmp_path: Path) -> None:
     local = cls.from_documents(DOCS, **build_options(cls))
     batched = cls.from_documents(DOCS, **build_options(cls), executor=LocalExecutor(batch_size=2))
@@ -218,3 +250,46 @@ def test_executor_build_shows_progress(capsys: pytest.CaptureFixture[str]) -> No
         DOCS, embedding=FakeEmbedder(), show_progress=True, executor=LocalExecutor(2)
     )
     assert "Preparing dense: 5/5 passages (100%)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cls", [BM25Retriever, HybridRetriever, RefinedSubgraphRetriever])
+def test_add_passages_is_merge_of_prepare_in_batches(cls: Any, tmp_path: Path) -> None:
+    options = build_options(cls)
+    whole = cls.from_documents(DOCS, **options)
+    passages = whole.passages
+    index = cls.from_documents(DOCS[:1], **options)
+    index.merge([index.preparer()(passages[1:3]), index.preparer()(passages[3:])])
+    assert same_index(whole, index, tmp_path)
+
+
+def test_bm25_delete_after_merge_equals_a_fresh_build(tmp_path: Path) -> None:
+    index = BM25Retriever.from_documents(DOCS, chunking=False)
+    index.delete(index.passages[1].doc_id)
+    fresh = BM25Retriever.from_documents(DOCS[:1] + DOCS[2:], chunking=False)
+    assert same_index(fresh, index, tmp_path)
+
+
+def test_reg_executor_build_reads_triple_files_here(tmp_path: Path) -> None:
+    table = tmp_path / "kb.tsv"
+    table.write_text("Kismet\tdirected_by\tWilliam Dieterle\n", encoding="utf-8")
+    docs = [str(table), *DOCS]
+    options = build_options(RefinedSubgraphRetriever)
+    local = RefinedSubgraphRetriever.from_documents(docs, **options)
+    batched = RefinedSubgraphRetriever.from_documents(
+        docs, **options, executor=LocalExecutor(batch_size=2)
+    )
+    assert "kb.tsv" in batched.doc_ids()
+    assert same_index(local, batched, tmp_path)
+    only = RefinedSubgraphRetriever.from_documents(
+        [str(table)], embedding=FakeEmbedder(), executor=LocalExecutor(2)
+    )
+    assert only.doc_ids() == ["kb.tsv"]
+
+
+def test_reg_executor_build_without_triples_is_an_empty_corpus() -> None:
+    with pytest.raises(EmptyCorpusError, match="no triples"):
+        RefinedSubgraphRetriever.from_documents(
+            ["it rained.", "nothing happened."],
+            embedding=FakeEmbedder(),
+            executor=LocalExecutor(batch_size=1),
+        )

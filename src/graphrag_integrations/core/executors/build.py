@@ -10,6 +10,13 @@ with the checkpoint wrapper inside), so ``executor=`` works for every index:
   prepared by the executor with the index's :meth:`~.protocol.SplitBuild.preparer`, and
   merged once, in input order, with :meth:`~.protocol.SplitBuild.merge`.
 
+Three optional hooks of the index class: ``cls.for_build(**constructor)`` makes the empty
+index (default ``cls(**constructor)``); ``cls.executor_sources(documents) -> (documents,
+setup)`` keeps the documents that are not text for the driver (``setup(index)`` adds them to
+the new index before the merge: ReG's ``.tsv`` / ``.csv`` triple files), and
+``index.check_built()`` refuses, after the merge of a fresh build, an index with nothing to
+query (ReG without a triple: ``EmptyCorpusError``, as its local build).
+
 With ``checkpoint_dir=DIR``, ``DIR/checkpoint.json`` records the method and settings (as the
 local checkpointed build does: :mod:`~graphrag_integrations.core.checkpoint`) and each
 prepared batch is saved in ``DIR/prepared/`` the moment it arrives; a re-run with the same
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -119,14 +126,21 @@ def build_with_executor(cls: Any, documents: Iterable[Any], executor: Any, **kwa
         finished = _open_checkpoint(cls, target, state_of([], 0), kwargs, chosen)
         if finished is not None:
             return finished
+    documents, setup = _sources(cls, documents)
+    if setup is not None and not documents:  # nothing for the executor: the driver does it all
+        index = _new_index(cls, kwargs)
+        setup(index)
+        return index
     docs = require_nonempty(load_documents(documents, **load_options))
     splitter = cls.default_splitter() if chosen is DEFAULT_SPLITTER else chosen
     passages = split_documents(docs, splitter)
     if not passages:
         raise EmptyCorpusError("no non-empty passages to index")
-    index = cls(**kwargs)
+    index = _new_index(cls, kwargs)
     if chosen is not DEFAULT_SPLITTER:
         index.splitter = chosen
+    if setup is not None:
+        setup(index)
     batches = batches_of(passages, runner.batch_size)
     saved = PreparedBatches(target) if target is not None else None
     prepared: list[Any] = [None] * len(batches)
@@ -154,11 +168,31 @@ def build_with_executor(cls: Any, documents: Iterable[Any], executor: Any, **kwa
     for position, result in zip(todo, results, strict=True):
         prepared[position] = result
     index.merge(prepared)
+    if setup is None and callable(getattr(index, "check_built", None)):
+        index.check_built()
     if target is not None:
         index.persist(target / INDEX_FOLDER, overwrite=True)
         done = list(dict.fromkeys(p.doc_id for p in passages))
         write_checkpoint(target, state_of(done, len(batches)))
     return index
+
+
+def _new_index(cls: Any, kwargs: dict[str, Any]) -> Any:
+    """The empty index the prepared batches merge into: ``cls.for_build(**kwargs)`` if the
+    class has it (an index made of parts, e.g. Hybrid), else ``cls(**kwargs)``."""
+    make = getattr(cls, "for_build", None)
+    return make(**kwargs) if callable(make) else cls(**kwargs)
+
+
+def _sources(cls: Any, documents: Iterable[Any]) -> tuple[Any, Callable[[Any], None] | None]:
+    """``cls.executor_sources(documents)`` if the class has it: the documents for the
+    executor and a setup the driver runs on the new index first (e.g. ReG's triple files);
+    else ``(documents, None)``."""
+    sources = getattr(cls, "executor_sources", None)
+    if callable(sources):
+        texts, setup = sources(documents)
+        return texts, setup
+    return documents, None
 
 
 def _open_checkpoint(

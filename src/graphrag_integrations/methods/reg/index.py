@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -60,7 +60,6 @@ from graphrag_integrations.methods.reg.kg import (
     check_triples,
     is_triple_file,
     read_triples,
-    triples_from_parses,
 )
 from graphrag_integrations.methods.reg.linking import (
     BRACKET,
@@ -75,6 +74,7 @@ from graphrag_integrations.methods.reg.params import (
     RegTrainParams,
     manifest_params,
 )
+from graphrag_integrations.methods.reg.preparation import PreparedTriples, RegPreparer
 from graphrag_integrations.methods.reg.reorganisation import EvidenceChain, reorganise
 from graphrag_integrations.methods.reg.retrieval import (
     ScoredTriple,
@@ -247,7 +247,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         documents): cut into passages (``splitter=`` / ``chunking=False``, see
         ``docs/reference/chunking.md``), triples extracted per sentence
         (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` /
-        ``report``: the loader's; ``executor``: ``"local"`` only (this build is not split).
+        ``report``: the loader's; ``executor``: who runs the per-passage work
+        (:mod:`~graphrag_integrations.core.executors`; the triple files are read here).
         ``.tsv`` / ``.csv`` files among them are read as triples
         (:func:`.kg.read_triples`; provenance: the file name)."""
         resolve_params(  # a bad combination fails before any document is read
@@ -281,6 +282,30 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         if texts:
             index.insert(texts, **options)
         return index
+
+    @classmethod
+    def executor_sources(
+        cls, documents: Iterable[Any] | Any
+    ) -> tuple[Any, Callable[[RefinedSubgraphRetriever], None] | None]:
+        """The documents a build through an executor prepares there (the text ones) and the
+        reading of the ``.tsv`` / ``.csv`` triple files, done here first (``None``: none)."""
+        if isinstance(documents, (str, os.PathLike)):
+            documents = [documents]
+        listed = isinstance(documents, (list, tuple))
+        tables = [d for d in documents if is_triple_file(d)] if listed else []
+        if not tables:
+            return documents, None
+
+        def read_tables(index: RefinedSubgraphRetriever) -> None:
+            for table in tables:
+                index.insert_triples(read_triples(Path(table)), Path(table).name)
+
+        return [d for d in documents if not is_triple_file(d)], read_tables
+
+    def check_built(self) -> None:
+        """Refuse a text build that found no triple (``EmptyCorpusError``)."""
+        if self.view.n_triples == 0:
+            raise EmptyCorpusError("no triples could be extracted from the documents")
 
     @classmethod
     def from_passages(  # type: ignore[override]
@@ -320,17 +345,32 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     def _add_texts(self, passages: Sequence[Passage]) -> list[str]:
         """Extract and insert the triples of ``passages``; every passage's document is
         recorded (metadata, passage text) even without a triple. Returns the ids of the
-        documents that gave triples."""
-        texts = [p.text for p in passages]
-        parses = self.parser.parse_many(texts, show_progress=self.show_progress)
+        documents that gave triples. The :meth:`merge` of their preparation."""
+        prepare = RegPreparer(self.embedder, self.parser, self.show_progress)
+        return self._merge([prepare(passages)])
+
+    def preparer(self) -> RegPreparer:
+        """The per-passage half of a text build (picklable: what an executor runs)."""
+        return RegPreparer(self.embedder, self.parser)
+
+    def merge(self, prepared: Sequence[PreparedTriples]) -> None:
+        """Add prepared batches (input order) to the KG: triples by document, in order."""
+        self._merge(prepared)
+
+    def _merge(self, prepared: Sequence[PreparedTriples]) -> list[str]:
         triples_of: dict[str, list[Triple]] = {}
-        for p, parsed in zip(passages, parses, strict=True):
-            triples_of.setdefault(p.doc_id, []).extend(triples_from_parses([parsed]))
-            self.document_metadata.setdefault(p.doc_id, source_metadata(p))
-            self._passages[p.id] = p
+        vectors: dict[str, dict[str, Any]] = {}
+        for batch in prepared:
+            for layer, known in batch.vectors.items():
+                vectors.setdefault(layer, {}).update(known)
+            for p, triples in zip(batch.passages, batch.triples, strict=True):
+                triples_of.setdefault(p.doc_id, []).extend(triples)
+                self.document_metadata.setdefault(p.doc_id, source_metadata(p))
+                self._passages[p.id] = p
         for doc_id, triples in triples_of.items():
             if triples:
-                self.insert_triples(triples, doc_id)
+                self.store.add_triples(triples, doc_id, self.embedder, vectors)
+                self._linker = None
         empty = [d for d, triples in triples_of.items() if not triples]
         if empty:
             logger.warning(

@@ -22,7 +22,7 @@ does not offer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -114,6 +114,20 @@ class KGView:
         return int(self.out_edges[row].shape[0] + self.in_edges[row].shape[0])
 
 
+def _vectors_of(
+    keys: list[str], known: Mapping[str, Any], embed: Callable[[list[str]], FloatMatrix]
+) -> FloatMatrix | None:
+    """The vectors of ``keys`` (rows in order): ``known`` ones looked up, the others embedded
+    (one call); ``None`` for no key."""
+    if not keys:
+        return None
+    missing = [k for k in keys if k not in known]
+    if len(missing) == len(keys):
+        return np.asarray(embed(keys))
+    fresh = dict(zip(missing, embed(missing), strict=True)) if missing else {}
+    return np.stack([np.asarray(known[k] if k in known else fresh[k]) for k in keys])
+
+
 def _group(keys: IntArray, n: int) -> list[IntArray]:
     """Edge rows grouped by ``keys`` (one array per value in ``range(n)``)."""
     order = np.argsort(keys, kind="stable")
@@ -151,17 +165,30 @@ class RegStore:
         return self.index_store.dimension
 
     # -- mutation ---------------------------------------------------------------------------
-    def add_triples(self, triples: Sequence[Triple], doc_id: str, embedder: Embedder) -> int:
+    def add_triples(
+        self,
+        triples: Sequence[Triple],
+        doc_id: str,
+        embedder: Embedder,
+        vectors: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> int:
         """Add ``triples`` under provenance ``doc_id``; embed entity and relation texts not seen
-        before. Returns the number of triples new to the KG."""
+        before (``vectors``: ``{"entities": {name: vector}, "relations": {relation: vector}}``
+        already computed, e.g. by a preparer; the others are embedded here). Returns the number
+        of triples new to the KG."""
         store = self.index_store
         new_entities = list(
             dict.fromkeys(x for h, _, t in triples for x in (h, t) if not store.has(ENTITY, x))
         )
         new_relations = list(dict.fromkeys(r for _, r, _ in triples if not store.has(RELATION, r)))
-        entity_vectors = embedder.embed(new_entities) if new_entities else None
-        relation_vectors = (
-            embedder.embed([relation_text(r) for r in new_relations]) if new_relations else None
+        known = vectors or {}
+        entity_vectors = _vectors_of(
+            new_entities, known.get(LAYERS[ENTITY], {}), lambda names: embedder.embed(names)
+        )
+        relation_vectors = _vectors_of(
+            new_relations,
+            known.get(LAYERS[RELATION], {}),
+            lambda rels: embedder.embed([relation_text(r) for r in rels]),
         )
         graph = self.graph
         before = graph.number_of_edges()
