@@ -60,7 +60,7 @@ class RegPreparer:
 
     embedder: Embedder
     parser: SpacyNLP
-    show_progress: bool | None = False
+    show_progress: bool = False
 
     def __call__(self, passages: Sequence[Passage]) -> PreparedTriples:
         """Triples of ``passages`` and the vectors of the names they hold."""
