@@ -50,7 +50,7 @@ class RegPreparer:
     Examples
     --------
     >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
-    >>> prep = RegPreparer(FakeEmbedder(8), SpacyNLP("en_core_web_sm"))
+    >>> prep = RegPreparer(FakeEmbedder(8), SpacyNLP())
     >>> out = prep([Passage("p1", "Marie Curie lived in Paris.", "d1")])
     >>> out.triples
     [[('marie curie', '## lived in ##.', 'paris')]]
