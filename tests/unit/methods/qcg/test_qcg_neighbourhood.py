@@ -7,11 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
+from graphrag_integrations.methods.qcg.neighbourhood import nearest_chunks, seed_queries
+from graphrag_integrations.methods.qcg.params import QCGQueryParams
+from graphrag_integrations.methods.qcg.prompts import QAPair
+from graphrag_integrations.methods.qcg.retrieval import query_scores, select_queries
 from graphrag_integrations.methods.qcg.store import QCGStore
 from tests.conftest import FakeEmbedder
 from tests.unit.methods.qcg.test_qcg_index import QUESTIONS, FakeLLM, build, documents, qcg_params
@@ -93,3 +99,19 @@ def test_a_loaded_falkordb_index_reads_neighbourhoods_with_networkx_results(
     assert index.store.reads_lazily
     no_whole_graph_reads(index, monkeypatch)
     assert results(index) == expected
+
+
+def test_seeds_break_ties_by_query_id_like_the_view() -> None:
+    store = QCGStore("toy")
+    same = np.array([0.6, 0.8], np.float32)  # every query and chunk ties with the user query
+    for name in ("e", "b", "d", "a", "c"):
+        pairs = [QAPair(f"{name}?", name), QAPair(f"{name}!", name)]
+        store.add_chunk(
+            Passage(name, name, name), pairs, [(0, 0.9), (1, 0.9)], np.stack([same, same]), same
+        )
+    user = np.array([1.0, 0.0], np.float32)
+    params = QCGQueryParams.preset("paper", n=3, gamma=1.0)
+    view = store.query_graph()
+    expected = [view.ids[r] for r in select_queries(query_scores(view, user, 1.0), 1.0, 3)]
+    assert list(seed_queries(store, user, params)) == expected == ["a-0", "a-1", "b-0"]
+    assert nearest_chunks(store, user, 2) == ["a", "b"]
