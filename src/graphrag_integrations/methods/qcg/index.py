@@ -53,13 +53,14 @@ from graphrag_integrations.methods.qcg.generation import (
     resolve_template,
 )
 from graphrag_integrations.methods.qcg.graph import QueryGraph, repair_knn
+from graphrag_integrations.methods.qcg.neighbourhood import nearest_chunks, read_matches
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 from graphrag_integrations.methods.qcg.preparation import (
     GeneratorSettings,
     PreparedQueries,
     QCGPreparer,
 )
-from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks
+from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks, rank_matches
 from graphrag_integrations.methods.qcg.store import QCGStore
 
 logger = logging.getLogger(__name__)
@@ -433,7 +434,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         text = check_query(query)
         k = check_k(k, self.default_k)
         params = self.query_params
-        if not len(self.graph) and not (params.chunk_candidates > 0 and self.store.chunk_ids()):
+        lazy = self.store.reads_lazily
+        queries = self.store.query_count() if lazy else len(self.graph)
+        if not queries and not (params.chunk_candidates > 0 and self.store.chunk_ids()):
             return []  # nothing retrievable: no query node, no chunk candidates
         vector = self.embedder.embed_query(text)
         uses_chunks = params.chunk_weight > 0 or params.chunk_candidates > 0
@@ -441,15 +444,20 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             cosine, top = self._hybrid_chunks(text, vector, k)
         else:
             cosine, top = self._chunk_cosine(vector), self._top_chunks(vector)
-        hits = rank_chunks(
-            self.graph,
-            vector,
-            params,
-            k,
-            symmetric=self.index_params.symmetric_knn,
-            chunk_cosine=cosine,
-            top_chunks=top,
-        )
+        symmetric = self.index_params.symmetric_knn
+        if lazy:  # a database graph: read the query's neighbourhood only
+            matches = read_matches(self.store, vector, params, symmetric=symmetric)
+            hits = rank_matches(matches, params, k, chunk_cosine=cosine, top_chunks=top)
+        else:
+            hits = rank_chunks(
+                self.graph,
+                vector,
+                params,
+                k,
+                symmetric=symmetric,
+                chunk_cosine=cosine,
+                top_chunks=top,
+            )
         return [self._result(hit) for hit in hits]
 
     def _hybrid_chunks(self, text: str, vector: FloatMatrix, k: int) -> tuple[Any, Any]:
@@ -492,6 +500,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         import numpy as np
 
         def top(c: int) -> list[str]:
+            if self.store.reads_lazily:  # a database graph: no listing of every chunk
+                return nearest_chunks(self.store, vector, c)
             ids = self.store.chunk_ids()
             if not ids:
                 return []
@@ -504,7 +514,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     def _result(self, hit: ChunkHit) -> RetrievedPassage:
         queries = []
         for m in hit.queries:
-            qid = self.graph.ids[m.row]
+            qid = m.id
             node = self.store.query(qid)
             queries.append(
                 {
@@ -627,7 +637,12 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         )
 
     def _check_loaded(self, src: Path, manifest: Manifest) -> None:
-        self._repair({}, set(), set())
-        counts = (len(self.store.graph_store.nodes("chunk")), len(self.graph))
+        if self.store.reads_lazily:  # a database graph: count the vector layers, which
+            # IndexStore.load matched with the graph's nodes, instead of reading every node
+            self.counts["queries"] = self.store.query_count()
+            counts = (self.store.chunk_count(), self.store.query_count())
+        else:
+            self._repair({}, set(), set())
+            counts = (len(self.store.graph_store.nodes("chunk")), len(self.graph))
         if counts != (manifest.parameters["passages"], manifest.parameters["queries"]):
             raise IndexMismatchError(f"{src}: graph counts differ from the manifest (corrupt)")

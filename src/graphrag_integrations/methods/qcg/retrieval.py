@@ -13,6 +13,10 @@
    ``cos + epsilon``; the top ``K`` are returned, ties by chunk id.
 
 Scores are float32 cosines rounded to 1e-6, so the order never depends on the row layout.
+
+Steps 1-2 read a :class:`QueryGraph` (every query node, in process) here; with a database
+graph backend the index reads only the neighbourhood a query needs instead
+(:mod:`graphrag_integrations.methods.qcg.neighbourhood`) and both feed :func:`rank_matches`.
 """
 
 from __future__ import annotations
@@ -30,11 +34,16 @@ from graphrag_integrations.methods.qcg.params import QCGQueryParams
 
 @dataclass(frozen=True)
 class MatchedQuery:
-    """A generated query of ``Q*``: its row, the hop it was reached at and its ``s``."""
+    """A generated query of ``Q*``: its row, the hop it was reached at, its ``s`` and its id.
+
+    ``row`` is the query's row in the :class:`QueryGraph` (``-1`` when the query was read
+    from a database graph without that view); ``id`` orders ties (rows are in id order).
+    """
 
     row: int
     hop: int
     s: float
+    id: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,13 +123,42 @@ def rank_chunks(
     """
     if k <= 0:
         return []
+    return rank_matches(
+        match_queries(graph, vector, params, symmetric=symmetric),
+        params,
+        k,
+        chunk_cosine=chunk_cosine,
+        top_chunks=top_chunks,
+    )
+
+
+def match_queries(
+    graph: QueryGraph, vector: FloatMatrix, params: QCGQueryParams, *, symmetric: bool = False
+) -> dict[str, list[MatchedQuery]]:
+    """Steps 1-2: chunk id -> the queries of ``Q*`` linked to it (in :func:`expand` order)."""
     by_chunk: dict[str, list[MatchedQuery]] = {}
     if len(graph):  # no query node at all: only chunk candidates (if on) can be returned
         s = query_scores(graph, vector, params.epsilon)
         hops = expand(graph, select_queries(s, params.gamma, params.n), params.h, symmetric)
         for row, hop in hops.items():
-            match = MatchedQuery(row, hop, float(s[row]))
+            match = MatchedQuery(row, hop, float(s[row]), graph.ids[row])
             by_chunk.setdefault(graph.chunk_of[row], []).append(match)
+    return by_chunk
+
+
+def rank_matches(
+    by_chunk: dict[str, list[MatchedQuery]],
+    params: QCGQueryParams,
+    k: int,
+    *,
+    chunk_cosine: Callable[[list[str]], FloatMatrix] | None = None,
+    top_chunks: Callable[[int], list[str]] | None = None,
+) -> list[ChunkHit]:
+    """Step 3 over the matches of :func:`match_queries` (or a neighbourhood read); the top
+    ``k`` chunks, best first (``chunk_cosine`` / ``top_chunks`` as in :func:`rank_chunks`)."""
+    if k <= 0:
+        return []
+    by_chunk = {cid: list(matches) for cid, matches in by_chunk.items()}
     w, c = params.chunk_weight, params.chunk_candidates
     if c > 0:
         if top_chunks is None:
@@ -150,7 +188,7 @@ def rank_chunks(
             chunk_ids[i],
             float(scores[i]),
             float(mean_s[i]),
-            tuple(sorted(by_chunk[chunk_ids[i]], key=lambda m: (m.hop, -m.s, m.row))),
+            tuple(sorted(by_chunk[chunk_ids[i]], key=lambda m: (m.hop, -m.s, m.id))),
         )
         for i in order
     ]

@@ -25,7 +25,9 @@ view ``"qcg"``.
 ``"qcg-bm25"`` (:class:`ChunkLexicon`, built on first use and after a mutation, so insert and
 delete keep it consistent). :meth:`QCGStore.persist_lexicon` writes it to ``bm25/`` in the
 index directory and :meth:`QCGStore.load` reads it back, so a loaded index does not
-re-tokenise its chunks (a lexicon whose chunks differ from the graph's is rebuilt, logged).
+re-tokenise its chunks (a lexicon whose chunks differ from the graph's is rebuilt, logged;
+with a database graph the stored lexicon is used as is until the index changes, so a query
+process does not read every chunk's text to check it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_store import (
     IndexStore,
@@ -149,6 +152,11 @@ class QCGStore:
         )
         #: A lexicon read by :meth:`load`, reused by the first view build if it still fits.
         self._stored_lexicon: ChunkLexicon | None = None
+        #: Whether retrieval reads per-query neighbourhoods (:attr:`reads_lazily`); ``None``:
+        #: when the graph is in a database. ``True`` makes an in-process graph read that way.
+        self.neighbourhood_reads: bool | None = None
+        #: The store's version when :meth:`load` read the lexicon (unchanged since: it fits).
+        self._stored_version = -1
 
     @property
     def model_name(self) -> str:
@@ -204,6 +212,26 @@ class QCGStore:
             for n in graph.nodes(QUERY)
         }
 
+    def query_count(self) -> int:
+        """How many query nodes there are (the size of the ``"queries"`` vector layer, which
+        holds one vector per query node: no graph read)."""
+        index = self.store.vectors.get(LAYERS[QUERY])
+        return 0 if index is None else len(index)
+
+    def chunk_count(self) -> int:
+        """How many chunk nodes there are (the size of the ``"chunks"`` vector layer)."""
+        index = self.store.vectors.get(LAYERS[CHUNK])
+        return 0 if index is None else len(index)
+
+    @property
+    def reads_lazily(self) -> bool:
+        """Whether retrieval reads per-query neighbourhoods instead of the :meth:`query_graph`
+        view: :attr:`neighbourhood_reads`, by default whether the graph is in a database
+        (not :func:`~graphrag_integrations.core.graph_backends.is_in_process`)."""
+        if self.neighbourhood_reads is not None:
+            return self.neighbourhood_reads
+        return not is_in_process(type(self.store.graph))
+
     def query_vectors(self, ids: Sequence[str]) -> FloatMatrix:
         return self.store.embeddings(QUERY, ids)
 
@@ -219,6 +247,9 @@ class QCGStore:
         return self.store.derived("qcg-bm25", self._build_lexicon)
 
     def _build_lexicon(self, store: IndexStore, previous: ChunkLexicon | None) -> ChunkLexicon:
+        stored = self._stored_lexicon
+        if stored is not None and self.reads_lazily and store.version == self._stored_version:
+            return stored  # a database graph as loaded: no reading of every chunk's text
         passages = self.passages()
         fingerprint = chunk_fingerprint(passages)
         for old in (previous, self._stored_lexicon):
@@ -345,6 +376,7 @@ class QCGStore:
             ids = tuple(str(i) for i in record["ids"])
             scorer = BM25Scorer.load(chunks.parent / MATRIX_DIR, len(ids))
             qcg._stored_lexicon = ChunkLexicon(ids, str(record["fingerprint"]), scorer)
+            qcg._stored_version = store.version
         return qcg
 
 
