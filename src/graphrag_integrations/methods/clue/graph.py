@@ -13,7 +13,6 @@ default path scorer needs. It is the store's derived view ``"qiter"``
 from __future__ import annotations
 
 import operator
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from graphrag_integrations.core.index_store import (
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.methods.clue.statistics import tokenize
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
@@ -43,20 +43,6 @@ from graphrag_integrations.methods.clue.store import (
 )
 
 __all__ = ["ClueGraph", "KnowledgeUnit", "RaggedRows", "RowCounts", "TermStats", "tokenize"]
-
-_TOKEN = re.compile(r"\w+")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens used by the lexical scorer (index and query side alike).
-
-    Examples
-    --------
-    >>> tokenize("Who founded Nottingham Forest F.C.?")
-    ['who', 'founded', 'nottingham', 'forest', 'f', 'c']
-    """
-    return _TOKEN.findall(text.casefold())
-
 
 class RowCounts:
     """Term counts of each row of a collection, computed from its text when asked.

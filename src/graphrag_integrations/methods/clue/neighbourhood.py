@@ -42,11 +42,11 @@ from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
-from graphrag_integrations.methods.clue.graph import tokenize
 from graphrag_integrations.methods.clue.statistics import (
     CollectionStats,
     QIterStats,
     read_statistics,
+    tokenize,
 )
 from graphrag_integrations.methods.clue.store import CHUNK, CONTAINS, ENTITY, MENTIONS, UNIT
 from graphrag_integrations.methods.clue.view import IntRows, OrderKey
@@ -108,9 +108,10 @@ class _Chunk:
 
 
 def _mismatch(kind: str, exc: KeyError) -> IndexMismatchError:
+    key = node_key(str(exc.args[0])) if exc.args and ":" in str(exc.args[0]) else ""
     return IndexMismatchError(
-        f"{kind} {exc.args[0] if exc.args else ''!r} is in the vector index but not in the "
-        "graph; the vector index was changed outside the ClueIndex"
+        f"{kind} {key!r} is in the vector index but not in the graph; the vector index was "
+        "changed outside the ClueIndex"
     )
 
 
@@ -197,7 +198,10 @@ class NeighbourhoodCache:
                 return
             ids = list(dict.fromkeys(node_id(UNIT, keys[i]) for i in todo))
             self.reads["unit_data"] += 1
-            nodes = graph.nodes_data(ids)
+            try:
+                nodes = graph.nodes_data(ids)
+            except KeyError as exc:
+                raise _mismatch(UNIT, exc) from None
             chunks = graph.neighbors_many(ids, CONTAINS, direction="in")
             mentions = graph.neighbors_many(ids, MENTIONS)
             for i in todo:
@@ -216,7 +220,10 @@ class NeighbourhoodCache:
             return
         ids = list(dict.fromkeys(node_id(ENTITY, keys[i]) for i in todo))
         self.reads["entity_units"] += 1
-        linked = self.store.graph.neighbors_many(ids, MENTIONS, direction="in")
+        try:
+            linked = self.store.graph.neighbors_many(ids, MENTIONS, direction="in")
+        except KeyError as exc:
+            raise _mismatch(ENTITY, exc) from None
         for i in todo:
             records[i].units = [node_key(u) for u in linked[node_id(ENTITY, keys[i])]]
 
@@ -357,16 +364,9 @@ class NeighbourhoodView:
 
     # -- rows of vector-index hits and their graph order ----------------------------------
     def rows_of(self, kind: str, keys: Sequence[str]) -> list[int]:
-        try:
-            if kind == UNIT:
-                rows = self._unit_rows(keys)
-                self.prefetch_units(rows, vectors=False, data=True)
-            else:
-                rows = self._entity_rows(keys)
-                self.prefetch_entities(rows)
-        except KeyError as exc:
-            raise _mismatch(kind, exc) from None
-        return rows
+        """Rows of ``keys``, nothing read yet (a key missing from the graph fails when its
+        node is first read)."""
+        return self._unit_rows(keys) if kind == UNIT else self._entity_rows(keys)
 
     def order_keys(self, kind: str, rows: Sequence[int]) -> list[OrderKey]:
         if kind == UNIT:

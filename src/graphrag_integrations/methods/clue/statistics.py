@@ -2,7 +2,7 @@
 
 The lexical half of Q-Iter's default scorer needs, for the knowledge units and for the chunks,
 the number of rows, their total length in tokens and each term's document frequency
-(:func:`~graphrag_integrations.methods.clue.graph.tokenize`). The flat view
+(:func:`tokenize`). The flat view
 (:class:`~graphrag_integrations.methods.clue.graph.ClueGraph`) counts them over every row it
 holds; a query that reads only a neighbourhood of a database graph
 (:mod:`~graphrag_integrations.methods.clue.neighbourhood`) cannot, so they are kept in the
@@ -28,19 +28,26 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
-
-if TYPE_CHECKING:
-    from graphrag_integrations.core.types import Passage
-    from graphrag_integrations.methods.clue.store import KnowledgeUnit
+from graphrag_integrations.core.types import Passage
+from graphrag_integrations.methods.clue.schema import (
+    CHUNK,
+    CONTAINS,
+    DOCUMENT,
+    ENTITY,
+    HAS_CHUNK,
+    STATS,
+    UNIT,
+)
 
 __all__ = [
     "DOCUMENT",
@@ -53,12 +60,11 @@ __all__ = [
     "count_statistics",
     "read_statistics",
     "remove_document",
+    "tokenize",
 ]
 
 logger = logging.getLogger(__name__)
 
-DOCUMENT, STATS = "document", "stats"
-HAS_CHUNK = "has_chunk"
 #: Node id of the statistics node.
 STATS_NODE = node_id(STATS, "qiter")
 #: Layout of the statistics node's ``data``.
@@ -67,10 +73,31 @@ STATS_FORMAT = 1
 SCAN_BATCH = 512
 
 
-def _tokens(text: str) -> list[str]:
-    from graphrag_integrations.methods.clue.graph import tokenize
+_TOKEN = re.compile(r"\w+")
 
-    return tokenize(text)
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens used by the lexical scorer (index and query side alike).
+
+    Examples
+    --------
+    >>> tokenize("Who founded Nottingham Forest F.C.?")
+    ['who', 'founded', 'nottingham', 'forest', 'f', 'c']
+    """
+    return _TOKEN.findall(text.casefold())
+
+
+class _Unit(Protocol):
+    """What the statistics read of a ``store.KnowledgeUnit``."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def entities(self) -> tuple[str, ...]: ...
 
 
 @dataclass
@@ -85,8 +112,8 @@ class CollectionStats:
     >>> stats.size, stats.avg_length, stats.df["b"]
     (2, 2.5, 2)
     >>> stats.remove("b c")
-    >>> stats.size, dict(stats.df)
-    (1, {'a': 1, 'b': 1})
+    >>> stats.size, sorted(stats.df.items())
+    (1, [('a', 1), ('b', 1)])
     """
 
     size: int = 0
@@ -105,13 +132,13 @@ class CollectionStats:
         return float(np.log(1.0 + (n - d + 0.5) / (d + 0.5)))
 
     def add(self, text: str) -> None:
-        tokens = _tokens(text)
+        tokens = tokenize(text)
         self.size += 1
         self.length += len(tokens)
         self.df.update(set(tokens))
 
     def remove(self, text: str) -> None:
-        tokens = _tokens(text)
+        tokens = tokenize(text)
         self.size -= 1
         self.length -= len(tokens)
         self.df.subtract(set(tokens))
@@ -176,8 +203,6 @@ def _batches(items: Sequence[str], size: int = SCAN_BATCH) -> Iterator[Sequence[
 def count_statistics(graph: GraphBackend) -> tuple[QIterStats, list[str]]:
     """The statistics counted from every unit and chunk of ``graph`` (read in batches) and
     the ids of its documents."""
-    from graphrag_integrations.methods.clue.store import CHUNK, ENTITY, UNIT
-
     stats = QIterStats()
     documents: dict[str, None] = {}
     for batch in _batches(graph.nodes(UNIT)):
@@ -214,13 +239,9 @@ def _write(store: IndexStore, stats: QIterStats, documents: Iterable[str]) -> No
     store.add_node(STATS, key, tuple(documents), data=stats.to_json())
 
 
-def add_statistics(
-    store: IndexStore, passages: Sequence[Passage], units: Sequence[KnowledgeUnit]
-) -> None:
+def add_statistics(store: IndexStore, passages: Sequence[Passage], units: Sequence[_Unit]) -> None:
     """Add a batch (before its nodes are added): document nodes are made by the caller;
     rows already in the graph are not counted twice."""
-    from graphrag_integrations.methods.clue.store import CHUNK, ENTITY, UNIT
-
     stats, documents = _stored(store.graph)
     new_chunks = [p for p in passages if not store.has(CHUNK, p.id)]
     for p in new_chunks:
@@ -235,8 +256,6 @@ def add_statistics(
 
 def _document_chunks(graph: GraphBackend, doc_id: str) -> list[str]:
     """Chunk node ids of a document: its document node's edges, else a scan of the chunks."""
-    from graphrag_integrations.methods.clue.store import CHUNK
-
     doc = node_id(DOCUMENT, doc_id)
     if doc in graph:
         return graph.neighbors(doc, HAS_CHUNK)
@@ -248,8 +267,6 @@ def _document_chunks(graph: GraphBackend, doc_id: str) -> list[str]:
 
 def remove_document(store: IndexStore, doc_id: str) -> dict[str, list[str]]:
     """:meth:`IndexStore.remove_document` keeping the statistics node up to date."""
-    from graphrag_integrations.methods.clue.store import CHUNK, CONTAINS, ENTITY, UNIT
-
     with store.writing():
         graph = store.graph
         stats, documents = _stored(graph)

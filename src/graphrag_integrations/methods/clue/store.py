@@ -41,6 +41,17 @@ from graphrag_integrations.core.index_store import (
     node_key,
 )
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.methods.clue.schema import (
+    CHUNK,
+    CONTAINS,
+    DOCUMENT,
+    ENTITY,
+    HAS_CHUNK,
+    LAYERS,
+    MENTIONS,
+    UNIT,
+)
+from graphrag_integrations.methods.clue.statistics import add_statistics
 
 __all__ = [
     "CHUNK",
@@ -61,10 +72,6 @@ __all__ = [
     "unit_chunk",
 ]
 
-CHUNK, UNIT, ENTITY = "chunk", "unit", "entity"
-CONTAINS, MENTIONS = "contains", "mentions"
-#: Vector layer of each node kind.
-LAYERS: dict[str, str] = {CHUNK: "chunks", UNIT: "units", ENTITY: "entities"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +152,6 @@ def add_units(
     Vectors must be given for every new chunk, unit and entity (entities already in the
     graph keep their vector and label and only gain provenance).
     """
-    from graphrag_integrations.methods.clue.statistics import (
-        DOCUMENT,
-        HAS_CHUNK,
-        add_statistics,
-    )
-
     with store.writing():
         add_statistics(store, passages, units)
         for p in passages:
