@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
@@ -65,8 +65,9 @@ R = TypeVar("R")
 
 
 def whole_graph_backend(store: IndexStore) -> bool:
-    """Whether the store's graph lives in this process (networkx ``GraphStore``): Q-Iter then
-    uses the flat view; any other backend gets the neighbourhood view.
+    """Whether the store's graph lives in this process (the networkx ``GraphStore`` or
+    another in-process backend: :func:`~graphrag_integrations.core.graph_backends.is_in_process`):
+    Q-Iter then uses the flat view; a database backend (FalkorDB) gets the neighbourhood view.
 
     Examples
     --------
@@ -74,7 +75,7 @@ def whole_graph_backend(store: IndexStore) -> bool:
     >>> whole_graph_backend(clue_store("toy"))
     True
     """
-    return isinstance(store.graph, GraphStore)
+    return is_in_process(type(store.graph))
 
 
 class _Unit:

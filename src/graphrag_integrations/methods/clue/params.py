@@ -101,7 +101,7 @@ class ClueQueryParams(Params):
     graph_view: Literal["auto", "flat", "neighbourhood"] = param(
         "auto",
         doc="graph a query reads: every row in arrays (flat), or the neighbourhoods it "
-        "reaches, read per hop (auto: neighbourhood with a database graph backend)",
+        "reaches, read per hop (auto: neighbourhood with a database graph backend, e.g. FalkorDB)",
     )
     cache_nodes: int = param(
         4096, doc="node records the neighbourhood view caches across queries", ge=1

@@ -57,7 +57,9 @@ class OverlapReranker:
 
 
 class CountingGraph(DictGraph):
-    """A database-like backend (not the networkx GraphStore) counting what is read."""
+    """A database-like backend (``remote``: not in this process) counting what is read."""
+
+    remote = True
 
     def __init__(self) -> None:
         super().__init__()
