@@ -355,7 +355,9 @@ class QIter(QueryRetriever):
             for vector in entity_vectors:
                 anchors.update(dict.fromkeys(self.index.nearest_entities(vector, self.K, g)))
         if self.knowledge_anchoring and g.has_units:
-            for u in self.index.nearest_units(query.vector, self.K, g):
+            units = self.index.nearest_units(query.vector, self.K, g)
+            g.prefetch_units(units, vectors=False, data=True)
+            for u in units:
                 anchors.update(dict.fromkeys(g.mentions(u)))
         trace.anchors = [g.entity_name(a) for a in anchors]
         return list(anchors)

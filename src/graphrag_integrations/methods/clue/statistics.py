@@ -97,6 +97,9 @@ class _Unit(Protocol):
     def text(self) -> str: ...
 
     @property
+    def passage_id(self) -> str: ...
+
+    @property
     def entities(self) -> tuple[str, ...]: ...
 
 
@@ -240,14 +243,14 @@ def _write(store: IndexStore, stats: QIterStats, documents: Iterable[str]) -> No
 
 
 def add_statistics(store: IndexStore, passages: Sequence[Passage], units: Sequence[_Unit]) -> None:
-    """Add a batch (before its nodes are added): document nodes are made by the caller;
-    rows already in the graph are not counted twice."""
+    """Add a batch (before its nodes are added; the caller makes the document nodes): chunks
+    already in the graph, and their units, are not counted twice."""
     stats, documents = _stored(store.graph)
-    new_chunks = [p for p in passages if not store.has(CHUNK, p.id)]
-    for p in new_chunks:
+    new_chunks = {p.id: p for p in passages if not store.has(CHUNK, p.id)}
+    for p in new_chunks.values():
         stats.chunks.add(p.text)
-    for u in units:
-        if not store.has(UNIT, u.id):
+    for u in units:  # a unit is new with its chunk (its id hashes the chunk id)
+        if u.passage_id in new_chunks:
             stats.units.add(u.text)
     names = {n for u in units for n in u.entities}
     stats.entities += sum(1 for n in names if not store.has(ENTITY, n))
