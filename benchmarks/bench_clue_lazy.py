@@ -24,7 +24,6 @@ import json
 import os
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -191,4 +190,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
