@@ -101,52 +101,64 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-# -- database graph stores -------------------------------------------------------------------
-def graph_kwargs(graph_store: str | None, size: int | None = None) -> dict[str, Any]:
-    """Index keyword arguments of the run's graph store (the snapshot of ``size`` for a URL)."""
-    if graph_store is None:
-        return {}
-    return {"graph_store": graph_store if size is None else snapshot_url(graph_store, size)}
-
-
-def snapshot_url(url: str, size: int) -> str:
-    """The URL of the server-side snapshot of ``url``'s graph at ``size`` passages.
-
-    Examples
-    --------
-    >>> snapshot_url("falkordb://127.0.0.1:6379/scale", 8000)
-    'falkordb://127.0.0.1:6379/scale_8000'
-    """
-    return f"{url.rstrip('/')}_{size}"
-
-
-def copy_graph(url: str, size: int) -> None:
-    """Copy the graph of ``url`` on its server to the snapshot graph of ``size`` (must be new)."""
+# -- FalkorDB ----------------------------------------------------------------------------
+def falkordb_memory_mib(url: str) -> dict[str, float | None]:
+    """The server's memory: the graph's ``GRAPH.MEMORY USAGE`` and ``used_memory_rss``, MiB."""
     from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 
     location = parse_falkordb_url(url)
     client = connect(location)
-    target = parse_falkordb_url(snapshot_url(url, size)).graph
-    if target in client.list_graphs():
-        raise SystemExit(f"graph {target!r} exists on the server: choose another --graph-store")
-    client.connection.execute_command("GRAPH.COPY", location.graph, target)
-
-
-def graph_memory_mib(url: str) -> float | None:
-    """``GRAPH.MEMORY USAGE`` of ``url``'s graph in MiB (``None`` when the server lacks it)."""
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
-
-    location = parse_falkordb_url(url)
+    out: dict[str, float | None] = {"server_graph_mib": None}
     try:
-        reply = connect(location).connection.execute_command(
-            "GRAPH.MEMORY", "USAGE", location.graph
-        )
-    except Exception as exc:  # an older server without the command: report no figure
+        reply = client.connection.execute_command("GRAPH.MEMORY", "USAGE", location.graph)
+        fields = {
+            (k.decode() if isinstance(k, bytes) else str(k)): v
+            for k, v in zip(reply[::2], reply[1::2], strict=True)
+        }
+        total = fields.get("total_graph_sz_mb")
+        out["server_graph_mib"] = None if total is None else float(total)
+    except Exception as exc:  # a server without the command: no figure, said on stderr
         print(f"GRAPH.MEMORY USAGE failed: {exc}", file=sys.stderr)
-        return None
-    fields = dict(zip(reply[::2], reply[1::2], strict=True))
-    total = fields.get(b"total_graph_sz_mb", fields.get("total_graph_sz_mb"))
-    return None if total is None else float(total)
+    info = client.connection.info("memory")
+    out["server_rss_mib"] = round(int(info["used_memory_rss"]) / MIB, 1)
+    return out
+
+
+def stage_falkordb(args: argparse.Namespace) -> None:
+    """Re-home each networkx snapshot of ``--source`` into FalkorDB, then query it.
+
+    ``ClueIndex.load(..., graph_backend=FalkorDBGraph.at(url))`` copies the saved graph into
+    the server (``copy_from``); the copy is persisted to ``OUT/clue-N`` (the vectors, and a
+    pointer to the graph), and the query stage then runs against it while the server is up.
+    """
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.methods.clue.index import ClueIndex
+
+    built = {r["passages"]: r for r in read_json_lines(args.source / "build-clue.jsonl")}
+    sizes = parse_sizes(args.sizes) if args.sizes else sorted(built)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for size in sizes:
+        url = f"{args.graph_store.rstrip('/')}_{size}"
+        t = time.perf_counter()
+        index = ClueIndex.load(args.source / f"clue-{size}", graph_backend=FalkorDBGraph.at(url))
+        snap = args.out / f"clue-{size}"
+        index.persist(snap)
+        copy_s = time.perf_counter() - t
+        del index
+        record: dict[str, Any] = {
+            "passages": size,
+            "graph_store": "falkordb",
+            "copy_s": round(copy_s, 1),
+            "disk_mib": round(dir_size_mib(snap), 1),
+            **falkordb_memory_mib(url),
+        }
+        source = built.get(size, {})
+        for key in ("build_s_cumulative", "passages_per_s", "peak_build_rss_mib"):
+            if key in source:
+                record[f"networkx_{key}"] = source[key]
+        append_json(args.out / "build-clue.jsonl", record)
+    args.dense = args.dense or args.source
+    stage_query(args)
 
 
 # -- build -------------------------------------------------------------------------------
@@ -184,9 +196,7 @@ def stage_build(args: argparse.Namespace) -> None:
             elif args.index == "dense":
                 index = DenseRetriever.from_passages(batch, embedding=embedder)
             else:
-                index = ClueIndex.from_passages(
-                    batch, embedding=embedder, **graph_kwargs(args.graph_store)
-                )
+                index = ClueIndex.from_passages(batch, embedding=embedder)
             built_s += time.perf_counter() - t
             done += len(batch)
             print(
@@ -209,13 +219,10 @@ def stage_build(args: argparse.Namespace) -> None:
         }
         if isinstance(index, ClueIndex):
             graph = index.graph
-            record["graph_store"] = "networkx" if args.graph_store is None else "falkordb"
+            record["graph_store"] = "networkx"
             record.update(units=graph.n_units, entities=graph.n_entities)
         else:
             record = {f"dense_{k}" if k != "passages" else k: v for k, v in record.items()}
-        if args.graph_store is not None and args.index == "clue":
-            copy_graph(args.graph_store, size)
-            record["server_graph_mib"] = graph_memory_mib(snapshot_url(args.graph_store, size))
         append_json(args.out / f"build-{args.index}.jsonl", record)
 
 
@@ -229,31 +236,34 @@ def stage_query_one(args: argparse.Namespace) -> None:
     from graphrag_integrations.evaluation.harness import evaluate_retriever
     from graphrag_integrations.methods.clue.index import ClueIndex
 
-    questions = load_dataset(args.data / "hotpotqa-100").questions
+    questions = load_dataset(args.data / "hotpotqa-100", limit=args.questions).questions
     embedder = SentenceTransformerEmbedder()
     embedder.embed(["warm up"])
     SpacyNLP().parse("Paris is the capital of France.")  # the pipeline Clue's queries use
     floor = current_rss_mib()
     t = time.perf_counter()
-    index = ClueIndex.load(
-        args.out / f"clue-{args.size}",
-        embedding=embedder,
-        **graph_kwargs(args.graph_store, args.size),
-    )
+    index = ClueIndex.load(args.out / f"clue-{args.size}", embedding=embedder)
     load_s = time.perf_counter() - t
     after_load = current_rss_mib()
     dataset = Dataset(f"hotpotqa-100 @ {args.size}", [], questions)
-    clue = evaluate_retriever("clue", index, dataset).to_json()
+    retriever = index.as_retriever()
+    clue = evaluate_retriever("clue", retriever, dataset).to_json()
     after_queries = current_rss_mib()
     peak = peak_rss_mib()
-    del index
-    dense_index = DenseRetriever.load(args.out / f"dense-{args.size}", embedding=embedder)
-    dense = evaluate_retriever("dense", dense_index, dataset).to_json()
+    backend = type(index.graph_store).__name__
+    view = "neighbourhood" if getattr(retriever, "reads_neighbourhoods", False) else "flat"
+    del index, retriever
+    dense_dir = (args.dense or args.out) / f"dense-{args.size}"
+    dense: dict[str, Any] = {"R@5": None, "latency_p50_ms": None}
+    if dense_dir.exists():  # the dense build is optional (it costs as much as Clue's here)
+        dense_index = DenseRetriever.load(dense_dir, embedding=embedder)
+        dense = evaluate_retriever("dense", dense_index, dataset).to_json()
     append_json(
         args.out / "query.jsonl",
         {
             "passages": args.size,
-            "graph_store": "networkx" if args.graph_store is None else "falkordb",
+            "graph_store": "networkx" if backend == "GraphStore" else backend,
+            "view": view,
             "questions": len(questions),
             "floor_mib": round(floor, 1),
             "load_s": round(load_s, 1),
@@ -276,9 +286,9 @@ def stage_query(args: argparse.Namespace) -> None:
     sizes = parse_sizes(args.sizes) if args.sizes else sorted(done)
     for size in sizes:
         cmd = [sys.executable, __file__, "_query_one", "--out", str(args.out)]
-        cmd += ["--data", str(args.data), "--size", str(size)]
-        if args.graph_store:
-            cmd += ["--graph-store", args.graph_store]
+        cmd += ["--data", str(args.data), "--size", str(size), "--questions", str(args.questions)]
+        if args.dense:
+            cmd += ["--dense", str(args.dense)]
         subprocess.run(cmd, check=True)
 
 
@@ -327,12 +337,21 @@ def main() -> None:
     build.add_argument(
         "--index", choices=("clue", "dense"), default="clue", help="dense: the R@5 baseline"
     )
-    for name in ("query", "_query_one", "build"):
-        p = build if name == "build" else sub.add_parser(name)
+    falkor = sub.add_parser("falkordb", help="copy networkx snapshots into FalkorDB, query")
+    falkor.add_argument("--source", type=Path, required=True, help="the networkx run's folder")
+    falkor.add_argument(
+        "--graph-store",
+        default="falkordb",
+        help="falkordb://HOST:PORT/PREFIX (graphs PREFIX_N), or 'falkordb': start a server",
+    )
+    for name in ("build", "falkordb", "query", "_query_one"):
+        p = sub.choices[name] if name in sub.choices else sub.add_parser(name)
         p.add_argument("--out", type=Path, required=True, help="the run's folder")
         p.add_argument("--sizes", default="8000,20000,40000" if name == "build" else "")
-        p.add_argument("--graph-store", help="falkordb://HOST:PORT/GRAPH, or 'falkordb'")
         p.add_argument("--data", type=Path, default=Path("../shared/data"), help="data root")
+        if name != "build":
+            p.add_argument("--dense", type=Path, help="folder of the dense-N snapshots (--out)")
+            p.add_argument("--questions", type=int, default=100, help="HotpotQA-100 questions")
         if name == "_query_one":
             p.add_argument("--size", type=int, required=True)
     tab = sub.add_parser("table", help="print the markdown table of run folders")
@@ -342,14 +361,16 @@ def main() -> None:
         print(table(args.folders))
         return
     stages = {"build": stage_build, "query": stage_query, "_query_one": stage_query_one}
-    if args.graph_store != "falkordb":
+    if args.stage != "falkordb":
         stages[args.stage](args)
-        return
-    from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+    elif args.graph_store != "falkordb":
+        stage_falkordb(args)
+    else:
+        from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
-    with FalkorDBServer() as server:
-        args.graph_store = server.url("scale")
-        stages[args.stage](args)
+        with FalkorDBServer() as server:
+            args.graph_store = server.url("scale")
+            stage_falkordb(args)
 
 
 if __name__ == "__main__":
