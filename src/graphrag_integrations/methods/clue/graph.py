@@ -13,9 +13,8 @@ default path scorer needs. It is the store's derived view ``"qiter"``
 from __future__ import annotations
 
 import operator
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import SupportsIndex
@@ -32,6 +31,8 @@ from graphrag_integrations.core.index_store import (
 )
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
+from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.methods.clue.statistics import tokenize
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
     ENTITY,
@@ -42,20 +43,6 @@ from graphrag_integrations.methods.clue.store import (
 )
 
 __all__ = ["ClueGraph", "KnowledgeUnit", "RaggedRows", "RowCounts", "TermStats", "tokenize"]
-
-_TOKEN = re.compile(r"\w+")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens used by the lexical scorer (index and query side alike).
-
-    Examples
-    --------
-    >>> tokenize("Who founded Nottingham Forest F.C.?")
-    ['who', 'founded', 'nottingham', 'forest', 'f', 'c']
-    """
-    return _TOKEN.findall(text.casefold())
-
 
 class RowCounts:
     """Term counts of each row of a collection, computed from its text when asked.
@@ -220,6 +207,79 @@ class ClueGraph:
     @property
     def n_entities(self) -> int:
         return len(self.entity_names)
+
+    # -- the QIterView protocol (view.py): rows are this view's rows ----------------------
+    @property
+    def has_passages(self) -> bool:
+        return bool(self.passages)
+
+    @property
+    def has_units(self) -> bool:
+        return bool(self.units)
+
+    @property
+    def has_entities(self) -> bool:
+        return bool(self.entity_names)
+
+    def rows_of(self, kind: str, keys: Sequence[str]) -> list[int]:
+        rows: Mapping[str, int] = self.unit_row if kind == UNIT else self.entity_row
+        missing = [key for key in keys if key not in rows]
+        if missing:
+            raise IndexMismatchError(
+                f"{kind} {missing[0]!r} is in the vector index but not in the graph; the "
+                "vector index was changed outside the ClueIndex"
+            )
+        return [rows[key] for key in keys]
+
+    def order_keys(self, kind: str, rows: Sequence[int]) -> list[tuple[int, ...]]:
+        return [(int(r),) for r in rows]
+
+    def canonical_path(self, units: Sequence[int]) -> tuple[int, ...]:
+        return tuple(sorted(set(units), key=lambda r: (self.units[r].text, r)))
+
+    def prefetch_entities(self, rows: Sequence[int]) -> None:
+        """Nothing to read: every row is in memory."""
+
+    def linked_units(self, entity: int) -> npt.NDArray[np.int64]:
+        return self.entity_units[entity]
+
+    def entity_name(self, entity: int) -> str:
+        return self.entity_names[entity]
+
+    def prefetch_units(self, rows: Sequence[int], *, vectors: bool, data: bool) -> None:
+        """Nothing to read: every row is in memory."""
+
+    def unit_vectors(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> FloatMatrix:
+        return self.unit_matrix[rows]
+
+    def mentions(self, unit: int) -> list[int]:
+        return self.unit_entities[unit].tolist()  # type: ignore[no-any-return]
+
+    def chunk_of(self, unit: int) -> int:
+        return int(self.unit_passage[unit])
+
+    def unit_text(self, unit: int) -> str:
+        return self.units[unit].text
+
+    def unit_bag(self, unit: int) -> tuple[Counter[str], int]:
+        return self.unit_terms.counts[unit], int(self.unit_terms.lengths[unit])
+
+    def prefetch_passages(self, rows: Sequence[int]) -> None:
+        """Nothing to read: every row is in memory."""
+
+    def passage_vectors(self, rows: Sequence[int]) -> FloatMatrix:
+        return self.passage_matrix[list(rows)]
+
+    def passage_bag(self, row: int) -> tuple[Counter[str], int]:
+        return self.passage_terms.counts[row], int(self.passage_terms.lengths[row])
+
+    def passage(self, row: int) -> Passage:
+        return self.passages[self.passage_ids[row]]
+
+    def unreached_passages(self, reached: set[int], batch: int) -> Iterator[list[int]]:
+        rest = [r for r in range(len(self.passage_ids)) if r not in reached]
+        for start in range(0, len(rest), batch):
+            yield rest[start : start + batch]
 
     # -- building -------------------------------------------------------------------------
     @classmethod

@@ -67,10 +67,16 @@ from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.graph import ClueGraph
+from graphrag_integrations.methods.clue.neighbourhood import whole_graph_backend
 from graphrag_integrations.methods.clue.params import (
     DEFAULT_EXCLUDED_LABELS,
     ClueIndexParams,
     ClueQueryParams,
+)
+from graphrag_integrations.methods.clue.statistics import (
+    DOCUMENT,
+    read_statistics,
+    remove_document,
 )
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
@@ -81,7 +87,9 @@ from graphrag_integrations.methods.clue.store import (
     add_units,
     clue_metadata,
     clue_store,
+    node_key,
 )
+from graphrag_integrations.methods.clue.view import QIterView, rank_hits
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.clue.qiter import QIter
@@ -254,30 +262,24 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return dict(self.store.vectors)
 
     def nearest_units(
-        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+        self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]:
         """Rows (of ``graph``, default :attr:`graph`) of the ``k`` units nearest ``vector``
         (a unit vector-index query)."""
-        return self._nearest(UNIT, vector, k, (graph or self.graph).unit_row)
+        return rank_hits(graph or self.graph, UNIT, self.store.nearest(UNIT, vector, k), k)
 
     def nearest_entities(
-        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+        self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]:
         """Rows (of ``graph``, default :attr:`graph`) of the ``k`` entity nodes nearest
         ``vector`` (an entity vector-index query)."""
-        return self._nearest(ENTITY, vector, k, (graph or self.graph).entity_row)
+        return rank_hits(graph or self.graph, ENTITY, self.store.nearest(ENTITY, vector, k), k)
 
-    def _nearest(self, kind: str, vector: FloatMatrix, k: int, rows: dict[str, int]) -> list[int]:
-        """Best first; equal scores by graph row, whatever the backend's own order."""
-        ranked = []
-        for key, score in self.store.nearest(kind, vector, k):
-            if key not in rows:
-                raise IndexMismatchError(
-                    f"{kind} {key!r} is in the vector index but not in the graph; the vector "
-                    "index was changed outside the ClueIndex"
-                )
-            ranked.append((-score, rows[key]))
-        return [row for _, row in sorted(ranked)[:k]]
+    @property
+    def _in_process_graph(self) -> bool:
+        """Whether the graph lives in this process (then :attr:`graph` is cheap to build);
+        with a database backend the index reads counts and ids without it."""
+        return whole_graph_backend(self.store)
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -343,8 +345,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Documents already indexed are skipped with a warning; ``options`` (load and chunking
         options) go to :meth:`~BaseIndex.document_passages`.
         """
-        indexed = {p.doc_id for p in self.graph.passages.values()}
-        passages = drop_indexed(self.document_passages(documents, options), indexed)
+        found = self.document_passages(documents, options)
+        if self._in_process_graph:
+            indexed = {p.doc_id for p in self.graph.passages.values()}
+        else:
+            indexed = {p.doc_id for p in found if self.store.has(DOCUMENT, p.doc_id)}
+        passages = drop_indexed(found, indexed)
         self.add_passages(passages)
         return document_ids(passages)
 
@@ -417,7 +423,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             entity_vectors={n: entity_vecs[n] for n in new_names},
             entity_labels=labels,
         )
-        n_entities = self.graph.n_entities  # rebuilds the view now, as part of the build
+        n_entities = self._counts()[2]  # rebuilds the flat view now, as part of the build
         t3 = time.perf_counter()
         split = {
             "nlp": t_nlp,
@@ -587,11 +593,22 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""
-        return sorted(document_ids(self.graph.passages.values()))
+        if self._in_process_graph:
+            return sorted(document_ids(self.graph.passages.values()))
+        return sorted(node_key(n) for n in self.store.graph.nodes(DOCUMENT))
+
+    def _counts(self) -> tuple[int, int, int]:
+        """Passages, units and entities: of the flat view, or of the statistics node."""
+        if self._in_process_graph:
+            g = self.graph
+            return len(g.passages), g.n_units, g.n_entities
+        stats = read_statistics(self.store.graph)
+        return stats.chunks.size, stats.units.size, stats.entities
 
     def delete(self, doc_id: str) -> bool:
-        removed = self.store.remove_document(doc_id).get(CHUNK)
-        _ = self.graph  # rebuild the view now, not in the next query
+        removed = remove_document(self.store, doc_id).get(CHUNK)
+        if self._in_process_graph:
+            _ = self.graph  # rebuild the view now, not in the next query
         if not removed:
             return self._unknown_document(doc_id)
         return True
@@ -643,7 +660,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         """The manifest :meth:`persist` writes (build options, models, counts); the directory
         holds ``graph.json`` (the GraphStore), ``store.json`` and ``vectors/<layer>/`` (the
         vector indexes), written by :meth:`IndexStore.persist`."""
-        g = self.graph  # one view: the counts of one version
+        passages, units, entities = self._counts()  # of one version
         return Manifest(
             method=self.method,
             parameters={
@@ -652,12 +669,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "excluded_labels": sorted(self.excluded_labels),
                 "alpha": self.alpha,
                 "chunk_vectors": self.chunk_vectors,
-                "passages": len(g.passages),
-                "units": g.n_units,
-                "entities": g.n_entities,
+                "passages": passages,
+                "units": units,
+                "entities": entities,
             },
             models={"embedding": self.embedder.model_name, "spacy": self.parser.model_name},
-            embedding_dimension=g.dimension or None,  # None: no vectors yet
+            embedding_dimension=self.store.dimension or None,  # None: no vectors yet
         )
 
     def _write_files(self, directory: Path) -> None:
@@ -689,7 +706,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
 
     def _check_loaded(self, src: Path, manifest: Manifest) -> None:
         params = manifest.parameters
-        counts = (len(self.graph.passages), self.graph.n_units, self.graph.n_entities)
+        counts = self._counts()
         expected = (params["passages"], params["units"], params["entities"])
         if counts != expected:
             raise IndexMismatchError(

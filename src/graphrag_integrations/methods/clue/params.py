@@ -98,6 +98,14 @@ class ClueQueryParams(Params):
     path_weight: float = param(
         0.5, doc="final chunk score R(q, t) + path_weight * best path score", ge=0.0
     )
+    graph_view: Literal["auto", "flat", "neighbourhood"] = param(
+        "auto",
+        doc="graph a query reads: every row in arrays (flat), or the neighbourhoods it "
+        "reaches, read per hop (auto: neighbourhood with a database graph backend, e.g. FalkorDB)",
+    )
+    cache_nodes: int = param(
+        4096, doc="node records the neighbourhood view caches across queries", ge=1
+    )
 
 
 #: Former name of :class:`ClueQueryParams`.

@@ -32,6 +32,7 @@ from graphrag_integrations.adapters.surface import QueryRetriever
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.filters import FilterLike, parse_filter, retrieve_filtered
 from graphrag_integrations.core.index_building import check_query
+from graphrag_integrations.core.index_store import IndexStore
 from graphrag_integrations.core.locking import read_locked
 from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.params import bind_query_params
@@ -40,6 +41,11 @@ from graphrag_integrations.core.rerank import as_reranker
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
+from graphrag_integrations.methods.clue.neighbourhood import (
+    NeighbourhoodCache,
+    NeighbourhoodView,
+    whole_graph_backend,
+)
 from graphrag_integrations.methods.clue.params import ClueQueryParams
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
@@ -49,8 +55,12 @@ from graphrag_integrations.methods.clue.scoring import (
     RerankerScorer,
     canonical_order,
 )
+from graphrag_integrations.methods.clue.view import IntRows, QIterView
 
 logger = logging.getLogger(__name__)
+
+#: Chunks scored per batch by the top-up of the final chunks (:meth:`QIter._fill`).
+FILL_BATCH = 512
 
 ENTITY_PROMPT = (
     "Extract the named entities (people, places, organisations, works, events, dates) "
@@ -119,16 +129,17 @@ class ClueSearchIndex(Protocol):
     embedder: Embedder
     parser: SpacyNLP
     excluded_labels: frozenset[str]
+    store: IndexStore
 
     @property
     def graph(self) -> ClueGraph: ...
 
     def nearest_units(
-        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+        self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]: ...
 
     def nearest_entities(
-        self, vector: FloatMatrix, k: int, graph: ClueGraph | None = None
+        self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]: ...
 
 
@@ -225,8 +236,12 @@ class QIter(QueryRetriever):
         self.lexical_weight = params.lexical_weight
         self.path_vector: Literal["mean", "encode"] = params.path_vector
         self.reranker = None if reranker is None else as_reranker(reranker)
-        self._scorer: tuple[ClueGraph, PathScorer] | None = None
-        self.scorer_for(index.graph)
+        self.graph_view = params.graph_view
+        self.cache_nodes = params.cache_nodes
+        self._scorer: tuple[QIterView, PathScorer] | None = None
+        self._cache: NeighbourhoodCache | None = None
+        if not self.reads_neighbourhoods:
+            self.scorer_for(index.graph)
         self.llm_fallbacks = 0
 
     @property
@@ -251,9 +266,33 @@ class QIter(QueryRetriever):
     @property
     def scorer(self) -> PathScorer:
         """The scorer bound to the index's current graph view."""
-        return self.scorer_for(self.index.graph)
+        return self.scorer_for(self.view())
 
-    def scorer_for(self, graph: ClueGraph) -> PathScorer:
+    @property
+    def reads_neighbourhoods(self) -> bool:
+        """Whether queries read neighbourhoods (``graph_view``; ``"auto"``: with any graph
+        backend but the in-process networkx ``GraphStore``) instead of the flat view."""
+        if self.graph_view == "auto":
+            return not whole_graph_backend(self.index.store)
+        return self.graph_view == "neighbourhood"
+
+    def view(self) -> QIterView:
+        """The view a query reads: the index's flat :class:`ClueGraph`, or a new
+        :class:`~graphrag_integrations.methods.clue.neighbourhood.NeighbourhoodView` over this
+        retriever's cache (remade when the index changed)."""
+        if not self.reads_neighbourhoods:
+            return self.index.graph
+        cache = self._cache
+        if cache is None or not cache.current or cache.store is not self.index.store:
+            cache = self._cache = NeighbourhoodCache(self.index.store, self.cache_nodes)
+        return NeighbourhoodView(cache)
+
+    @property
+    def cache(self) -> NeighbourhoodCache | None:
+        """The neighbourhood cache of the last query (``None``: none yet, or the flat view)."""
+        return self._cache
+
+    def scorer_for(self, graph: QIterView) -> PathScorer:
         """The path / chunk scorer over ``graph`` (remade when the index's view changes)."""
         cached = self._scorer
         if cached is not None and cached[0] is graph:
@@ -301,7 +340,7 @@ class QIter(QueryRetriever):
         query: Query,
         entity_vectors: FloatMatrix,
         trace: Trace,
-        graph: ClueGraph | None = None,
+        graph: QIterView | None = None,
     ) -> list[int]:
         """Entity anchoring (Algorithm 4): entity rows (of ``graph``, default the index's
         current view) seeding the beam.
@@ -310,63 +349,77 @@ class QIter(QueryRetriever):
         anchoring (the entities of the top-K units nearest the query) are queries of the
         index's entity and unit vector indexes.
         """
-        g = graph or self.index.graph
+        g = graph or self.view()
         anchors: dict[int, None] = {}
-        if self.spreading_activation and g.n_entities:
+        if self.spreading_activation and g.has_entities:
             for vector in entity_vectors:
                 anchors.update(dict.fromkeys(self.index.nearest_entities(vector, self.K, g)))
-        if self.knowledge_anchoring and g.n_units:
-            for u in self.index.nearest_units(query.vector, self.K, g):
-                anchors.update(dict.fromkeys(g.unit_entities[u].tolist()))
-        trace.anchors = [g.entity_names[a] for a in anchors]
+        if self.knowledge_anchoring and g.has_units:
+            units = self.index.nearest_units(query.vector, self.K, g)
+            g.prefetch_units(units, vectors=False, data=True)
+            for u in units:
+                anchors.update(dict.fromkeys(g.mentions(u)))
+        trace.anchors = [g.entity_name(a) for a in anchors]
         return list(anchors)
 
     # -- step 2 ---------------------------------------------------------------------------
-    def _update(self, phi: FloatMatrix, unit: int, graph: ClueGraph | None = None) -> FloatMatrix:
+    def _update(self, phi: FloatMatrix, unit: int, graph: QIterView | None = None) -> FloatMatrix:
         if not self.query_updating:
             return phi
-        new = phi - (graph or self.index.graph).unit_matrix[unit]
+        new = phi - (graph or self.view()).unit_vectors([unit])[0]
         if self.renormalize_query:
             return normalize_rows(new)[0]
         return new.astype(np.float32, copy=False)
 
     def search(
-        self, query: Query, anchors: Sequence[int], graph: ClueGraph | None = None
+        self, query: Query, anchors: Sequence[int], graph: QIterView | None = None
     ) -> list[_State]:
         """Beam search over depths 1..D (on ``graph``, default the index's current view);
-        returns every kept state (``C*``)."""
-        g = graph or self.index.graph
+        returns every kept state (``C*``).
+
+        Each depth reads what it needs in three batches (a neighbourhood view fetches them
+        in a few round trips; the flat view has them): the units of every anchor, their
+        vectors, then the data (text, chunk, entities) of the top-K units of each anchor.
+        """
+        g = graph or self.view()
         scorer = self.scorer_for(g)
         frontier = [(a, _State((), query.vector, ())) for a in anchors]
         kept_all: list[_State] = []
         for depth in range(1, self.D + 1):
-            candidates: dict[Path, _State] = {}
+            g.prefetch_entities(list(dict.fromkeys(a for a, _ in frontier)))
             seen: set[tuple[int, Path]] = set()
+            expanding: list[tuple[int, _State, IntRows]] = []
             for anchor, state in frontier:
                 if (anchor, state.path) in seen:
                     continue
                 seen.add((anchor, state.path))
-                linked = g.entity_units[anchor]
+                linked = g.linked_units(anchor)
                 if state.path:
                     linked = linked[~np.isin(linked, state.path)]
-                if not linked.size:
-                    continue
-                # exact cosine over the anchor's few linked units, from the cached matrix: a
+                if linked.size:
+                    expanding.append((anchor, state, linked))
+            reached = list(dict.fromkeys(int(u) for _, _, ls in expanding for u in ls))
+            g.prefetch_units(reached, vectors=True, data=False)
+            chosen: list[tuple[int, _State, int]] = []
+            for anchor, state, linked in expanding:
+                # exact cosine over the anchor's few linked units, from the cached vectors: a
                 # vector-index query restricted to them would be one filtered (``$in``) round
                 # trip per beam state (D * M * K per question), approximate on Chroma's HNSW,
                 # and could not rank by the updated query vector any faster than this dot product
-                sims = g.unit_matrix[linked] @ state.phi
-                for j in top_k_indices(sims, self.K):
-                    unit = int(linked[j])
-                    path = canonical_order(g, (*state.path, unit))
-                    if path in candidates:
-                        continue
-                    candidates[path] = _State(
-                        path,
-                        self._update(state.phi, unit, g),
-                        (*state.steps, (anchor, unit)),
-                        depth=depth,
-                    )
+                sims = g.unit_vectors(linked) @ state.phi
+                chosen += [(anchor, state, int(linked[j])) for j in top_k_indices(sims, self.K)]
+            g.prefetch_units(list(dict.fromkeys(u for *_, u in chosen)), vectors=False, data=True)
+            candidates: dict[Path, _State] = {}
+            for anchor, state, unit in chosen:
+                path = canonical_order(g, (*state.path, unit))
+                if path in candidates:
+                    continue
+                candidates[path] = _State(
+                    path,
+                    self._update(state.phi, unit, g),
+                    (*state.steps, (anchor, unit)),
+                    depth=depth,
+                )
             if not candidates:
                 break
             states = list(candidates.values())
@@ -377,7 +430,7 @@ class QIter(QueryRetriever):
                 states[i].score = float(scores[i])
                 kept.append(states[i])
             kept_all.extend(kept)
-            frontier = [(int(e), s) for s in kept for e in g.unit_entities[s.steps[-1][1]].tolist()]
+            frontier = [(e, s) for s in kept for e in g.mentions(s.steps[-1][1])]
         return kept_all
 
     # -- step 3 ---------------------------------------------------------------------------
@@ -400,8 +453,8 @@ class QIter(QueryRetriever):
             return self._retrieve(question, k)
 
     def _retrieve(self, question: str, k: int) -> list[RetrievedPassage]:
-        g = self.index.graph  # one snapshot for the whole retrieval
-        if not g.passages:
+        g = self.view()  # one snapshot for the whole retrieval
+        if not g.has_passages:
             return []
         trace = Trace()
         names, trace.entity_source = (
@@ -420,12 +473,13 @@ class QIter(QueryRetriever):
         """Async :meth:`retrieve` (runs in a worker thread)."""
         return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
 
-    def _final(self, g: ClueGraph, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
+    def _final(self, g: QIterView, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
         support: dict[int, list[_State]] = {}
         for state in trace.kept:
             for unit in state.path:
-                support.setdefault(int(g.unit_passage[unit]), []).append(state)
+                support.setdefault(g.chunk_of(unit), []).append(state)
         rows = list(support)
+        g.prefetch_passages(rows)
         scores = self.scorer_for(g).score_passages(q, rows)
         if self.path_weight:
             best = np.array([max(s.score for s in support[r]) for r in rows], dtype=np.float32)
@@ -437,31 +491,44 @@ class QIter(QueryRetriever):
         return [self._result(g, r, final[r], support.get(r, []), trace) for r in order]
 
     def _fill(
-        self, g: ClueGraph, q: Query, order: list[int], final: dict[int, float], k: int
+        self, g: QIterView, q: Query, order: list[int], final: dict[int, float], k: int
     ) -> tuple[list[int], dict[int, float]]:
-        """Top up with the best-scoring chunks the search did not reach (defined fallback)."""
-        rest = [r for r in range(len(g.passage_ids)) if r not in final]
+        """Top up with the best-scoring chunks the search did not reach (defined fallback).
+
+        Every other chunk is scored, :data:`FILL_BATCH` at a time in graph order, keeping the
+        best so far in that order (equal scores: the earlier chunk first).
+        """
         logger.debug("Q-Iter reached %d chunks < %d; filling from the scorer", len(order), k)
-        scores = self.scorer_for(g).score_passages(q, rest)
-        for i in top_k_indices(scores, k - len(order)):
-            order.append(rest[i])
-            final[rest[i]] = float(scores[i])
+        need = k - len(order)
+        scorer = self.scorer_for(g)
+        best_rows: list[int] = []
+        best_scores: list[float] = []
+        for batch in g.unreached_passages(set(final), FILL_BATCH):
+            scores = scorer.score_passages(q, batch)
+            best_rows += batch
+            best_scores += [float(x) for x in scores]
+            keep = sorted(top_k_indices(np.array(best_scores, dtype=np.float32), need))
+            best_rows = [best_rows[i] for i in keep]
+            best_scores = [best_scores[i] for i in keep]
+        for i in top_k_indices(np.array(best_scores, dtype=np.float32), need):
+            order.append(best_rows[i])
+            final[best_rows[i]] = best_scores[i]
         return order, final
 
     def _result(
-        self, g: ClueGraph, row: int, score: float, states: list[_State], trace: Trace
+        self, g: QIterView, row: int, score: float, states: list[_State], trace: Trace
     ) -> RetrievedPassage:
         # the same units reached through different anchors are one path for the reader
         unique: dict[tuple[tuple[str, int], ...], _State] = {}
         for state in sorted(states, key=lambda s: -s.score):
-            unique.setdefault(tuple((g.entity_names[e], u) for e, u in state.steps), state)
+            unique.setdefault(tuple((g.entity_name(e), u) for e, u in state.steps), state)
         states = list(unique.values())[:3]
         paths = [
             {
                 "depth": s.depth,
                 "score": s.score,
-                "units": [g.units[u].text for _, u in s.steps],
-                "entities": [g.entity_names[e] for e, _ in s.steps],
+                "units": [g.unit_text(u) for _, u in s.steps],
+                "entities": [g.entity_name(e) for e, _ in s.steps],
             }
             for s in states
         ]
@@ -474,4 +541,4 @@ class QIter(QueryRetriever):
         }
         if not states:
             explanation["fallback"] = "not reached by the graph search; filled by score"
-        return RetrievedPassage(g.passages[g.passage_ids[row]], score, explanation)
+        return RetrievedPassage(g.passage(row), score, explanation)

@@ -27,7 +27,8 @@ import numpy as np
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.rerank import Reranker
-from graphrag_integrations.methods.clue.graph import ClueGraph, TermStats, tokenize
+from graphrag_integrations.methods.clue.graph import tokenize
+from graphrag_integrations.methods.clue.view import QIterView, TermStatistics
 
 Path = tuple[int, ...]
 """A path: unit rows of the graph, in canonical order."""
@@ -52,21 +53,22 @@ class PathScorer(Protocol):
     def score_passages(self, query: Query, rows: Sequence[int]) -> np.ndarray: ...
 
 
-def canonical_order(graph: ClueGraph, units: Sequence[int]) -> Path:
-    """Sort unit rows by their text ("dictionary sorting", Algorithm 3 line 12), then row."""
-    return tuple(sorted(set(units), key=lambda r: (graph.units[r].text, r)))
+def canonical_order(graph: QIterView, units: Sequence[int]) -> Path:
+    """Sort unit rows by their text ("dictionary sorting", Algorithm 3 line 12), then graph
+    order."""
+    return graph.canonical_path(units)
 
 
-def joined_text(graph: ClueGraph, path: Path) -> str:
+def joined_text(graph: QIterView, path: Path) -> str:
     """``⊕(S)``: the path's unit texts joined by a space, in the given (canonical) order."""
-    return " ".join(graph.units[r].text for r in path)
+    return " ".join(graph.unit_text(r) for r in path)
 
 
 def bm25_normalised(
     query_terms: Sequence[str],
     counts: Counter[str],
     length: float,
-    stats: TermStats,
+    stats: TermStatistics,
     avg_length: float,
     *,
     k1: float = 1.2,
@@ -76,6 +78,7 @@ def bm25_normalised(
 
     Examples
     --------
+    >>> from graphrag_integrations.methods.clue.graph import TermStats
     >>> stats = TermStats.build([["a", "b"], ["b", "c"]])
     >>> bm25_normalised(["a"], Counter(["a", "b"]), 2, stats, 2.0) > 0
     True
@@ -95,12 +98,16 @@ def bm25_normalised(
     return total / top if top > 0 else 0.0
 
 
+def _bag(bag: tuple[Counter[str], int]) -> tuple[Counter[str], float]:
+    return bag[0], float(bag[1])
+
+
 class FusedScorer:
     """Offline default: cosine on cached vectors fused with normalised BM25.
 
     Parameters
     ----------
-    graph : ClueGraph
+    graph : ClueGraph or QIterView
         Supplies the cached vectors and the term statistics.
     embedder : Embedder
         Used only for texts not in the graph (:meth:`score`) and for ``path_vector="encode"``.
@@ -114,6 +121,7 @@ class FusedScorer:
     With the offline default embedder (MiniLM) and an empty graph (no idf statistics yet):
 
     >>> from graphrag_integrations.core.embeddings import as_embedder
+    >>> from graphrag_integrations.methods.clue.graph import ClueGraph
     >>> scorer = FusedScorer(ClueGraph(), as_embedder(None))
     >>> texts = ["Hamlet was written by Shakespeare.", "Paris is the capital of France."]
     >>> scores = scorer.score("Who wrote Hamlet?", texts)
@@ -123,7 +131,7 @@ class FusedScorer:
 
     def __init__(
         self,
-        graph: ClueGraph,
+        graph: QIterView,
         embedder: Embedder,
         *,
         lexical_weight: float = 0.5,
@@ -163,7 +171,7 @@ class FusedScorer:
         if self.path_vector == "encode":
             vecs = self.embedder.embed([joined_text(g, p) for p in paths])
         else:
-            vecs = normalize_rows(np.stack([g.unit_matrix[list(p)].sum(axis=0) for p in paths]))
+            vecs = normalize_rows(np.stack([g.unit_vectors(list(p)).sum(axis=0) for p in paths]))
         cos = vecs @ query.vector
         if self.lexical_weight == 0.0:
             return cos.astype(np.float32)
@@ -171,9 +179,11 @@ class FusedScorer:
         lex = np.empty(len(paths))
         for i, p in enumerate(paths):
             counts: Counter[str] = Counter()
-            for r in p:
-                counts.update(stats.counts[r])
-            length = float(stats.lengths[list(p)].sum())
+            lengths = np.zeros(len(p), dtype=np.float64)
+            for j, r in enumerate(p):
+                bag, lengths[j] = g.unit_bag(r)
+                counts.update(bag)
+            length = float(lengths.sum())
             lex[i] = bm25_normalised(query.tokens, counts, length, stats, stats.avg_length * len(p))
         return self._fuse(cos, lex)
 
@@ -181,15 +191,13 @@ class FusedScorer:
         if not rows:
             return np.zeros(0, dtype=np.float32)
         g = self.graph
-        cos = g.passage_matrix[list(rows)] @ query.vector
+        cos = g.passage_vectors(list(rows)) @ query.vector
         if self.lexical_weight == 0.0:
             return cos.astype(np.float32)
         stats = g.passage_terms
         lex = np.array(
             [
-                bm25_normalised(
-                    query.tokens, stats.counts[r], float(stats.lengths[r]), stats, stats.avg_length
-                )
+                bm25_normalised(query.tokens, *_bag(g.passage_bag(r)), stats, stats.avg_length)
                 for r in rows
             ]
         )
@@ -205,7 +213,7 @@ class RerankerScorer:
 
     Parameters
     ----------
-    graph : ClueGraph
+    graph : ClueGraph or QIterView
         Supplies unit and chunk texts.
     reranker : Reranker
         ``score(query, texts)``; called once per depth and once for the final chunks.
@@ -220,6 +228,7 @@ class RerankerScorer:
     ...     def score(self, query, texts):
     ...         words = set(query.split())
     ...         return np.array([len(words & set(t.split())) for t in texts], dtype=np.float32)
+    >>> from graphrag_integrations.methods.clue.graph import ClueGraph
     >>> scorer = RerankerScorer(ClueGraph(), Overlap())
     >>> scorer.name
     'overlap'
@@ -227,7 +236,7 @@ class RerankerScorer:
     (0,)
     """
 
-    def __init__(self, graph: ClueGraph, reranker: Reranker) -> None:
+    def __init__(self, graph: QIterView, reranker: Reranker) -> None:
         self.graph = graph
         self.reranker = reranker
         self.name = reranker.model_name
@@ -242,5 +251,5 @@ class RerankerScorer:
         if not rows:
             return np.zeros(0, dtype=np.float32)
         g = self.graph
-        texts = [g.passages[g.passage_ids[r]].text for r in rows]
+        texts = [g.passage(r).text for r in rows]
         return np.asarray(self.reranker.score(query.text, texts), dtype=np.float32)

@@ -10,7 +10,11 @@ The multi-partite graph of the paper, in the store's graph backend:
   added in the unit's mention order);
 * provenance = the document id on every node and edge, so ``delete(doc_id)`` is
   :meth:`IndexStore.remove_document`: an entity mentioned by another document keeps that
-  document in its provenance and survives.
+  document in its provenance and survives;
+* a ``document`` node per document (``has_chunk`` edges to its chunks) and the node
+  ``stats:qiter`` holding the term statistics Q-Iter's scorer needs
+  (:mod:`~graphrag_integrations.methods.clue.statistics`), updated by :func:`add_units` and
+  by the index's ``delete``.
 
 Each kind has a vector layer (:data:`LAYERS`: ``"chunks"``, ``"units"``, ``"entities"``),
 keyed by passage id, unit id and entity name; chunk and unit vectors carry ``doc_id`` (and a
@@ -37,6 +41,17 @@ from graphrag_integrations.core.index_store import (
     node_key,
 )
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.methods.clue.schema import (
+    CHUNK,
+    CONTAINS,
+    DOCUMENT,
+    ENTITY,
+    HAS_CHUNK,
+    LAYERS,
+    MENTIONS,
+    UNIT,
+)
+from graphrag_integrations.methods.clue.statistics import add_statistics
 
 __all__ = [
     "CHUNK",
@@ -57,10 +72,6 @@ __all__ = [
     "unit_chunk",
 ]
 
-CHUNK, UNIT, ENTITY = "chunk", "unit", "entity"
-CONTAINS, MENTIONS = "contains", "mentions"
-#: Vector layer of each node kind.
-LAYERS: dict[str, str] = {CHUNK: "chunks", UNIT: "units", ENTITY: "entities"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +153,13 @@ def add_units(
     graph keep their vector and label and only gain provenance).
     """
     with store.writing():
+        add_statistics(store, passages, units)
         for p in passages:
-            store.add_node(
+            chunk = store.add_node(
                 CHUNK, p.id, (p.doc_id,), text=p.text, doc_id=p.doc_id, metadata=dict(p.metadata)
             )
+            document = store.add_node(DOCUMENT, p.doc_id, (p.doc_id,))
+            store.add_edge(document, chunk, HAS_CHUNK, (p.doc_id,))
         for u in units:
             prov = (u.doc_id,)
             unit = store.add_node(UNIT, u.id, prov, text=u.text, doc_id=u.doc_id, source=u.source)
