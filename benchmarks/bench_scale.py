@@ -262,7 +262,7 @@ def stage_query_one(args: argparse.Namespace) -> None:
         args.out / "query.jsonl",
         {
             "passages": args.size,
-            "graph_store": "networkx" if backend == "GraphStore" else backend,
+            "graph_store": "falkordb" if backend.startswith("FalkorDB") else "networkx",
             "view": view,
             "questions": len(questions),
             "floor_mib": round(floor, 1),
@@ -320,7 +320,8 @@ def table(folders: Sequence[Path]) -> str:
         merged: dict[int, dict[str, Any]] = {}
         for name in ("build-clue.jsonl", "build-dense.jsonl", "query.jsonl"):
             for r in read_json_lines(folder / name):
-                merged.setdefault(r["passages"], {}).update(r)
+                row = merged.setdefault(r["passages"], {})
+                row.update({k: v for k, v in r.items() if k not in row})  # build's names win
         for size in sorted(merged):
             r = merged[size]
             cells = ["-" if r.get(key) is None else fmt.format(r[key]) for _, key, fmt in COLUMNS]
