@@ -180,8 +180,10 @@ def stage_build(args: argparse.Namespace) -> None:
         raise SystemExit(f"{args.corpus} has {len(rows)} passages, fewer than {sizes[-1]}")
     args.out.mkdir(parents=True, exist_ok=True)
     taken = [s for s in sizes if (args.out / f"{args.index}-{s}").exists()]
-    if taken:
-        raise SystemExit(f"{args.out} already holds snapshots {taken}: choose another --out")
+    if taken and not args.resume:
+        raise SystemExit(
+            f"{args.out} already holds snapshots {taken}: choose another --out, or --resume"
+        )
     passages = [make_passage(title, text) for title, text in rows]
     embedder = SentenceTransformerEmbedder()
     embedder.embed(["warm up"])
@@ -189,6 +191,14 @@ def stage_build(args: argparse.Namespace) -> None:
     index: ClueIndex | DenseRetriever | None = None
     built_s = 0.0
     done = 0
+    if taken:  # --resume: go on from the largest snapshot, its cumulative build time
+        cls = DenseRetriever if args.index == "dense" else ClueIndex
+        index = cls.load(args.out / f"{args.index}-{taken[-1]}", embedding=embedder)
+        records = read_json_lines(args.out / f"build-{args.index}.jsonl")
+        last = next(r for r in reversed(records) if r["passages"] == taken[-1])
+        built_s = float(last.get("build_s_cumulative", last.get("dense_build_s_cumulative", 0)))
+        done = taken[-1]
+        sizes = [s for s in sizes if s > done]
     for size in sizes:
         while done < size:
             batch = passages[done : min(done + args.batch, size)]
@@ -339,6 +349,9 @@ def main() -> None:
     build.add_argument("--batch", type=int, default=2000, help="passages per add_passages call")
     build.add_argument(
         "--index", choices=("clue", "dense"), default="clue", help="dense: the R@5 baseline"
+    )
+    build.add_argument(
+        "--resume", action="store_true", help="go on from the largest snapshot in --out"
     )
     falkor = sub.add_parser("falkordb", help="copy networkx snapshots into FalkorDB, query")
     falkor.add_argument("--source", type=Path, required=True, help="the networkx run's folder")
