@@ -73,6 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         apply_thread_limit(args.threads)
         return _COMMANDS[args.command](args)
-    except (GraphRAGError, FileNotFoundError, ValueError) as exc:
+    except (GraphRAGError, FileNotFoundError, ValueError, ConnectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
