@@ -11,9 +11,11 @@ stored as properties named ``~NAME`` so they never collide with these.
 
 Values: integers (64-bit), booleans and plain strings are stored as they are; anything else -
 floats (the server's replies round them), ``None``, lists, tuples, dicts, sets, strings a
-query header cannot carry (a NUL, a lone surrogate) or that start with the marker - is stored
-as the marker ``"\\x01"`` followed by JSON in which tuples, sets and dicts with non-string keys
-are tagged, so every value reads back equal and of the same type.
+query header cannot carry (a NUL, a lone surrogate), strings FalkorDB's index would not look
+up exactly (with ``"\\x01"``, or whitespace at either end) and those starting with the
+marker - is stored as the marker ``"\\x02"`` followed by JSON (ASCII, so none of those
+characters) in which tuples, sets and dicts with non-string keys are tagged, so every value
+reads back equal and of the same type. Ids and types go through the same string encoding.
 
 Examples
 --------
@@ -39,7 +41,7 @@ LAYOUT_VERSION = 1
 NODE = "Node"
 EDGE = "EDGE"
 META = "GraphragMeta"
-MARK = "\x01"
+MARK = "\x02"
 _ATTR = "~"
 _INT64 = (-(2**63), 2**63 - 1)
 _TUPLE, _SET, _FROZENSET, _DICT = f"{MARK}t", f"{MARK}s", f"{MARK}f", f"{MARK}d"
@@ -48,7 +50,11 @@ _TUPLE, _SET, _FROZENSET, _DICT = f"{MARK}t", f"{MARK}s", f"{MARK}f", f"{MARK}d"
 
 
 def _plain_string(value: str) -> bool:
-    if "\x00" in value or value.startswith(MARK):
+    # FalkorDB's string indexes treat "\x01" as a separator and ignore whitespace at either
+    # end (an index lookup of "a" also finds "a " and "a\x01b"): such strings are encoded
+    if "\x00" in value or "\x01" in value or value.startswith(MARK):
+        return False
+    if value[:1].isspace() or value[-1:].isspace():
         return False
     if value.isascii():
         return True

@@ -580,10 +580,10 @@ class FalkorDBGraph:
         for id in wanted:
             seen: dict[str, None] = {}
             if direction in ("out", "both"):
-                for _, _, _, nbr, _ in sorted(r for r in rows[id] if r[0]):
+                for _, _, _, nbr, _ in sorted((r for r in rows[id] if r[0]), key=_order):
                     seen.setdefault(nbr, None)
             if direction in ("in", "both"):
-                for _, _, _, nbr, _ in sorted(r for r in rows[id] if r[1]):
+                for _, _, _, nbr, _ in sorted((r for r in rows[id] if r[1]), key=_order):
                     seen.setdefault(nbr, None)
             result[id] = list(seen)
         return result
@@ -816,6 +816,10 @@ def _location(location: str | FalkorDBLocation) -> FalkorDBLocation:
 def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def _order(row: tuple[bool, bool, int, str, int]) -> int:
+    return row[2]
 
 
 def _node_record(props: Mapping[str, Any]) -> dict[str, Any]:

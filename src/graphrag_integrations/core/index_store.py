@@ -77,6 +77,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import EdgeKey, GraphBackend, GraphStore
 from graphrag_integrations.core.persistence import (
     MANIFEST_NAME,
@@ -101,6 +102,9 @@ from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 logger = logging.getLogger(__name__)
 
 GRAPH_FILE = "graph.json"
+#: What a database graph backend (e.g. FalkorDB) saves instead of ``graph.json``: where the
+#: graph is (never credentials).
+POINTER_FILE = "graph.pointer.json"
 VECTORS_DIR = "vectors"
 #: The store's identity file: ``{"index_id": "<32 hex digits>"}``.
 STORE_FILE = "store.json"
@@ -209,7 +213,7 @@ def content_checksum(directory: str | Path) -> str:
     64
     """
     root = Path(directory)
-    files = [root / GRAPH_FILE] if (root / GRAPH_FILE).is_file() else []
+    files = [root / name for name in (GRAPH_FILE, POINTER_FILE) if (root / name).is_file()]
     if (root / VECTORS_DIR).is_dir():
         files += sorted(p for p in (root / VECTORS_DIR).rglob("*") if p.is_file())
     digest = hashlib.sha256()
@@ -276,6 +280,38 @@ def index_stores_of(index: object) -> list[IndexStore]:
     return list(found.values())
 
 
+def _flush(graph: GraphBackend) -> None:
+    """Send the writes a database backend queued (nothing for the in-process store)."""
+    flush = getattr(graph, "flush", None)
+    if callable(flush):
+        flush()
+
+
+def _load_graph(src: Path, backend: type[GraphBackend]) -> GraphBackend:
+    """The graph of the persisted store in ``src``.
+
+    A pointer file (``graph.pointer.json``) reopens its FalkorDB graph whatever ``backend``
+    is (``backend``'s credentials are used when it is bound to the same graph). A
+    ``graph.json`` is read by ``backend.load``, except when ``backend`` is a database backend
+    (e.g. ``FalkorDBGraph.at(url)``): then the saved graph is *re-homed* - copied into a new
+    graph there (refused if that graph holds data, unless bound with ``overwrite=True``); the
+    next persist writes the pointer.
+    """
+    if (src / POINTER_FILE).is_file():
+        from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+        opener = backend if issubclass(backend, FalkorDBGraph) else FalkorDBGraph
+        return opener.load(src / POINTER_FILE)
+    copy_from = getattr(backend, "copy_from", None)
+    if is_in_process(backend) or not callable(copy_from) or not (src / GRAPH_FILE).is_file():
+        return backend.load(src / GRAPH_FILE)
+    saved = GraphStore.load(src / GRAPH_FILE)
+    target = backend()
+    logger.info("copying the saved graph of %s (%d nodes) into %r", src, len(saved), target)
+    cast(Any, target).copy_from(saved)
+    return target
+
+
 def _method_of(directory: Path) -> str:
     if not (directory / MANIFEST_NAME).is_file():
         return ""
@@ -302,6 +338,8 @@ class IndexStore:
         method reads a saved one); ``None``: :class:`GraphStore`.
     metadata : callable, optional
         ``metadata(graph, kind, key)``: vector-index metadata of a node (``None``: none).
+    opened : GraphBackend, optional
+        A graph already opened (what :meth:`load` passes) instead of a new empty one.
 
     Attributes
     ----------
@@ -324,6 +362,7 @@ class IndexStore:
         factory: VectorIndexFactory | None = None,
         graph: type[GraphBackend] | None = None,
         metadata: VectorMetadata | None = None,
+        opened: GraphBackend | None = None,
     ) -> None:
         if len(set(layers.values())) != len(layers):
             raise ValueError(f"two node kinds share a layer name: {dict(layers)}")
@@ -332,13 +371,14 @@ class IndexStore:
         self.factory: VectorIndexFactory = factory or in_memory_vectors
         self.backend: type[GraphBackend] = graph or GraphStore
         self.metadata = metadata
-        self.graph: GraphBackend = self.backend()
+        self.graph: GraphBackend = self.backend() if opened is None else opened
         self.vectors: dict[str, VectorIndex] = {}
         self.dimension = 0
         self.index_id = uuid.uuid4().hex
         self._version = 0
         self._lock = threading.RLock()
         self._views: dict[str, tuple[int, Any]] = {}
+        self._depth = 0  # nesting of writing() blocks
 
     # -- versions and derived views -------------------------------------------------------
     @property
@@ -350,12 +390,18 @@ class IndexStore:
     def writing(self) -> Iterator[IndexStore]:
         """Hold the store's lock for a batch of mutations (bumps :attr:`version` at the end).
 
-        A view is never built from half a batch: :meth:`derived` waits for the lock.
+        A view is never built from half a batch: :meth:`derived` waits for the lock. A graph
+        backend that queues writes (a ``flush()`` method, e.g. FalkorDB) is flushed when the
+        outermost batch ends.
         """
         with self._lock:
+            self._depth += 1
             try:
                 yield self
+                if self._depth == 1:
+                    _flush(self.graph)
             finally:
+                self._depth -= 1
                 self._version += 1
 
     def derived(self, name: str, build: Callable[[IndexStore, T | None], T]) -> T:
@@ -638,7 +684,8 @@ class IndexStore:
     def _write(self, out: Path) -> None:
         with self._lock:
             atomic_write_json(out / STORE_FILE, {"index_id": self.index_id})
-            self.graph.save(out / GRAPH_FILE)
+            in_process = is_in_process(type(self.graph))
+            self.graph.save(out / (GRAPH_FILE if in_process else POINTER_FILE))
             for kind, layer in self.layers.items():
                 index = self.vectors.get(layer)
                 if index is None:
@@ -714,8 +761,15 @@ class IndexStore:
         graph: type[GraphBackend] | None,
         metadata: VectorMetadata | None,
     ) -> IndexStore:
-        store = cls(model_name, layers, factory=factory, graph=graph, metadata=metadata)
-        store.graph = store.backend.load(src / GRAPH_FILE)
+        opened = _load_graph(src, graph or GraphStore)
+        store = cls(
+            model_name,
+            layers,
+            factory=factory,
+            graph=type(opened),
+            metadata=metadata,
+            opened=opened,
+        )
         store.dimension = dimension
         store.index_id = stored_index_id(src)
         rehome = factory is not None and factory is not in_memory_vectors

@@ -1,8 +1,10 @@
-"""core.index_store.IndexStore on two graph backends: the networkx GraphStore and DictGraph.
+"""core.index_store.IndexStore on three graph backends: the networkx GraphStore, DictGraph
+and FalkorDBGraph (on the real server of the ``falkordb_server`` fixture).
 
 ``DictGraph`` is a second, minimal implementation of the ``GraphBackend`` protocol written
 from its documented semantics (plain dicts, JSON persistence); every IndexStore test runs on
-both, so the store relies on nothing but the protocol.
+all three, so the store relies on nothing but the protocol. The FalkorDB-only tests at the
+end cover the pointer file, overwrite refusal, re-homing and a lost server.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +22,7 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.core import index_store
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore, Removed
 from graphrag_integrations.core.index_store import (
     IndexStore,
@@ -260,9 +264,41 @@ def toy(backend: type[GraphBackend], **kwargs: Any) -> IndexStore:
     return store
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda b: b.__name__)
-def backend(request: pytest.FixtureRequest) -> type[GraphBackend]:
-    return request.param  # type: ignore[no-any-return]
+@pytest.fixture(
+    params=[*BACKENDS, pytest.param("falkordb", marks=pytest.mark.falkordb_server)],
+    ids=lambda b: getattr(b, "__name__", b),
+)
+def backend(request: pytest.FixtureRequest) -> Iterator[type[GraphBackend]]:
+    if request.param != "falkordb":
+        yield request.param
+        return
+    yield from _fresh_falkordb(request.getfixturevalue("falkordb_server"))
+
+
+def _fresh_falkordb(server: Any) -> Iterator[type[GraphBackend]]:
+    """A FalkorDBGraph class making a new graph on ``server`` per instance (all deleted
+    afterwards)."""
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+    made: list[str] = []
+
+    class FreshFalkorDBGraph(FalkorDBGraph):
+        def __init__(self) -> None:
+            made.append(server.url(f"t_{uuid.uuid4().hex[:12]}"))
+            super().__init__(made[-1])
+
+    yield FreshFalkorDBGraph
+    for url in made:
+        _drop_graph(url)
+
+
+def _drop_graph(url: str) -> None:
+    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+
+    where = parse_falkordb_url(url)
+    client = connect(where)
+    if where.graph in client.list_graphs():
+        client.select_graph(where.graph).delete()
 
 
 def test_dict_graph_follows_the_protocol() -> None:
@@ -365,7 +401,8 @@ def test_persist_with_a_manifest_writes_the_whole_index_safely(
     store.persist(target, Manifest(method="toy-method"))
     manifest = read_manifest(target)  # checksums verified
     assert manifest.method == "toy-method"
-    assert "graph.json" in manifest.files and "vectors/chunks/vectors.npy" in manifest.files
+    graph_file = "graph.json" if is_in_process(backend) else "graph.pointer.json"
+    assert graph_file in manifest.files and "vectors/chunks/vectors.npy" in manifest.files
     # a folder of documents is refused, and kept, unless overwrite=True
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -545,3 +582,91 @@ def test_remove_edges_whatever_provenance_and_readd_goes_last(
     store.add_edge(a, b, "similar", ("d1",))
     assert store.graph.neighbors(a, "similar") == [c, b]
     assert len(store.graph) == 3
+
+
+# -- FalkorDB: pointer file, overwrite refusal, re-homing, a lost server -------------------
+@pytest.fixture
+def falkordb_url(falkordb_server: Any) -> Iterator[str]:
+    url = falkordb_server.url(f"t_{uuid.uuid4().hex[:12]}")
+    yield url
+    _drop_graph(url)
+
+
+def _load(directory: Path, graph: type[GraphBackend] | None = None) -> IndexStore:
+    return IndexStore.load(
+        directory, model_name="toy", dimension=3, layers=LAYERS, graph=graph, metadata=doc_metadata
+    )
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_persist_writes_a_pointer_and_reloads(falkordb_url: str, tmp_path: Path) -> None:
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+    secret = falkordb_url.replace("falkordb://", "falkordb://me:s3cret@")
+    store = toy(FalkorDBGraph.at(falkordb_url))
+    other_client = FalkorDBGraph.open(falkordb_url)
+    assert len(other_client) == 5  # writing() flushed the batch when it ended
+    store.persist(tmp_path / "index", Manifest(method="toy-method"))
+    files = sorted(p.name for p in (tmp_path / "index").iterdir())
+    assert "graph.pointer.json" in files and "graph.json" not in files
+    assert all("s3cret" not in p.read_text() for p in (tmp_path / "index").glob("*.json"))
+    assert "s3cret" not in repr(FalkorDBGraph.at(secret))
+    # any graph class given: the pointer wins, and a new client reads the same graph
+    loaded = _load(tmp_path / "index")
+    assert isinstance(loaded.graph, FalkorDBGraph)
+    assert loaded.keys("entity") == ["paris", "france", "rome"]
+    assert loaded.graph.neighbors(node_id("entity", "france"), direction="in") == [
+        node_id("chunk", "c1"),
+        node_id("chunk", "c2"),
+    ]
+    assert loaded.vectors["chunks"].get_metadata("c2") == {"doc_id": "d2"}  # type: ignore[attr-defined]
+    assert loaded.remove_document("d1") == {"chunk": ["c1"], "entity": ["paris"]}
+    assert store.graph.nodes("entity") == [node_id("entity", k) for k in ("france", "rome")]
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_new_index_refuses_a_graph_with_data(falkordb_url: str) -> None:
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+    toy(FalkorDBGraph.at(falkordb_url))
+    with pytest.raises(IndexExistsError, match="holds 5 nodes; pass overwrite=True") as error:
+        toy(FalkorDBGraph.at(falkordb_url))
+    assert "\n" not in str(error.value)
+    assert len(FalkorDBGraph.open(falkordb_url)) == 5  # nothing lost
+    replaced = IndexStore("toy", LAYERS, graph=FalkorDBGraph.at(falkordb_url, overwrite=True))
+    assert len(replaced.graph) == 0
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_load_rehomes_a_networkx_saved_graph(falkordb_url: str, tmp_path: Path) -> None:
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+    saved = toy(GraphStore)
+    saved.persist(tmp_path / "nx")
+    before = (tmp_path / "nx" / "graph.json").read_bytes()
+    rehomed = _load(tmp_path / "nx", FalkorDBGraph.at(falkordb_url))
+    assert isinstance(rehomed.graph, FalkorDBGraph)
+    assert rehomed.graph.to_graph_store() == saved.graph
+    assert (tmp_path / "nx" / "graph.json").read_bytes() == before  # the saved index is kept
+    rehomed.persist(tmp_path / "db")
+    assert (tmp_path / "db" / "graph.pointer.json").is_file()
+    assert not (tmp_path / "db" / "graph.json").exists()
+    # the graph is now taken: re-homing again there is refused
+    with pytest.raises(IndexExistsError):
+        _load(tmp_path / "nx", FalkorDBGraph.at(falkordb_url))
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_lost_server_is_a_one_line_error(tmp_path: Path) -> None:
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+
+    with FalkorDBServer() as server:
+        store = toy(FalkorDBGraph.at(server.url("doomed")))
+        store.persist(tmp_path)
+    with pytest.raises(ConnectionError, match=r"FalkorDB at 127\.0\.0\.1:\d+") as error:
+        store.keys("entity")
+    assert "\n" not in str(error.value)
+    with pytest.raises(ConnectionError, match="does not answer") as error:
+        _load(tmp_path)
+    assert "\n" not in str(error.value)
