@@ -85,11 +85,15 @@ def eval_graph_stores(
     Raises
     ------
     InvalidArgumentError
-        A bad URL.
+        What ``graph_store=`` refuses (one line).
     GraphRAGError
         A method also given ``--option METHOD.graph_store``.
     """
     from graphrag_integrations.core.falkordb_connection import parse_falkordb_url
+    from graphrag_integrations.core.graph_backends import is_in_process, resolve_graph_backend
+
+    if is_in_process(resolve_graph_backend(url)):  # "networkx": the default, nothing to route
+        return {}
     from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 
     location = parse_falkordb_url(url)

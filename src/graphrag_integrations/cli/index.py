@@ -137,10 +137,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.checkpoint is not None:
         kwargs["checkpoint_dir"] = args.checkpoint
         kwargs["checkpoint_every"] = args.checkpoint_every
-    try:
-        index = cls.from_documents(docs, **kwargs)
-    except IndexExistsError as exc:  # the graph store holds data
-        raise IndexExistsError(_cli_wording(str(exc))) from exc
+    index = cls.from_documents(docs, **kwargs)
     try:
         index.persist(args.out, overwrite=args.overwrite)
     except IndexExistsError as exc:  # the folder changed during the build
