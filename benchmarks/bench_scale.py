@@ -28,7 +28,7 @@ docs/lab/scale.md has the commands and figures)::
     exists (loaded after the RSS readings). One JSON line per size goes to ``OUT/query.jsonl``.
 ``falkordb``
     copies the graph of each networkx snapshot of ``--source`` into a FalkorDB graph
-    (``PREFIX_N``; ``ClueIndex.load(..., graph_backend=FalkorDBGraph.at(url))``, then
+    (``PREFIX_N``; ``ClueIndex.load(..., graph_store=FalkorDBGraph.at(url))``, then
     ``persist``: the folder holds the vectors and a pointer), reports the copy time and the
     server's memory for the graph (``GRAPH.MEMORY USAGE``, ``used_memory_rss``), then runs
     ``query`` on the copies while the server is up. ``--graph-store falkordb`` (the default)
@@ -129,7 +129,7 @@ def falkordb_memory_mib(url: str) -> dict[str, float | None]:
 def stage_falkordb(args: argparse.Namespace) -> None:
     """Re-home each networkx snapshot of ``--source`` into FalkorDB, then query it.
 
-    ``ClueIndex.load(..., graph_backend=FalkorDBGraph.at(url))`` copies the saved graph into
+    ``ClueIndex.load(..., graph_store=FalkorDBGraph.at(url))`` copies the saved graph into
     the server (``copy_from``); the copy is persisted to ``OUT/clue-N`` (the vectors, and a
     pointer to the graph), and the query stage then runs against it while the server is up.
     """
@@ -142,7 +142,7 @@ def stage_falkordb(args: argparse.Namespace) -> None:
     for size in sizes:
         url = f"{args.graph_store.rstrip('/')}_{size}"
         t = time.perf_counter()
-        index = ClueIndex.load(args.source / f"clue-{size}", graph_backend=FalkorDBGraph.at(url))
+        index = ClueIndex.load(args.source / f"clue-{size}", graph_store=FalkorDBGraph.at(url))
         snap = args.out / f"clue-{size}"
         index.persist(snap)
         copy_s = time.perf_counter() - t

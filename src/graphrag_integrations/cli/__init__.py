@@ -30,6 +30,14 @@ are kept) or over an existing index (of any method).
 the same command again after a kill and it resumes where it stopped
 (:mod:`~graphrag_integrations.core.checkpoint`).
 
+A graph method can keep its graph in FalkorDB: ``--graph-store falkordb://HOST:PORT/GRAPH`` on
+``index`` (with ``--overwrite``: replace what that graph holds), ``query`` / ``show`` (where
+the graph is now) and ``eval`` (one graph per method, ``GRAPH_<method>_<dataset>``; see
+:mod:`~graphrag_integrations.cli.graph_stores`)::
+
+    graphrag-integrations index --method clue --input docs/ --out ./clue-index \
+        --graph-store falkordb://127.0.0.1:6379/docs
+
 Draw the subgraph that led to the top passages as a self-contained HTML page (opened in a
 browser unless ``--no-open``; see :mod:`~graphrag_integrations.evaluation.show`)::
 

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 
 from graphrag_integrations.cli.evaluate import cmd_eval
-from graphrag_integrations.cli.index import cmd_index
+from graphrag_integrations.cli.index import _cli_wording, cmd_index
 from graphrag_integrations.cli.methods import cmd_methods, cmd_train
 from graphrag_integrations.cli.parser import build_parser
 from graphrag_integrations.cli.query import cmd_query, cmd_show
-from graphrag_integrations.errors import GraphRAGError
+from graphrag_integrations.errors import GraphRAGError, IndexExistsError
 
 EXIT_USAGE = 2
 
@@ -73,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         apply_thread_limit(args.threads)
         return _COMMANDS[args.command](args)
-    except (GraphRAGError, FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (GraphRAGError, FileNotFoundError, ValueError, ConnectionError) as exc:
+        message = _cli_wording(str(exc)) if isinstance(exc, IndexExistsError) else str(exc)
+        print(f"error: {message}", file=sys.stderr)
         return EXIT_USAGE

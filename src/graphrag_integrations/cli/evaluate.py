@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
+from graphrag_integrations.cli.graph_stores import eval_graph_stores
 from graphrag_integrations.cli.options import parse_options
 from graphrag_integrations.errors import GraphRAGError
 
@@ -17,14 +19,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from graphrag_integrations.evaluation.registry import get_registration
     from graphrag_integrations.evaluation.report import format_report
 
-    options = parse_options(args.option)
+    options: dict[str, dict[str, Any]] = dict(parse_options(args.option))
     stray = sorted(set(options) - set(args.method))
     if stray:
         raise GraphRAGError(f"--option for {', '.join(stray)}, which --method does not list")
-    for name in args.method:  # fail fast, before loading anything
-        reg = get_registration(name)
-        reg.parse_options(options.get(name, {}), cli=True)
+    regs = [get_registration(name) for name in args.method]
+    for reg in regs:  # fail fast, before loading anything
+        reg.parse_options(options.get(reg.name, {}), cli=True)
         reg.resolve_builder()
+    if args.graph_store is not None:  # each graph method: a graph of its own on that server
+        used = eval_graph_stores(
+            args.graph_store, regs, args.dataset, options, overwrite=args.overwrite
+        )
+        for name, url in used.items():
+            print(f"{name}: graph in {url}")
+    elif args.overwrite:
+        raise GraphRAGError("--overwrite applies to the graphs of --graph-store only")
     if is_lihuaworld(args.dataset):
         return _eval_lihuaworld(args, options)
     if args.chunking or args.answer_llm or args.judge:
@@ -52,7 +62,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _eval_lihuaworld(args: argparse.Namespace, options: dict[str, dict[str, str]]) -> int:
+def _eval_lihuaworld(args: argparse.Namespace, options: dict[str, dict[str, Any]]) -> int:
     """``eval`` on LiHuaWorld: paper chunking, evidence Recall@K per type, judged QA."""
     from graphrag_integrations.evaluation.lihuaworld_run import (
         format_lihua_report,

@@ -9,6 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.cli.graph_stores import OPTION as GRAPH_STORE
+from graphrag_integrations.cli.graph_stores import (
+    check_single,
+    index_graph_store,
+    takes_graph_store,
+)
 from graphrag_integrations.cli.options import _accepts
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.errors import GraphRAGError
@@ -91,7 +97,9 @@ def _check_target(out: Path, method: str, overwrite: bool) -> None:
 
 
 def _cli_wording(message: str) -> str:
-    return message.replace("pass overwrite=True", "pass --overwrite")
+    return message.replace("pass overwrite=True / --overwrite", "pass --overwrite").replace(
+        "pass overwrite=True", "pass --overwrite"
+    )
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -130,6 +138,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         if not _accepts(cls, name):
             raise GraphRAGError(f"option {reg.name}.{name} is not an option of {cls.__name__}")
         kwargs[name] = value
+    if args.graph_store is not None:
+        if not takes_graph_store(reg):
+            raise GraphRAGError(f"--graph-store: {reg.name} keeps no graph")
+        check_single(kwargs, "")
+        kwargs[GRAPH_STORE] = args.graph_store
+    if isinstance(kwargs.get(GRAPH_STORE), str):  # checked now; --overwrite replaces its data
+        kwargs[GRAPH_STORE] = index_graph_store(kwargs[GRAPH_STORE], overwrite=args.overwrite)
     docs = _input_documents(args.input)
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = args.embedding

@@ -118,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METHOD.KEY=VALUE",
         help="method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
     )
+    _add_graph_store(ev, "GRAPH_<method>_<dataset> of that server for each graph method")
+    ev.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --graph-store: replace what the method graphs hold (a run refuses a graph "
+        "that holds data otherwise)",
+    )
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
     ev.add_argument(  # LiHuaWorld only (evaluation.lihuaworld_run)
         "--chunking", help="LiHuaWorld chunking SIZE/OVERLAP in tokens (default 1200/100)"
@@ -146,8 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--overwrite",
         action="store_true",
         help="write into a non-empty folder that holds no index, or over an existing index "
-        "(files the index did not write are kept)",
+        "(files the index did not write are kept); with --graph-store, replace what the "
+        "graph holds",
     )
+    _add_graph_store(ix, "this graph (it must be empty, or --overwrite)")
     ix.add_argument(
         "--checkpoint",
         type=Path,
@@ -194,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's own k)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(qu)
+    _add_graph_store(qu, "this graph instead of the one the index names (it moved)")
     qu.add_argument("--json", action="store_true", help="print results as JSON")
 
     sh = sub.add_parser(
@@ -207,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(sh)
+    _add_graph_store(sh, "this graph instead of the one the index names (it moved)")
     sh.add_argument("--no-open", action="store_true", help="do not open a browser")
     return parser
 
@@ -219,4 +230,14 @@ def _add_query_option(parser: argparse.ArgumentParser) -> None:
         metavar="[METHOD.]KEY=VALUE",
         help="query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
         "(repeatable; see `methods NAME`)",
+    )
+
+
+def _add_graph_store(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--graph-store",
+        metavar="URL",
+        help="keep the graph of a graph method in FalkorDB: falkordb://[USER[:PASSWORD]@]HOST"
+        f"[:PORT]/GRAPH uses {where} (the password may come from FALKORDB_PASSWORD; "
+        "default: in the process)",
     )

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_integrations.cli.graph_stores import OPTION as GRAPH_STORE
+from graphrag_integrations.cli.graph_stores import takes_graph_store
 from graphrag_integrations.cli.options import _accepts, query_options
 from graphrag_integrations.errors import GraphRAGError
 
@@ -28,17 +30,18 @@ def _read_manifest(path: Path) -> Manifest:
 
 
 def _load_index(
-    path: Path, embedding: str | None, options: Sequence[str] = ()
+    path: Path, embedding: str | None, options: Sequence[str] = (), graph_store: str | None = None
 ) -> tuple[Any, Any, Manifest]:
     """Load the index in ``path`` with its registered class (and the manifest's embedder):
     ``(index, retriever, manifest)``, the retriever ``index.as_retriever(**options)`` (the
-    options validated first; without options it is the index itself).
+    options validated first; without options it is the index itself). ``graph_store``: where
+    the index's graph is now (``--graph-store``; ``None``: where the index says).
 
     Raises
     ------
     GraphRAGError
         Query options for an index class without ``as_retriever`` (one outside the API
-        contract), before anything is loaded.
+        contract), or a graph store for a method without a graph, before anything is loaded.
     """
     from graphrag_integrations.evaluation.registry import get_registration
 
@@ -49,6 +52,10 @@ def _load_index(
     if overrides and not callable(getattr(cls, "as_retriever", None)):
         raise GraphRAGError(f"{cls.__name__} has no as_retriever: it cannot take query options")
     kwargs: dict[str, Any] = {}
+    if graph_store is not None:
+        if not takes_graph_store(reg):
+            raise GraphRAGError(f"--graph-store: a {reg.name} index keeps no graph")
+        kwargs[GRAPH_STORE] = graph_store
     if _accepts(cls, "embedding"):
         kwargs["embedding"] = embedding or manifest.embedding_model
     index = cls.load(path, **kwargs)
@@ -60,7 +67,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from graphrag_integrations.core.validation import check_k
 
     k = None if args.k is None else check_k(args.k)  # before loading anything
-    _, retriever, _ = _load_index(args.index, args.embedding, args.option)
+    _, retriever, _ = _load_index(args.index, args.embedding, args.option, args.graph_store)
     results = retriever.retrieve(args.question, k=k)
     if args.json:
         rows = [
@@ -91,7 +98,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
     if out.is_dir():
         raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
-    index, retriever, manifest = _load_index(args.index, args.embedding, args.option)
+    index, retriever, manifest = _load_index(
+        args.index, args.embedding, args.option, args.graph_store
+    )
     results = retriever.retrieve(question, k=k)
     explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
     graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)

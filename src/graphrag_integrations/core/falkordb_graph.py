@@ -147,7 +147,7 @@ class FalkorDBGraph(FalkorDBReads):
     def at(
         cls, location: str | FalkorDBLocation, *, overwrite: bool = False
     ) -> type[FalkorDBGraph]:
-        """A subclass bound to ``location``: what an index's ``graph_backend`` takes.
+        """A subclass bound to ``location``: what an index's ``graph_store`` takes.
 
         Its no-argument constructor opens the graph for a new index (refusing one that holds
         data unless ``overwrite``); its :meth:`load` prefers this location (and its

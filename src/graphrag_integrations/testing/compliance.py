@@ -484,6 +484,15 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         """Load an index the suite persisted to ``path``."""
         return self.index_class.load(path, embedding=embedder)
 
+    def make_graph_store(self, options: dict[str, Any]) -> Any:
+        """The ``graph_store=`` of the next index the suite builds (``options``: that build's
+        keyword arguments), or ``None`` to pass none (the index's own default). Indexes
+        without a ``graph_store`` parameter never get one. Override it to run the suite
+        with the graph elsewhere (see
+        :class:`~graphrag_integrations.testing.graph_store_compliance.FalkorDBComplianceTests`).
+        """
+        return None
+
     def make_other_dimension_embedder(self, embedder: Any) -> Any:
         """An embedder with ``embedder``'s model name and another dimension (``None``: the
         dimension case is skipped). Default: a :class:`FakeEmbedder` of twice the size."""
@@ -524,6 +533,10 @@ class IndexComplianceTests(RetrieversIntegrationTests):
     def _build(self, documents: Sequence[Any], embedder: Any, **options: Any) -> BaseIndex:
         if not isinstance(getattr(self, "index_class", None), type):
             raise TypeError(f"{type(self).__name__} must set index_class to the index under test")
+        if "graph_store" in inspect.signature(self.index_class).parameters:
+            graph_store = self.make_graph_store(options)
+            if graph_store is not None:
+                options.setdefault("graph_store", graph_store)
         if options and not any(
             p.kind is inspect.Parameter.VAR_KEYWORD
             for p in inspect.signature(self.build_index).parameters.values()

@@ -17,11 +17,12 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 
 Storage is the core :class:`~graphrag_integrations.core.index_store.IndexStore`
 (:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.store`): the
-chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`, networkx
-``GraphStore`` by default; provenance = document id, so ``delete`` is
-``remove_document``) and the vectors in core vector indexes (in memory by default, Chroma
-through ``vector_index=ChromaVectors(...)``). :attr:`ClueIndex.graph` is Q-Iter's derived
-array view of them (the store's derived view ``"qiter"``), rebuilt after each mutation.
+chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`: networkx
+``GraphStore`` by default, FalkorDB with ``graph_store="falkordb://HOST:PORT/GRAPH"``;
+provenance = document id, so ``delete`` is ``remove_document``) and the vectors in core vector
+indexes (in memory by default, Chroma through ``vector_index=ChromaVectors(...)``).
+:attr:`ClueIndex.graph` is Q-Iter's derived array view of them (the store's derived view
+``"qiter"``), rebuilt after each mutation.
 
 With ``alpha > 0`` (and an ``llm``), the hybrid extraction of the paper runs on each batch
 given to :meth:`ClueIndex.add_passages`: ``select_chunks`` picks the chunks the LLM may read
@@ -43,6 +44,7 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.executors import ExecutorSpec
+from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index_building import (
@@ -151,9 +153,15 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
         :class:`~graphrag_integrations.core.index_store.ChromaVectors`; ``None``: exact
         in-memory indexes.
-    graph_backend : GraphBackend class, optional
-        The graph store class (see :class:`~graphrag_integrations.core.graph_store.GraphBackend`);
-        ``None``: the networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`.
+    graph_store : str, GraphBackend class or GraphBackend, optional
+        Where the graph lives (see
+        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        ``"networkx"``: in the process (the networkx
+        :class:`~graphrag_integrations.core.graph_store.GraphStore`);
+        ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
+        (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
+        :class:`~graphrag_integrations.core.graph_store.GraphBackend` class or instance.
+        :meth:`load` takes it too: where the graph is now, if it moved.
 
     Attributes
     ----------
@@ -205,7 +213,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         reranker: Any = None,
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> None:
         params, self.query_params = resolve_params(
             ClueIndexParams,
@@ -231,8 +239,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self.excluded_labels = frozenset(params.excluded_labels)
         self.show_progress = show_progress
         self.vector_index = vector_index
-        self.graph_backend = graph_backend
-        self.store: IndexStore = clue_store(self.embedder.model_name, vector_index, graph_backend)
+        self.graph_backend: type[GraphBackend] | None = resolve_graph_backend(graph_store)
+        self.store: IndexStore = clue_store(
+            self.embedder.model_name, vector_index, self.graph_backend
+        )
         self.timings = dict.fromkeys(("nlp", "llm", "embedding", "graph", "total"), 0.0)
         self._selection = {"chunks": 0, "llm_chunks": 0, "tokens": 0, "llm_tokens": 0}
         self._extraction = ExtractionStats()
@@ -294,7 +304,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         reranker: Any = None,
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
         splitter: Any = DEFAULT_SPLITTER,
         chunking: bool | None = True,
         errors: DecodeErrors = "strict",
@@ -331,7 +341,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             reranker=reranker,
             show_progress=show_progress,
             vector_index=vector_index,
-            graph_backend=graph_backend,
+            graph_store=graph_store,
         )
 
     @classmethod
@@ -545,7 +555,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     @classmethod
     def _from_manifest(cls, src: Path, manifest: Manifest, options: dict[str, Any]) -> ClueIndex:
         """The build options come from the manifest unless given; ``vector_index`` (a
-        factory) re-homes the loaded vectors, e.g. into Chroma."""
+        factory) re-homes the loaded vectors, e.g. into Chroma; ``graph_store`` says where
+        the graph is now (``None``: where the index says)."""
+        graph_store = options.pop("graph_store", None)
         params = manifest.parameters
         if "index_params" not in options and "preset" not in options:
             recorded = {key: params[key] for key in ("title_prefix", "link_title")}
@@ -553,7 +565,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             recorded["chunk_vectors"] = params.get("chunk_vectors", "encode")  # older
             recorded["spacy_model"] = manifest.models.get("spacy")
             options["index_params"] = ClueIndexParams.from_options(recorded)
-        return cls(**options)
+        index = cls(**options)
+        # opened by _read_files: None = where the index says (IndexStore.load)
+        index.graph_backend = None if graph_store is None else resolve_graph_backend(graph_store)
+        return index
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:
         self.store = IndexStore.load(

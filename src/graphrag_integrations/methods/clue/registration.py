@@ -37,7 +37,7 @@ def build(
     index_llm: Any = None,
     reranker: Any = None,
     vector_index: Any = None,
-    graph_backend: Any = None,
+    graph_store: Any = None,
 ) -> QIter:
     """Build a Clue index over ``passages`` and return its Q-Iter retriever.
 
@@ -59,8 +59,9 @@ def build(
         Q-Iter's path and chunk scorer (default: the fused scorer).
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` of the index's vector stores.
-    graph_backend : type of GraphBackend, optional
-        The class of the index's graph store (default: the networkx ``GraphStore``).
+    graph_store : str, GraphBackend class or instance, optional
+        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
+        the networkx ``GraphStore`` in the process).
 
     Examples
     --------
@@ -88,7 +89,7 @@ def build(
         query_llm=llm,
         reranker=reranker,
         vector_index=vector_index,
-        graph_backend=graph_backend,
+        graph_store=graph_store,
         show_progress=show_progress,
     )
     return index.as_retriever()
@@ -106,9 +107,10 @@ CLUE = MethodRegistration(
         "index_llm": "the index's knowledge-unit LLM, needed when alpha > 0",
         "reranker": "Reranker or cross-encoder name scoring paths and chunks",
         "vector_index": "factory(layer, dimension, model_name) of the vector stores",
-        "graph_backend": "GraphBackend class holding the graph (default: networkx GraphStore)",
+        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
+        "class or instance (default: networkx GraphStore in the process)",
     },
-    named_objects=frozenset({"llm", "index_llm", "reranker"}),
+    named_objects=frozenset({"llm", "index_llm", "reranker", "graph_store"}),
     description="Clue-RAG: chunk / knowledge-unit / entity graph with Q-Iter beam search",
 )
 

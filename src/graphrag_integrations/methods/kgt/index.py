@@ -32,6 +32,7 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.executors import ExecutorSpec
+from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index_building import (
@@ -157,8 +158,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         Multi-step mode (``max_steps > 1``): answers prompt 3 of appendix M.
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` of the passage vectors.
-    graph_backend : GraphBackend class, optional
-        The graph store class (``None``: the networkx ``GraphStore``).
+    graph_store : str, GraphBackend class or GraphBackend, optional
+        Where the graph lives (see
+        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        ``"networkx"``: in the process (the networkx ``GraphStore``);
+        ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
+        (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
+        ``GraphBackend`` class or instance. :meth:`load` takes it too: where the graph is
+        now, if it moved.
     show_progress : bool or None
         Progress bars; ``None`` (default): on for batches of at least
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
@@ -189,7 +196,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         preset: str | None = None,
         decomposer: Any = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
         show_progress: bool | None = None,
     ) -> None:
         self.index_params: KGTIndexParams
@@ -211,12 +218,12 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         self.decomposer = decomposer
         self.show_progress = show_progress
         self.vector_index = vector_index
-        self.graph_backend = graph_backend
+        self.graph_backend: type[GraphBackend] | None = resolve_graph_backend(graph_store)
         self.store = ParseKGStore(
             self.embedder.model_name,
             self.index_params.excluded_head_labels,
             factory=vector_index,
-            graph=graph_backend,
+            graph=self.graph_backend,
         )
         self.timings = dict.fromkeys(("nlp", "embedding", "graph", "total"), 0.0)
         self._translator_spec = translator
@@ -251,7 +258,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         decomposer: Any = None,
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
         splitter: Any = DEFAULT_SPLITTER,
         chunking: bool | None = True,
         errors: DecodeErrors = "strict",
@@ -286,7 +293,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             decomposer=decomposer,
             show_progress=show_progress,
             vector_index=vector_index,
-            graph_backend=graph_backend,
+            graph_store=graph_store,
         )
 
     @classmethod
@@ -726,7 +733,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         cls, src: Path, manifest: Manifest, options: dict[str, Any]
     ) -> ParseKGTranslatorRetriever:
         """Build and query settings come from the manifest unless given; the recorded
-        translator (a local path) too."""
+        translator (a local path) too; ``graph_store`` says where the graph is now
+        (``None``: where the index says)."""
+        graph_store = options.pop("graph_store", None)
         params = manifest.parameters
         if options.get("preset") is None:
             options.pop("preset", None)
@@ -735,7 +744,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         recorded = manifest.models.get("translator", "default")
         if "translator" not in options and recorded != "default" and Path(recorded).exists():
             options["translator"] = recorded
-        return cls(**options)
+        index = cls(**options)
+        # opened by _read_files: None = where the index says (IndexStore.load)
+        index.graph_backend = None if graph_store is None else resolve_graph_backend(graph_store)
+        return index
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:
         self.store = ParseKGStore.load(

@@ -37,7 +37,7 @@ def build(
     translator: Any = None,
     decomposer: Any = None,
     vector_index: Any = None,
-    graph_backend: Any = None,
+    graph_store: Any = None,
 ) -> ParseKGTranslatorRetriever:
     """Build a :class:`~graphrag_integrations.methods.kgt.index.ParseKGTranslatorRetriever`.
 
@@ -59,8 +59,9 @@ def build(
         Multi-step mode (``max_steps > 1``).
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` of the passage vectors.
-    graph_backend : type of GraphBackend, optional
-        Graph store class (default: networkx ``GraphStore``).
+    graph_store : str, GraphBackend class or instance, optional
+        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
+        the networkx ``GraphStore`` in the process).
 
     Examples
     --------
@@ -80,7 +81,7 @@ def build(
         query_params=query_params,
         decomposer=decomposer,
         vector_index=vector_index,
-        graph_backend=graph_backend,
+        graph_store=graph_store,
         show_progress=show_progress,
     )
 
@@ -97,9 +98,10 @@ KGT = MethodRegistration(
         "(default: the committed MuSiQue-100 fold-a adapter)",
         "decomposer": "multi-step question decomposition LLM (max_steps > 1)",
         "vector_index": "factory(layer, dimension, model_name) of the passage vectors",
-        "graph_backend": "GraphBackend class holding the graph (default: networkx GraphStore)",
+        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
+        "class or instance (default: networkx GraphStore in the process)",
     },
-    named_objects=frozenset({"translator", "decomposer"}),
+    named_objects=frozenset({"translator", "decomposer", "graph_store"}),
     description="KG-Translator: ParseKG + KG-constrained query-to-clue translation",
     trainer="graphrag_integrations.methods.kgt.training:train",
     train_params=KGTTrainParams,

@@ -23,6 +23,7 @@ from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.executors import ExecutorSpec
 from graphrag_integrations.core.fusion import ScoreFusion
+from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index_building import (
@@ -110,8 +111,14 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES` passages.
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` for the ``queries`` / ``chunks`` vectors.
-    graph_backend : GraphBackend class, optional
-        The graph store class (``None``: the networkx ``GraphStore``).
+    graph_store : str, GraphBackend class or GraphBackend, optional
+        Where the graph lives (see
+        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        ``"networkx"``: in the process (the networkx ``GraphStore``);
+        ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
+        (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
+        ``GraphBackend`` class or instance. :meth:`load` takes it too: where the graph is
+        now, if it moved.
     batch_size : int
         Prompts per batched LLM call (models with ``complete_batch``).
 
@@ -161,7 +168,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         chunker: Any = None,
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
         batch_size: int = 8,
     ) -> None:
         self.index_params: QCGIndexParams
@@ -183,12 +190,12 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         self.max_tokens = None if max_tokens is None else int(max_tokens)
         self.template = resolve_template(template)
         self.batch_size = batch_size
-        self.graph_backend = graph_backend
+        self.graph_backend: type[GraphBackend] | None = resolve_graph_backend(graph_store)
         if chunker is not None:
             self.splitter = chunker
         self.show_progress = show_progress
         self.vector_index = vector_index
-        self.store = QCGStore(self.embedder.model_name, vector_index, graph_backend)
+        self.store = QCGStore(self.embedder.model_name, vector_index, self.graph_backend)
         self._generator: Doc2QueryGenerator | None = None
         self._generator_model: str | None = None
         self.timings = dict.fromkeys(("generation", "embedding", "graph", "total"), 0.0)
@@ -258,7 +265,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         template: str = "paper",
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
-        graph_backend: type[GraphBackend] | None = None,
+        graph_store: GraphStoreSpec = None,
         batch_size: int = 8,
         splitter: Any = DEFAULT_SPLITTER,
         chunking: bool | None = True,
@@ -298,7 +305,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
             template=template,
             show_progress=show_progress,
             vector_index=vector_index,
-            graph_backend=graph_backend,
+            graph_store=graph_store,
             batch_size=batch_size,
         )
 
@@ -600,7 +607,9 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         cls, src: Path, manifest: Manifest, options: dict[str, Any]
     ) -> QueryCentricGraphIndex:
         """Graph parameters come from the manifest (another value given raises
-        ``IndexMismatchError``), query parameters from it unless given."""
+        ``IndexMismatchError``), query parameters from it unless given; ``graph_store`` says
+        where the graph is now (``None``: where the index says)."""
+        graph_store = options.pop("graph_store", None)
         params = manifest.parameters
         built = QCGIndexParams.from_options(params["index"])
         recorded = QCGQueryParams.from_options(params["query"])
@@ -622,7 +631,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         options["index_params"] = built
         options.setdefault("query_params", recorded)
         options.setdefault("max_tokens", params.get("max_tokens"))
-        return cls(**options)
+        index = cls(**options)
+        # opened by _read_files: None = where the index says (IndexStore.load)
+        index.graph_backend = None if graph_store is None else resolve_graph_backend(graph_store)
+        return index
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:
         if manifest.parameters.get("prompt_hash") != prompt_hash(self.template):

@@ -83,7 +83,7 @@ def build(
     template: str | None = None,
     max_tokens: Any = None,
     vector_index: Any = None,
-    graph_backend: Any = None,
+    graph_store: Any = None,
 ) -> QueryCentricGraphIndex:
     """Build a :class:`~graphrag_integrations.methods.qcg.index.QueryCentricGraphIndex`.
 
@@ -109,8 +109,11 @@ def build(
         query set (``"small"`` for the committed sets), else ``"paper"``.
     max_tokens : int or str, optional
         Generation limit per reply (default 128 with the small prompt).
-    vector_index, graph_backend : optional
-        Vector-index factory and graph backend class of the store.
+    vector_index : optional
+        Vector-index factory of the store.
+    graph_store : str, GraphBackend class or instance, optional
+        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
+        the networkx ``GraphStore`` in the process).
 
     Examples
     --------
@@ -155,7 +158,7 @@ def build(
         template=template,
         max_tokens=None if max_tokens is None else int(max_tokens),
         vector_index=vector_index,
-        graph_backend=graph_backend,
+        graph_store=graph_store,
         show_progress=show_progress,
     )
 
@@ -174,9 +177,12 @@ QCG = MethodRegistration(
         "template": "Doc2Query prompt: 'paper', 'small' or a text with {chunk}",
         "max_tokens": "generation limit per Doc2Query reply",
         "vector_index": "factory(layer, dimension, model_name) of the vector stores",
-        "graph_backend": "GraphBackend class holding the graph (default: networkx GraphStore)",
+        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
+        "class or instance (default: networkx GraphStore in the process)",
     },
-    named_objects=frozenset({"llm", "query_set", "cache_dir", "template", "max_tokens"}),
+    named_objects=frozenset(
+        {"llm", "query_set", "cache_dir", "template", "max_tokens", "graph_store"}
+    ),
     description="QCG-RAG: generated query-answer nodes, query kNN graph, h-hop expansion",
 )
 

@@ -35,6 +35,8 @@ from graphrag_integrations.core.chunking import source_metadata
 from graphrag_integrations.core.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.executors import ExecutorSpec
+from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
+from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_base import BaseIndex
 from graphrag_integrations.core.index_building import DEFAULT_SPLITTER, check_query, drop_indexed
 from graphrag_integrations.core.nlp import SpacyNLP
@@ -133,6 +135,14 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         Progress bars while embedding and training; ``None`` (default): on for text batches
         of at least :data:`~graphrag_integrations.core.progress.PROGRESS_MIN_PASSAGES`
         documents (off for training).
+    graph_store : str, GraphBackend class or GraphBackend, optional
+        Where the KG lives (see
+        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        ``"networkx"``: in the process (the networkx ``GraphStore``);
+        ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
+        (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a backend class
+        or instance offering ``GraphStore.edges`` too. :meth:`load` takes it too: where the
+        graph is now, if it moved.
 
     Examples
     --------
@@ -189,6 +199,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> None:
         self.index_params, self.query_params = resolve_params(
             RegIndexParams,
@@ -200,7 +211,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         self.embedder: Embedder = as_embedder(embedding)
         self._parser: SpacyNLP | None = None
         self.show_progress = show_progress
-        self.store = RegStore(self.embedder.model_name)
+        self.graph_backend: type[GraphBackend] | None = resolve_graph_backend(graph_store)
+        self.store = RegStore(self.embedder.model_name, graph=self.graph_backend)
         self.scorer: TripleScorer | None = None
         self.stats = {
             "entity_fallback": 0,
@@ -237,6 +249,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
         splitter: Any = DEFAULT_SPLITTER,
         chunking: bool | None = True,
         errors: DecodeErrors = "strict",
@@ -273,6 +286,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             "query_params": query_params,
             "preset": preset,
             "show_progress": show_progress,
+            "graph_store": graph_store,
         }
         if not tables:
             return super().from_documents(texts, embedding=embedding, **params, **options)
@@ -317,6 +331,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> RefinedSubgraphRetriever:
         """Build a KG from passages with the core NLP (:func:`.kg.triples_from_parses`;
         provenance: each passage's ``doc_id``). ``from_documents`` cuts documents into
@@ -327,6 +342,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
+            graph_store=graph_store,
         )
         if not index._add_texts(passages):
             raise EmptyCorpusError("no triples could be extracted from the documents")
@@ -600,19 +616,25 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     def _from_manifest(
         cls, src: Path, manifest: Manifest, options: dict[str, Any]
     ) -> RefinedSubgraphRetriever:
-        """Parameters come from the manifest unless given."""
+        """Parameters come from the manifest unless given; ``graph_store`` says where the
+        graph is now (``None``: where the index says)."""
+        graph_store = options.pop("graph_store", None)
         if options.get("preset") is None:
             options.pop("preset", None)
             index_params, query_params = manifest_params(manifest.parameters)
             options.setdefault("index_params", index_params)
             options.setdefault("query_params", query_params)
-        return cls(**options)
+        index = cls(**options)
+        # opened by _read_files: None = where the index says (IndexStore.load)
+        index.graph_backend = None if graph_store is None else resolve_graph_backend(graph_store)
+        return index
 
     def _read_files(self, src: Path, manifest: Manifest) -> None:
         self.store = RegStore.load(
             src,
             model_name=self.embedder.model_name,
             dimension=int(manifest.embedding_dimension or 0),
+            graph=self.graph_backend,
         )
         if self.view.n_triples != manifest.parameters["triples"]:
             raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")

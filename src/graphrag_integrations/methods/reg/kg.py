@@ -34,6 +34,7 @@ from graphrag_integrations.core.nlp import ParsedText
 from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError
 
 if TYPE_CHECKING:
+    from graphrag_integrations.core.graph_backends import GraphStoreSpec
     from graphrag_integrations.methods.reg.params import RegIndexParams, RegQueryParams
 
 Triple = tuple[str, str, str]
@@ -247,7 +248,8 @@ _S = TypeVar("_S", bound="KGSources")
 
 class KGSources:
     """The index constructors from KG sources (mixed into ``RefinedSubgraphRetriever``):
-    Python triples, files, graph documents, LlamaIndex property-graph stores."""
+    Python triples, files, graph documents, LlamaIndex property-graph stores. Each takes the
+    index's ``graph_store`` (where the KG lives)."""
 
     if TYPE_CHECKING:  # what the constructors use of the index
 
@@ -259,6 +261,7 @@ class KGSources:
             query_params: RegQueryParams | None = None,
             preset: str | None = None,
             show_progress: bool | None = None,
+            graph_store: GraphStoreSpec = None,
         ) -> None: ...
 
         def insert_triples(self, triples: Iterable[Sequence[str]], doc_id: str) -> int: ...
@@ -274,6 +277,7 @@ class KGSources:
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> _S:
         """Build from Python triples, all under provenance ``doc_id``."""
         checked = check_triples(triples)
@@ -285,6 +289,7 @@ class KGSources:
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
+            graph_store=graph_store,
         )
         index.insert_triples(checked, doc_id)
         return index
@@ -300,6 +305,7 @@ class KGSources:
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> _S:
         """Build from a TSV / CSV / ``h|r|t`` file (provenance: the file name)."""
         return cls.from_triples(
@@ -310,6 +316,7 @@ class KGSources:
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
+            graph_store=graph_store,
         )
 
     @classmethod
@@ -322,6 +329,7 @@ class KGSources:
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> _S:
         """Build from graph documents (:func:`.kg.triples_from_graph_documents`: LangChain's
         ``GraphDocument`` of ``langchain_community`` or ``langchain_neo4j``, or any object
@@ -334,6 +342,7 @@ class KGSources:
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
+            graph_store=graph_store,
         )
         if hasattr(graph_documents, "relationships"):
             graph_documents = [graph_documents]
@@ -360,6 +369,7 @@ class KGSources:
         query_params: RegQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
+        graph_store: GraphStoreSpec = None,
     ) -> _S:
         """Build from a LlamaIndex property-graph store's triplets
         (:func:`.kg.triples_from_property_graph_store`, ``filters`` passed on)."""
@@ -371,4 +381,5 @@ class KGSources:
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
+            graph_store=graph_store,
         )

@@ -43,6 +43,8 @@ OBJECTS = {
     "written by `train --method reg` (its scorer for every hop); 'none' = untrained",
     "index_cache": "folder of a persisted ReG index of the same triples (loaded if present, "
     "written after a build otherwise); '' = build in memory",
+    "graph_store": "where the KG lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend class or "
+    "instance (default: networkx GraphStore in the process)",
 }
 
 
@@ -82,6 +84,7 @@ def _build(
     show_progress: bool,
     scorer: str,
     index_cache: str | Path,
+    graph_store: Any = None,
 ) -> KGQARetriever:
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
@@ -94,11 +97,13 @@ def _build(
     }
     cache = Path(index_cache) if index_cache else None
     if cache is not None and (cache / "manifest.json").is_file():
-        index = RefinedSubgraphRetriever.load(cache, **common)
+        index = RefinedSubgraphRetriever.load(cache, graph_store=graph_store, **common)
         if index.view.n_triples != len(set(map(tuple, triples))):
             raise ValueError(f"{cache} holds another KG ({index.view.n_triples} triples)")
     else:
-        index = RefinedSubgraphRetriever.from_triples(triples, doc_id="kb", **common)
+        index = RefinedSubgraphRetriever.from_triples(
+            triples, doc_id="kb", graph_store=graph_store, **common
+        )
         if cache is not None:
             index.persist(cache)
     scorers = _scorers(str(scorer), supervision)
@@ -143,6 +148,7 @@ def build_reg(
     show_progress: bool = False,
     scorer: str = "",
     index_cache: str | Path = "",
+    graph_store: Any = None,
 ) -> KGQARetriever:
     """ReG over ``triples`` with the scorers trained on LLM-refined supervision.
 
@@ -163,6 +169,7 @@ def build_reg(
         show_progress,
         scorer,
         index_cache,
+        graph_store,
     )
 
 
@@ -176,6 +183,7 @@ def build_reg_weak(
     show_progress: bool = False,
     scorer: str = "",
     index_cache: str | Path = "",
+    graph_store: Any = None,
 ) -> KGQARetriever:
     """ReG over ``triples`` with the scorers trained on weak (shortest-path) supervision."""
     return _build(
@@ -188,6 +196,7 @@ def build_reg_weak(
         show_progress,
         scorer,
         index_cache,
+        graph_store,
     )
 
 

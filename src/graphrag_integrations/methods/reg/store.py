@@ -14,7 +14,8 @@ after each mutation).
   :meth:`IndexStore.remove_document` (an entity, relation or triple also backed by another
   document survives).
 
-The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`:
+The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`
+by default, or a backend with its ``edges`` / ``edge`` / ``provenance`` methods (FalkorDB's):
 the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
 does not offer.
 """
@@ -31,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple
@@ -151,9 +152,15 @@ class RegStore:
     (True, 0)
     """
 
-    def __init__(self, model_name: str, store: IndexStore | None = None) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        store: IndexStore | None = None,
+        *,
+        graph: type[GraphBackend] | None = None,
+    ) -> None:
         self.model_name = model_name
-        self.index_store = store or IndexStore(model_name, LAYERS, graph=GraphStore)
+        self.index_store = store or IndexStore(model_name, LAYERS, graph=graph or GraphStore)
 
     @property
     def graph(self) -> GraphStore:
@@ -237,8 +244,16 @@ class RegStore:
         self.index_store.persist(directory)
 
     @classmethod
-    def load(cls, directory: Path, *, model_name: str, dimension: int) -> RegStore:
-        """Read what :meth:`persist` wrote; graph and vectors must agree."""
+    def load(
+        cls,
+        directory: Path,
+        *,
+        model_name: str,
+        dimension: int,
+        graph: type[GraphBackend] | None = None,
+    ) -> RegStore:
+        """Read what :meth:`persist` wrote; graph and vectors must agree. ``graph``: the
+        backend class to open (``None``: the one the index was written with)."""
         store = cls(
             model_name,
             IndexStore.load(
@@ -246,7 +261,7 @@ class RegStore:
                 model_name=model_name,
                 dimension=dimension,
                 layers=LAYERS,
-                graph=GraphStore,
+                graph=graph,
             ),
         )
         store.view()

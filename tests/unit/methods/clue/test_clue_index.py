@@ -23,13 +23,13 @@ QUESTIONS = [
 ]
 
 
-def build(items=CORPUS, *, llm=None, graph_backend=None, **options) -> ClueIndex:
+def build(items=CORPUS, *, llm=None, graph_store=None, **options) -> ClueIndex:
     """A Clue index over ``items``; ``options`` are ClueIndexParams fields."""
     return ClueIndex.from_documents(
         documents(items),
         embedding=FakeEmbedder(),
         llm=llm,
-        graph_backend=graph_backend,
+        graph_store=graph_store,
         index_params=ClueIndexParams(**options),
     )
 

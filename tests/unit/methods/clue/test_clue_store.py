@@ -62,7 +62,7 @@ def build(
     items: Sequence[tuple[str, str]] = CORPUS,
     *,
     vector_index: Any = None,
-    graph_backend: Any = None,
+    graph_store: Any = None,
     **options: Any,
 ) -> ClueIndex:
     """A Clue index over ``items``; ``options`` are ClueIndexParams fields."""
@@ -70,7 +70,7 @@ def build(
         documents(items),
         embedding=FakeEmbedder(),
         vector_index=vector_index,
-        graph_backend=graph_backend,
+        graph_store=graph_store,
         index_params=ClueIndexParams(**options),
     )
 
@@ -278,7 +278,7 @@ def test_registry_build_routes_index_options_and_the_index_llm() -> None:
 def test_clue_answers_the_same_on_another_graph_backend(index: ClueIndex, tmp_path: Path) -> None:
     from tests.unit.core.test_index_store import DictGraph
 
-    other = build(graph_backend=DictGraph)
+    other = build(graph_store=DictGraph)
     assert isinstance(other.graph_store, DictGraph)
     assert other.graph.unit_ids == index.graph.unit_ids
     assert other.graph.entity_names == index.graph.entity_names
@@ -286,7 +286,7 @@ def test_clue_answers_the_same_on_another_graph_backend(index: ClueIndex, tmp_pa
     other.delete("Brian Clough")
     assert answers(other) == answers(build(CORPUS[:3] + CORPUS[4:]))
     other.persist(tmp_path / "idx")
-    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder(), graph_backend=DictGraph)
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder(), graph_store=DictGraph)
     assert isinstance(loaded.graph_store, DictGraph)
     assert answers(loaded) == answers(other)
 

@@ -199,7 +199,7 @@ def test_a_graph_without_statistics_gets_them_counted_at_its_next_change() -> No
 
 
 def test_a_database_backend_queries_without_reading_the_whole_graph() -> None:
-    idx = build(CORPUS + FILLER, graph_backend=CountingGraph)
+    idx = build(CORPUS + FILLER, graph_store=CountingGraph)
     graph = idx.graph_store
     assert isinstance(graph, CountingGraph)
     # knowledge anchoring alone: the fake embedder's many zero cosines between entity names
@@ -242,7 +242,7 @@ def test_the_cache_is_bounded_and_follows_the_index_version() -> None:
 
 
 def test_second_query_is_served_from_the_cache() -> None:
-    idx = build(CORPUS, graph_backend=CountingGraph)
+    idx = build(CORPUS, graph_store=CountingGraph)
     qiter = idx.as_retriever(k=2)
     qiter.retrieve("Where was the manager of Nottingham Forest born?")
     cache = qiter.cache

@@ -39,7 +39,7 @@ def edit(index: ClueIndex) -> ClueIndex:
 def test_clue_on_falkordb_answers_exactly_as_on_networkx(url: str, tmp_path: Path) -> None:
     from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 
-    index = edit(build(CORPUS[:3], ("twin-a",), graph_backend=FalkorDBGraph.at(url)))
+    index = edit(build(CORPUS[:3], ("twin-a",), graph_store=FalkorDBGraph.at(url)))
     reference = edit(build(CORPUS[:3], ("twin-a",)))
     assert read_statistics(index.graph_store) == count_statistics(index.graph_store)[0]
     assert read_statistics(index.graph_store) == read_statistics(reference.graph_store)

@@ -89,7 +89,7 @@ def test_a_loaded_falkordb_index_reads_neighbourhoods_with_networkx_results(
         documents(),
         embedding=FakeEmbedder(),
         llm=FakeLLM(),
-        graph_backend=FalkorDBGraph.at(falkordb_url),
+        graph_store=FalkorDBGraph.at(falkordb_url),
         **qcg_params(**options),
     )
     built.persist(tmp_path / "index")
