@@ -65,6 +65,7 @@ from graphrag_integrations.core.documents import (
     load_documents,
     pop_load_options,
 )
+from graphrag_integrations.core.falkordb_connection import is_falkordb_url, parse_falkordb_url
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import MANIFEST_NAME, atomic_write_bytes
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
@@ -99,7 +100,11 @@ def describe_setting(value: Any) -> Any:
     >>> from graphrag_integrations.testing.fake_embedder import FakeEmbedder
     >>> describe_setting(FakeEmbedder(8))
     {'type': 'FakeEmbedder', 'model_name': 'fake-hashing-bow-8'}
+    >>> describe_setting("falkordb://bob:secret@db:6379/papers")  # no credentials on disk
+    'falkordb://bob@db:6379/papers'
     """
+    if isinstance(value, str) and is_falkordb_url(value):
+        return parse_falkordb_url(value).url  # never the password
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a Params object

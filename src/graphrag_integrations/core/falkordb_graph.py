@@ -523,7 +523,8 @@ class FalkorDBGraph(FalkorDBReads):
 
     @classmethod
     def load(cls, path: str | Path) -> FalkorDBGraph:
-        """Reconnect to the graph a pointer file names.
+        """Reconnect to the graph a pointer file names (or, on a class bound by :meth:`at`,
+        to the graph it is bound to: where the saved one is now).
 
         Raises
         ------
@@ -536,13 +537,10 @@ class FalkorDBGraph(FalkorDBReads):
         """
         pointer = read_pointer(path)
         where = location_from_pointer(pointer, source=str(path))
-        bound = cls._bound
-        if bound is not None and (bound.host, bound.port, bound.graph) == (
-            where.host,
-            where.port,
-            where.graph,
-        ):
-            where = bound  # the same graph: the credentials the caller gave
+        if cls._bound is not None:
+            # the caller says where the graph is now (the server may have moved) and with
+            # which credentials; the graph id below still guards against another graph
+            where = cls._bound
         graph = cls.open(where)
         if pointer.get("graph_id") and graph.graph_id != pointer["graph_id"]:
             raise IndexMismatchError(

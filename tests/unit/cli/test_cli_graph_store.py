@@ -138,11 +138,6 @@ def test_eval_gives_each_graph_method_a_graph_of_its_own(
 
 
 @pytest.mark.falkordb_server
-@pytest.mark.xfail(
-    strict=True,
-    reason="FalkorDBGraph.load opens the pointer's location unless the bound one names the same "
-    "host, port and graph, so --graph-store cannot yet point a load at a server that moved",
-)
 def test_query_names_an_unreachable_server_in_one_line(
     fake_embedder: FakeEmbedder,
     falkordb_server: Any,
