@@ -24,35 +24,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-MIB = 1024 * 1024
-
-
-def peak_rss_mib() -> float:
-    """High-water RSS of this process in MiB (Linux ``ru_maxrss`` is in KiB)."""
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / 1024 if sys.platform != "darwin" else kib / MIB
-
-
-def current_rss_mib() -> float:
-    """Current RSS in MiB (``/proc/self/statm``; peak as a fallback off Linux)."""
-    statm = Path("/proc/self/statm")
-    if statm.exists():
-        pages = int(statm.read_text().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / MIB
-    return peak_rss_mib()
-
-
-def dir_size_mib(path: Path) -> float:
-    """Total size of the files under ``path`` in MiB."""
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / MIB
+from graphrag_integrations.evaluation.process_memory import (
+    MIB,
+    current_rss_mib,
+    dir_size_mib,
+    peak_rss_mib,
+)
 
 
 def stage_build(args: argparse.Namespace) -> dict[str, Any]:

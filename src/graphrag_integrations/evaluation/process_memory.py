@@ -1,0 +1,36 @@
+"""Memory and disk figures the benchmarks report: current and peak RSS, a folder's size.
+
+Examples
+--------
+>>> current_rss_mib() > 0 and peak_rss_mib() >= current_rss_mib() * 0.5
+True
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from pathlib import Path
+
+MIB = 1024 * 1024
+
+
+def peak_rss_mib() -> float:
+    """High-water RSS of this process in MiB (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss / MIB if sys.platform == "darwin" else maxrss / 1024
+
+
+def current_rss_mib() -> float:
+    """Current RSS in MiB (``/proc/self/statm``; the peak as a fallback off Linux)."""
+    statm = Path("/proc/self/statm")
+    if statm.exists():
+        pages = int(statm.read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / MIB
+    return peak_rss_mib()
+
+
+def dir_size_mib(path: Path) -> float:
+    """Total size of the files under ``path`` in MiB."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / MIB
