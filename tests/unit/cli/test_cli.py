@@ -662,3 +662,15 @@ def test_index_qcg_generates_once_reports_tokens_and_eval_reuses_the_set(
     evaluated = ["eval", "--method", "qcg", "--dataset", str(FIX / "hotpotqa")]
     assert cli.main([*evaluated, "--option", f"qcg.query_set={out}", "--no-progress"]) == 0
     assert len(calls) == n  # eval reused the generated set: no LLM call
+
+
+@pytest.mark.parametrize("module", ["graphrag_integrations", "graphrag_integrations.cli"])
+def test_python_dash_m_runs_the_command(module: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("graphrag-integrations ")
