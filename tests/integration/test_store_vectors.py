@@ -32,6 +32,7 @@ from graphrag_integrations.core.vector_store import (
     PrecomputedEmbeddings,
 )
 from graphrag_integrations.core.vector_store.chroma import _make_client
+from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from tests.conftest import FakeEmbedder
@@ -242,7 +243,10 @@ def test_clue_with_its_vectors_in_the_store(
 
 @pytest.mark.falkordb_server
 def test_falkordb_layers_are_named_by_the_index_and_reused(
-    falkordb_server: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    falkordb_server: Any,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     embedder = FakeEmbedder()
     base = _name()
@@ -254,7 +258,12 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
     assert graph in factory.client.list_graphs()
     index.persist(tmp_path / "clue")
     expected = answers(index)
-    # a load of the same index into the same server reuses its layers (nothing re-added)
+    # a load of the same index into the same server reuses its layers: nothing re-added, and
+    # the persisted vectors are not even read into the process
+    def unread(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the persisted vectors were read")
+
+    monkeypatch.setattr(InMemoryVectorIndex, "load", unread)
     with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index_store"):
         loaded = ClueIndex.load(
             tmp_path / "clue",
@@ -264,6 +273,7 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
     assert "reusing vector store layer" in caplog.text
     assert "copying the loaded" not in caplog.text
     assert answers(loaded) == expected
+    monkeypatch.undo()
     # another index cannot take those layers
     with pytest.raises(IndexMismatchError, match="holds the vectors of index"):
         FalkorDBVectorIndex(

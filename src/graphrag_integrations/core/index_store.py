@@ -780,6 +780,14 @@ class IndexStore:
             keys = store.keys(kind)
             if not keys:
                 continue
+            target = None
+            if rehome:
+                target = store._open_layer(layer, dimension, _method_of(src) if checksum else "")
+                if store._holds(target, checksum, len(keys)):
+                    # a server layer already holding this content: the vectors stay unread
+                    logger.info("reusing vector store layer %r (same content)", target)
+                    store.vectors[layer] = target
+                    continue
             index = InMemoryVectorIndex.load(
                 src / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
             )
@@ -789,23 +797,30 @@ class IndexStore:
                     f"{len(keys)} {kind} nodes (corrupt index)"
                 )
             store.vectors[layer] = index
-            if rehome:
-                store.vectors[layer] = store._rehome(kind, layer, index, checksum, src)
+            if target is not None:
+                store.vectors[layer] = store._rehome(kind, index, target, checksum)
         release_free_heap()  # the parsed JSON's temporaries
         return store
 
+    def _holds(self, target: VectorIndex, checksum: str, count: int) -> bool:
+        """Whether ``target`` is a server layer of this index holding the persisted content
+        ``checksum`` (``count`` records)."""
+        return (
+            bool(checksum)
+            and isinstance(self.factory, LayerFactory)
+            and isinstance(target, StoredLayer)
+            and target.content_checksum == checksum
+            and len(target) == count
+        )
+
     def _rehome(
-        self, kind: str, layer: str, loaded: InMemoryVectorIndex, checksum: str, src: Path
+        self, kind: str, loaded: InMemoryVectorIndex, target: VectorIndex, checksum: str
     ) -> VectorIndex:
-        """The layer's index in the factory's backend, holding the loaded vectors: a Chroma
-        collection that already holds this content is reused, a stale one refilled."""
-        target = self._open_layer(layer, self.dimension, _method_of(src) if checksum else "")
+        """``target`` (the layer's index in the factory's backend) filled with the loaded
+        vectors: a stale Chroma collection / FalkorDB layer of this index is refilled."""
         if not isinstance(self.factory, LayerFactory) or not isinstance(target, StoredLayer):
-            logger.info("copying the loaded %s vectors into %s", layer, self.factory)
+            logger.info("copying the loaded %s vectors into %s", kind, self.factory)
             self._copy(kind, loaded, target)
-            return target
-        if target.content_checksum == checksum and len(target) == len(loaded):
-            logger.info("reusing vector store layer %r (same content)", target)
             return target
         if len(target):
             logger.info(
@@ -813,7 +828,7 @@ class IndexStore:
                 target,
             )
             target.clear()
-        logger.info("copying the loaded %s vectors into %r", layer, target)
+        logger.info("copying the loaded %s vectors into %r", kind, target)
         self._copy(kind, loaded, target)
         target.set_content_checksum(checksum)
         return target
