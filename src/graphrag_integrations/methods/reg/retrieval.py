@@ -60,10 +60,12 @@ def chain_passages(
     chains: list[EvidenceChain],
     top: list[ScoredTriple],
     anchors: list[str],
+    view: KGView | None = None,
 ) -> list[RetrievedPassage]:
     """At most ``k`` passages of ``index`` (a ``RefinedSubgraphRetriever``) for ``query``
-    (see the module docstring)."""
-    view = index.view
+    (see the module docstring); ``view``: the one the chains' rows index (``None``: the
+    index's whole-graph view)."""
+    view = index.view if view is None else view
     score_of = {t.triple: t.score for t in top}
     units: list[tuple[str, list[Triple], list[str], float, bool]] = [
         (

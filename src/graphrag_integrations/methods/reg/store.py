@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.errors import IndexMismatchError
@@ -161,6 +162,26 @@ class RegStore:
     ) -> None:
         self.model_name = model_name
         self.index_store = store or IndexStore(model_name, LAYERS, graph=graph or GraphStore)
+        #: Whether queries read per-query neighbourhoods (:attr:`reads_lazily`); ``None``:
+        #: when the graph is in a database. ``True`` makes an in-process graph read that way.
+        self.neighbourhood_reads: bool | None = None
+
+    @property
+    def reads_lazily(self) -> bool:
+        """Whether queries read the neighbourhood of their anchors
+        (:mod:`~graphrag_integrations.methods.reg.neighbourhood`) instead of the whole-graph
+        :meth:`view`: :attr:`neighbourhood_reads`, by default whether the graph is in a
+        database (not :func:`~graphrag_integrations.core.graph_backends.is_in_process`)."""
+        if self.neighbourhood_reads is not None:
+            return self.neighbourhood_reads
+        return not is_in_process(type(self.index_store.graph))
+
+    @property
+    def n_triples(self) -> int:
+        """Number of triples (one count with a database graph; no view is built)."""
+        if self.reads_lazily:
+            return self.index_store.graph.number_of_edges()
+        return self.view().n_triples
 
     @property
     def graph(self) -> GraphStore:
@@ -264,7 +285,8 @@ class RegStore:
                 graph=graph,
             ),
         )
-        store.view()
+        if not store.reads_lazily:
+            store.view()
         return store
 
 
