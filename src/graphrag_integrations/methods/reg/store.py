@@ -258,6 +258,11 @@ class RegStore:
         """The array view (rebuilt on first use after a mutation)."""
         return self.index_store.derived(VIEW, _build_view)
 
+    def whole_view(self) -> KGView:
+        """The array view of the whole KG: :meth:`view`, or when queries read neighbourhoods
+        (:attr:`reads_lazily`) one built for the caller and not kept."""
+        return _build_view(self.index_store) if self.reads_lazily else self.view()
+
     # -- persistence ------------------------------------------------------------------------
     def persist(self, directory: str | Path) -> None:
         """:meth:`IndexStore.persist` (``graph.json`` and ``vectors/<layer>/``) into the
