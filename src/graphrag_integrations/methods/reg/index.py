@@ -143,7 +143,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a backend class
         or instance offering ``GraphStore.edges`` too. :meth:`load` takes it too: where the
-        graph is now, if it moved.
+        graph is now, if it moved. With a database graph, queries read only the
+        neighbourhood of their anchors (:attr:`neighbourhood`), not the whole graph.
 
     Examples
     --------

@@ -17,7 +17,9 @@ after each mutation).
 The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`
 by default, or a backend with its ``edges`` / ``edge`` / ``provenance`` methods (FalkorDB's):
 the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
-does not offer.
+does not offer. With a database graph (:attr:`RegStore.reads_lazily`) queries do not build
+the view: they read the neighbourhood of their anchors
+(:mod:`~graphrag_integrations.methods.reg.neighbourhood`); training still uses the view.
 """
 
 from __future__ import annotations
