@@ -47,6 +47,7 @@ RELATION = "relation"
 #: ``{node kind: vector layer}`` of the store.
 LAYERS: Mapping[str, str] = {ENTITY: "entities", RELATION: "relations"}
 VIEW = "kg_view"
+COUNT = "kg_triple_count"
 IntArray = npt.NDArray[np.int64]
 
 
@@ -180,9 +181,10 @@ class RegStore:
 
     @property
     def n_triples(self) -> int:
-        """Number of triples (one count with a database graph; no view is built)."""
+        """Number of triples (with a database graph one count per store version; no view is
+        built)."""
         if self.reads_lazily:
-            return self.index_store.graph.number_of_edges()
+            return self.index_store.derived(COUNT, _count_triples)
         return self.view().n_triples
 
     @property
@@ -295,6 +297,10 @@ class RegStore:
         if not store.reads_lazily:
             store.view()
         return store
+
+
+def _count_triples(store: IndexStore, previous: int | None = None) -> int:
+    return store.graph.number_of_edges()
 
 
 def _build_view(store: IndexStore, previous: Any = None) -> KGView:
