@@ -38,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
+from graphrag_integrations.core import falkordb_cypher as cy
 from graphrag_integrations.core.graph_store import EdgeKey, GraphBackend, GraphStore
 
 __all__ = ["VersionedLRU", "batch_size", "edge_counts", "incident_edges"]
@@ -47,18 +48,18 @@ V = TypeVar("V")
 #: Nodes per query of a database backend.
 batch_size = 500
 
-_NODE, _EDGE = "Node", "EDGE"  # the FalkorDB layout's labels (core.falkordb_cypher)
+# Cypher over the FalkorDB layout of core.falkordb_cypher (labels NODE / EDGE)
 _OUT = (
-    f"UNWIND $ids AS id MATCH (a:{_NODE} {{_id: id}})-[e:{_EDGE}]->(b:{_NODE}) "
+    f"UNWIND $ids AS id MATCH (a:{cy.NODE} {{_id: id}})-[e:{cy.EDGE}]->(b:{cy.NODE}) "
     "RETURN a._id, b._id, e._key"
 )
 _IN = (
-    f"UNWIND $ids AS id MATCH (b:{_NODE})-[e:{_EDGE}]->(a:{_NODE} {{_id: id}}) "
+    f"UNWIND $ids AS id MATCH (b:{cy.NODE})-[e:{cy.EDGE}]->(a:{cy.NODE} {{_id: id}}) "
     "RETURN b._id, a._id, e._key"
 )
 _COUNTS = (
-    f"UNWIND $ids AS id MATCH (a:{_NODE} {{_id: id}}) OPTIONAL MATCH (a)-[e:{_EDGE}]->() "
-    f"WITH id, a, count(e) AS o OPTIONAL MATCH (a)<-[f:{_EDGE}]-() RETURN id, o, count(f)"
+    f"UNWIND $ids AS id MATCH (a:{cy.NODE} {{_id: id}}) OPTIONAL MATCH (a)-[e:{cy.EDGE}]->() "
+    f"WITH id, a, count(e) AS o OPTIONAL MATCH (a)<-[f:{cy.EDGE}]-() RETURN id, o, count(f)"
 )
 
 
@@ -72,11 +73,9 @@ def _falkordb(graph: GraphBackend) -> Any:
 
 
 def _rows(db: Any, text: str, ids: Sequence[str]) -> list[list[Any]]:
-    from graphrag_integrations.core.falkordb_cypher import encode_string
-
     out: list[list[Any]] = []
     for start in range(0, len(ids), batch_size):
-        chunk = [encode_string(i) for i in ids[start : start + batch_size]]
+        chunk = [cy.encode_string(i) for i in ids[start : start + batch_size]]
         out += db._read(text, {"ids": chunk})
     return out
 
@@ -109,8 +108,7 @@ def incident_edges(
         return out
     db = _falkordb(graph)
     if db is not None:
-        from graphrag_integrations.core.falkordb_cypher import decode_string as dec
-
+        dec = cy.decode_string
         for u, v, k in _rows(db, _OUT if direction == "out" else _IN, wanted):
             edge = (dec(u), dec(v), dec(k))
             out[edge[0] if direction == "out" else edge[1]].append(edge)
@@ -135,11 +133,9 @@ def edge_counts(graph: GraphBackend, ids: Sequence[str]) -> dict[str, tuple[int,
         }
     db = _falkordb(graph)
     if db is not None:
-        from graphrag_integrations.core.falkordb_cypher import decode_string as dec
-
         counts = {i: (0, 0) for i in wanted}
         for i, n_out, n_in in _rows(db, _COUNTS, wanted):
-            counts[dec(i)] = (int(n_out), int(n_in))
+            counts[cy.decode_string(i)] = (int(n_out), int(n_in))
         return counts
     leaving, entering = incident_edges(graph, wanted, "out"), incident_edges(graph, wanted, "in")
     return {i: (len(leaving[i]), len(entering[i])) for i in wanted}
