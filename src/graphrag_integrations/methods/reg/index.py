@@ -69,6 +69,7 @@ from graphrag_integrations.methods.reg.linking import (
     link_table,
     named_entities,
 )
+from graphrag_integrations.methods.reg.neighbourhood import NeighbourhoodReads
 from graphrag_integrations.methods.reg.params import (
     RefinementParams,
     RegIndexParams,
@@ -142,7 +143,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a backend class
         or instance offering ``GraphStore.edges`` too. :meth:`load` takes it too: where the
-        graph is now, if it moved.
+        graph is now, if it moved. With a database graph, queries read only the
+        neighbourhood of their anchors (:attr:`neighbourhood`), not the whole graph.
 
     Examples
     --------
@@ -183,6 +185,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         "retrieve_triples",
         "evidence_chains",
         "score_triples",
+        "evidence_in_view",
         "candidate_pool",
         "supervision",
     )
@@ -226,6 +229,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         #: Text of each indexed passage, by passage id (:attr:`passages`).
         self._passages: dict[str, Passage] = {}
         self._linker: tuple[KGView, dict[tuple[str, ...], list[int]]] | None = None
+        self._reads: NeighbourhoodReads | None = None
 
     @property
     def passages(self) -> list[Passage]:
@@ -318,7 +322,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
 
     def check_built(self) -> None:
         """Refuse a text build that found no triple (``EmptyCorpusError``)."""
-        if self.view.n_triples == 0:
+        if self.store.n_triples == 0:
             raise EmptyCorpusError("no triples could be extracted from the documents")
 
     @classmethod
@@ -420,12 +424,34 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
 
     @property
     def view(self) -> KGView:
-        """The KG's array view."""
+        """The KG's array view (the whole graph: queries of a database graph do not use it,
+        see :attr:`neighbourhood`)."""
         return self.store.view()
+
+    @property
+    def neighbourhood(self) -> NeighbourhoodReads | None:
+        """The per-query reads of a database graph
+        (:mod:`~graphrag_integrations.methods.reg.neighbourhood`); ``None`` when queries use
+        the whole-graph :attr:`view` (``store.reads_lazily`` is false: networkx)."""
+        if not self.store.reads_lazily:
+            return None
+        if self._reads is None or self._reads.store is not self.store:
+            self._reads = NeighbourhoodReads(self.store)
+        return self._reads
+
+    def has_entity(self, name: str) -> bool:
+        """Whether ``name`` is an entity of the KG."""
+        reads = self.neighbourhood
+        if reads is None:
+            return name in self.view.entity_row
+        return name in reads.names().known
 
     # -- anchors -----------------------------------------------------------------------------
     def link_entities(self, query: str) -> list[str]:
         """The query's anchor entities (see the module docstring)."""
+        reads = self.neighbourhood
+        if reads is not None:
+            return self._link_read(reads, query)
         view = self.view
         names = bracketed(query)
         if names:
@@ -451,6 +477,27 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             view.entities[best],
         )
         return [view.entities[best]]
+
+    def _link_read(self, reads: NeighbourhoodReads, query: str) -> list[str]:
+        """:meth:`link_entities` from the entity names alone (no view)."""
+        names = reads.names()
+        bracket = bracketed(query)
+        if bracket:
+            found = [b for b in bracket if b in names.known]
+            missing = [b for b in bracket if b not in names.known]
+            if missing:
+                logger.warning("bracketed entities not in the KG: %s", missing)
+            if found:
+                return found
+        linked = named_entities(names.names, names.table, query)
+        if linked:
+            return linked
+        self.stats["entity_fallback"] += 1
+        best = reads.nearest_entity(self.embedder.embed([BRACKET.sub(r"\1", query)])[0])
+        if best is None:
+            return []
+        logger.warning("no KG entity named in %r; anchoring at the nearest entity %r", query, best)
+        return [best]
 
     # -- supervision and training --------------------------------------------------------------
     def candidate_pool(self, question: TrainingQuestion) -> CandidatePool:
@@ -532,38 +579,59 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     def score_triples(
         self, query: str, *, topic_entities: Sequence[str] | None = None
     ) -> tuple[list[str], Subgraph, np.ndarray[Any, np.dtype[np.float32]]]:
-        """``(anchors, subgraph, one score per subgraph triple)`` for ``query``."""
+        """``(anchors, subgraph, one score per subgraph triple)`` for ``query`` (the
+        subgraph's rows are those of :attr:`view`, or of the query-local view when queries
+        read neighbourhoods: see :meth:`evidence_in_view`)."""
+        anchors, _, sub, scores = self._score(query, topic_entities)
+        return anchors, sub, scores
+
+    def _score(
+        self, query: str, topic_entities: Sequence[str] | None
+    ) -> tuple[list[str], KGView, Subgraph, np.ndarray[Any, np.dtype[np.float32]]]:
+        """``(anchors, the view the subgraph indexes, subgraph, scores)``."""
         query = check_query(query)
-        view = self.view
-        if view.n_triples == 0:
+        reads = self.neighbourhood
+        if (self.store.n_triples if reads is not None else self.view.n_triples) == 0:
             raise EmptyCorpusError("the index holds no triples")
         anchors = list(topic_entities) if topic_entities else self.link_entities(query)
-        missing = [a for a in anchors if a not in view.entity_row]
+        missing = [a for a in anchors if not self.has_entity(a)]
         if missing:
             raise ValueError(f"topic entities not in the KG: {missing}")
-        sub = self.subgraph(anchors)
+        if reads is None:
+            view, sub = self.view, self.subgraph(anchors)
+        else:
+            p = self.query_params
+            view, sub = reads.subgraph(
+                anchors, hops=p.subgraph_hops, max_degree=p.max_degree, max_triples=p.max_triples
+            )
+            if sub.truncated:
+                self.stats["truncated_subgraphs"] += 1
         vec = self.embedder.embed([BRACKET.sub(r"\1", query)])[0]
         feats = features(view, sub, vec, self.index_params)
-        return anchors, sub, self._scores(feats)
+        return anchors, view, sub, self._scores(feats)
 
     def retrieve_triples(
         self, query: str, *, topic_entities: Sequence[str] | None = None, k: int | None = None
     ) -> list[ScoredTriple]:
         """The top-``k`` triples (``None``: ``RegQueryParams.K``), best first."""
-        _, sub, scores = self.score_triples(query, topic_entities=topic_entities)
-        return self._top(sub, scores, k or self.query_params.K)
-
-    def _top(self, sub: Subgraph, scores: Any, k: int) -> list[ScoredTriple]:
-        return top_triples(self.view, sub, scores, k)
+        _, view, sub, scores = self._score(query, topic_entities)
+        return top_triples(view, sub, scores, k or self.query_params.K)
 
     def evidence_chains(
         self, query: str, *, topic_entities: Sequence[str] | None = None, K: int | None = None
     ) -> tuple[list[EvidenceChain], list[ScoredTriple], list[str]]:
         """``(chains best first, top-K triples, anchors)`` (``K`` ``None``:
         ``query_params.K``)."""
-        anchors, sub, scores = self.score_triples(query, topic_entities=topic_entities)
-        top = self._top(sub, scores, K or self.query_params.K)
-        view = self.view
+        chains, top, anchors, _ = self.evidence_in_view(query, topic_entities=topic_entities, K=K)
+        return chains, top, anchors
+
+    def evidence_in_view(
+        self, query: str, *, topic_entities: Sequence[str] | None = None, K: int | None = None
+    ) -> tuple[list[EvidenceChain], list[ScoredTriple], list[str], KGView]:
+        """:meth:`evidence_chains` and the view the chains' rows index (render them with it):
+        :attr:`view`, or the query-local view when queries read neighbourhoods."""
+        anchors, view, sub, scores = self._score(query, topic_entities)
+        top = top_triples(view, sub, scores, K or self.query_params.K)
         rows = view.triple_rows(t.triple for t in top)
         chains = reorganise(
             view,
@@ -572,26 +640,27 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             [view.entity_row[a] for a in anchors],
             self.query_params,
         )
-        return chains, top, anchors
+        return chains, top, anchors, view
 
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """One passage per evidence chain (``h -> [r] -> t -> ...``), best first; when there
         are fewer than ``k`` chains, the best top-K triples that no chain holds follow, one
         passage each (``metadata["chained"]`` is ``False``)."""
         k = check_k(k, self.default_k)
-        chains, top, anchors = self.evidence_chains(query)
-        return chain_passages(self, query, k, chains, top, anchors)
+        chains, top, anchors, view = self.evidence_in_view(query)
+        return chain_passages(self, query, k, chains, top, anchors, view)
 
     # -- persistence -------------------------------------------------------------------------
     def manifest(self) -> Manifest:
-        view = self.view
+        reads = self.neighbourhood
+        entities = len(self.view.entities if reads is None else reads.names().names)
         return Manifest(
             method=self.method,
             parameters={
                 "index": self.index_params.to_kwargs(),
                 "query": self.query_params.to_kwargs(),
-                "entities": len(view.entities),
-                "triples": view.n_triples,
+                "entities": entities,
+                "triples": self.store.n_triples,
                 "trained": self.scorer is not None,
             },
             models={"embedding": self.embedder.model_name},
@@ -636,7 +705,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             dimension=int(manifest.embedding_dimension or 0),
             graph=self.graph_backend,
         )
-        if self.view.n_triples != manifest.parameters["triples"]:
+        if self.store.n_triples != manifest.parameters["triples"]:
             raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
         documents = src / DOCUMENTS_FILE
         if documents.is_file():

@@ -99,9 +99,8 @@ def question_evidence(
     (1, 1, (1,), True)
     """
     start = time.perf_counter()
-    chains, top, anchors = index.evidence_chains(text, topic_entities=topic_entities, K=K)
+    chains, top, anchors, view = index.evidence_in_view(text, topic_entities=topic_entities, K=K)
     seconds = time.perf_counter() - start
-    view = index.view
     triples = [t.triple for t in top]
     first = chains[0].targets[:1] if chains else []
     return KGQAEvidence(
@@ -178,7 +177,7 @@ class KGQARetriever:
         meta = getattr(question, "metadata", {}) or {}
         hops = meta.get("hops")
         topic = meta.get("topic_entity")
-        if topic and topic not in self.index.view.entity_row:
+        if topic and not self.index.has_entity(topic):
             self.stats["topic_not_in_kg"] += 1
             logger.warning(
                 "%s: topic entity %r is not in the KG; linking the text", question.id, topic

@@ -98,8 +98,8 @@ def _build(
     cache = Path(index_cache) if index_cache else None
     if cache is not None and (cache / "manifest.json").is_file():
         index = RefinedSubgraphRetriever.load(cache, graph_store=graph_store, **common)
-        if index.view.n_triples != len(set(map(tuple, triples))):
-            raise ValueError(f"{cache} holds another KG ({index.view.n_triples} triples)")
+        if index.store.n_triples != len(set(map(tuple, triples))):
+            raise ValueError(f"{cache} holds another KG ({index.store.n_triples} triples)")
     else:
         index = RefinedSubgraphRetriever.from_triples(
             triples, doc_id="kb", graph_store=graph_store, **common

@@ -60,10 +60,12 @@ def chain_passages(
     chains: list[EvidenceChain],
     top: list[ScoredTriple],
     anchors: list[str],
+    view: KGView | None = None,
 ) -> list[RetrievedPassage]:
     """At most ``k`` passages of ``index`` (a ``RefinedSubgraphRetriever``) for ``query``
-    (see the module docstring)."""
-    view = index.view
+    (see the module docstring); ``view``: the one the chains' rows index (``None``: the
+    index's whole-graph view)."""
+    view = index.view if view is None else view
     score_of = {t.triple: t.score for t in top}
     units: list[tuple[str, list[Triple], list[str], float, bool]] = [
         (
@@ -109,10 +111,12 @@ def chain_passages(
 def outside_subgraph(index: Any, query: str, seen: set[Triple], n: int) -> list[ScoredTriple]:
     """KG triples outside the query's subgraph, by zero-shot similarity (cosine of the
     query with relation, head and tail): what fills ``retrieve`` when the subgraph holds
-    fewer than ``k`` results (``n`` of them; logged at debug level, counted)."""
+    fewer than ``k`` results (``n`` of them; logged at debug level, counted). It reads every
+    triple, also when queries otherwise read neighbourhoods only."""
     index.stats["filled_outside_subgraph"] += 1
     logger.debug("subgraph of %r too small for k; filling from the rest of the KG", query)
-    view: KGView = index.view
+    # queries reading neighbourhoods build the whole view for this rare case, without keeping it
+    view: KGView = index.view if index.neighbourhood is None else index.store.whole_view()
     q = np.asarray(index.embedder.embed([BRACKET.sub(r"\1", query)])[0], np.float32)
     ent = view.entity_vectors @ q
     rel = view.relation_vectors @ q

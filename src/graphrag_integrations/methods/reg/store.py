@@ -17,7 +17,9 @@ after each mutation).
 The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`
 by default, or a backend with its ``edges`` / ``edge`` / ``provenance`` methods (FalkorDB's):
 the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
-does not offer.
+does not offer. With a database graph (:attr:`RegStore.reads_lazily`) queries do not build
+the view: they read the neighbourhood of their anchors
+(:mod:`~graphrag_integrations.methods.reg.neighbourhood`); training still uses the view.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
 from graphrag_integrations.errors import IndexMismatchError
@@ -44,6 +47,7 @@ RELATION = "relation"
 #: ``{node kind: vector layer}`` of the store.
 LAYERS: Mapping[str, str] = {ENTITY: "entities", RELATION: "relations"}
 VIEW = "kg_view"
+COUNT = "kg_triple_count"
 IntArray = npt.NDArray[np.int64]
 
 
@@ -161,6 +165,27 @@ class RegStore:
     ) -> None:
         self.model_name = model_name
         self.index_store = store or IndexStore(model_name, LAYERS, graph=graph or GraphStore)
+        #: Whether queries read per-query neighbourhoods (:attr:`reads_lazily`); ``None``:
+        #: when the graph is in a database. ``True`` makes an in-process graph read that way.
+        self.neighbourhood_reads: bool | None = None
+
+    @property
+    def reads_lazily(self) -> bool:
+        """Whether queries read the neighbourhood of their anchors
+        (:mod:`~graphrag_integrations.methods.reg.neighbourhood`) instead of the whole-graph
+        :meth:`view`: :attr:`neighbourhood_reads`, by default whether the graph is in a
+        database (not :func:`~graphrag_integrations.core.graph_backends.is_in_process`)."""
+        if self.neighbourhood_reads is not None:
+            return self.neighbourhood_reads
+        return not is_in_process(type(self.index_store.graph))
+
+    @property
+    def n_triples(self) -> int:
+        """Number of triples (with a database graph one count per store version; no view is
+        built)."""
+        if self.reads_lazily:
+            return self.index_store.derived(COUNT, _count_triples)
+        return self.view().n_triples
 
     @property
     def graph(self) -> GraphStore:
@@ -237,6 +262,11 @@ class RegStore:
         """The array view (rebuilt on first use after a mutation)."""
         return self.index_store.derived(VIEW, _build_view)
 
+    def whole_view(self) -> KGView:
+        """The array view of the whole KG: :meth:`view`, or when queries read neighbourhoods
+        (:attr:`reads_lazily`) one built for the caller and not kept."""
+        return _build_view(self.index_store) if self.reads_lazily else self.view()
+
     # -- persistence ------------------------------------------------------------------------
     def persist(self, directory: str | Path) -> None:
         """:meth:`IndexStore.persist` (``graph.json`` and ``vectors/<layer>/``) into the
@@ -264,8 +294,13 @@ class RegStore:
                 graph=graph,
             ),
         )
-        store.view()
+        if not store.reads_lazily:
+            store.view()
         return store
+
+
+def _count_triples(store: IndexStore, previous: int | None = None) -> int:
+    return store.graph.number_of_edges()
 
 
 def _build_view(store: IndexStore, previous: Any = None) -> KGView:

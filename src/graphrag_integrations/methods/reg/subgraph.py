@@ -18,14 +18,18 @@ per triple. An entity's encoding is ``[x0, f1..fR, r1..rR']``; a triple's is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.methods.reg.store import IntArray, KGView
+
+N = TypeVar("N", bound=Hashable)
+R = TypeVar("R", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -62,27 +66,61 @@ def extract_subgraph(
     view: KGView, anchors: Sequence[int], *, hops: int, max_degree: int, max_triples: int
 ) -> Subgraph:
     """The bounded subgraph around ``anchors`` (see the module docstring)."""
+
+    def incident(node: int) -> Iterator[tuple[int, int, int]]:
+        rows = np.concatenate((view.out_edges[node], view.in_edges[node]))
+        return zip(rows.tolist(), view.heads[rows].tolist(), view.tails[rows].tolist(), strict=True)
+
+    rows, truncated = expand(
+        [int(a) for a in anchors],
+        hops=hops,
+        max_degree=max_degree,
+        max_triples=max_triples,
+        degree=view.degree,
+        incident=incident,
+    )
+    return subgraph_of(view, sorted(rows), anchors, truncated)
+
+
+def expand(
+    anchors: Sequence[N],
+    *,
+    hops: int,
+    max_degree: int,
+    max_triples: int,
+    degree: Callable[[N], int],
+    incident: Callable[[N], Iterable[tuple[R, N, N]]],
+    prefetch: Callable[[list[N], set[N]], None] | None = None,
+) -> tuple[list[R], bool]:
+    """The breadth-first expansion of the module docstring over any KG: ``(triples in the
+    order reached, truncated)``.
+
+    ``degree(node)``: triples touching ``node``; ``incident(node)``: its ``(triple, head,
+    tail)``, outgoing then incoming, each in KG order; ``prefetch(frontier, anchors)``, if
+    given, is called before each hop (a batched read of what the hop needs).
+    """
     if hops < 1 or max_triples < 1 or max_degree < 1:
         raise ValueError("hops, max_degree and max_triples must be >= 1")
-    seen_rows: dict[int, None] = {}
-    reached = dict.fromkeys(int(a) for a in anchors)
+    seen_rows: dict[R, None] = {}
+    reached = dict.fromkeys(anchors)
     anchor_set = set(reached)
     frontier = list(reached)
     truncated = False
     for _ in range(hops):
-        nxt: list[int] = []
+        if prefetch is not None:
+            prefetch(frontier, anchor_set)
+        nxt: list[N] = []
         for node in frontier:
-            if node not in anchor_set and view.degree(node) > max_degree:
+            if node not in anchor_set and degree(node) > max_degree:
                 continue
-            for row in np.concatenate((view.out_edges[node], view.in_edges[node])):
-                r = int(row)
+            for r, head, tail in incident(node):
                 if r in seen_rows:
                     continue
                 if len(seen_rows) >= max_triples:
                     truncated = True
                     break
                 seen_rows[r] = None
-                for end in (int(view.heads[r]), int(view.tails[r])):
+                for end in (head, tail):
                     if end not in reached:
                         reached[end] = None
                         nxt.append(end)
@@ -91,17 +129,26 @@ def extract_subgraph(
         if truncated:
             break
         frontier = nxt
-    rows = np.array(sorted(seen_rows), dtype=np.int64)
+    return list(seen_rows), truncated
+
+
+def subgraph_of(
+    view: KGView, rows: Sequence[int], anchors: Sequence[int], truncated: bool
+) -> Subgraph:
+    """The :class:`Subgraph` of the (sorted) triple ``rows`` of ``view`` and the anchor
+    entity rows ``anchors``."""
+    kept = np.array(rows, dtype=np.int64)
+    anchor_set = {int(a) for a in anchors}
     ends = np.concatenate(
-        (view.heads[rows], view.tails[rows], np.array(list(anchor_set), np.int64))
+        (view.heads[kept], view.tails[kept], np.array(sorted(anchor_set), np.int64))
     )
     nodes = np.unique(ends)
     local = {int(n): i for i, n in enumerate(nodes)}
     return Subgraph(
-        rows=rows,
+        rows=kept,
         nodes=nodes,
-        heads=np.array([local[int(h)] for h in view.heads[rows]], dtype=np.int64),
-        tails=np.array([local[int(t)] for t in view.tails[rows]], dtype=np.int64),
+        heads=np.array([local[int(h)] for h in view.heads[kept]], dtype=np.int64),
+        tails=np.array([local[int(t)] for t in view.tails[kept]], dtype=np.int64),
         anchors=np.array(sorted(local[a] for a in anchor_set), dtype=np.int64),
         truncated=truncated,
     )
