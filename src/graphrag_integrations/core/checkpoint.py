@@ -68,6 +68,7 @@ from graphrag_integrations.core.documents import (
 from graphrag_integrations.core.falkordb_connection import is_falkordb_url, parse_falkordb_url
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import MANIFEST_NAME, atomic_write_bytes
+from graphrag_integrations.core.rollback import rolling_back
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ INDEX_FOLDER = "index"
 CHECKPOINT_FORMAT = 1
 #: In ``checkpoint.json`` of an executor build: ``true`` (prepared batches in ``prepared/``).
 PREPARED_KEY = "prepared"
+#: In ``checkpoint.json`` while a batch runs: the ids of its documents (rolled back on resume).
+PENDING_KEY = "pending"
 #: Documents per batch when ``checkpoint_every`` is not given.
 DEFAULT_CHECKPOINT_EVERY = 500
 #: Constructor arguments that do not change what is built (not compared on resume).
@@ -350,11 +353,13 @@ def build_with_checkpoint(
     if target.is_dir() and (target / CHECKPOINT_FILE).is_file():
         state = resume_state(target, cls.method, settings, prepared=False)
         done, batches = list(state["done"]), int(state.get("batches", 0))
+        pending = [d for d in state.get(PENDING_KEY, []) if d not in set(done)]
         if (target / INDEX_FOLDER / MANIFEST_NAME).is_file():
             chunking = ("splitter", "chunking", "chunker")  # from_documents options, not load's
-            index = cls.load(
-                target / INDEX_FOLDER, **{k: v for k, v in kwargs.items() if k not in chunking}
-            )
+            with rolling_back(pending):  # what the unfinished batch left in a database graph
+                index = cls.load(
+                    target / INDEX_FOLDER, **{k: v for k, v in kwargs.items() if k not in chunking}
+                )
             logger.info("checkpoint %s: resuming after %d document(s)", target, len(done))
     elif target.is_dir() and any(target.iterdir()):
         raise IndexExistsError(
@@ -367,6 +372,8 @@ def build_with_checkpoint(
     finished = set(done)
     todo = [d for d in docs if d.id not in finished]
     for batch in _batches(todo, every):
+        # a database graph keeps what a killed batch wrote: the resume rolls these back
+        write_checkpoint(target, {**state_of(done, batches), PENDING_KEY: [d.id for d in batch]})
         if index is None:
             index = build(batch, **kwargs)
         else:

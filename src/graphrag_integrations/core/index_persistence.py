@@ -28,6 +28,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
+from graphrag_integrations.core.rollback import roll_back
 
 IndexT = TypeVar("IndexT", bound="IndexPersistence")
 
@@ -138,6 +139,7 @@ class IndexPersistence:
             index = cls._from_manifest(src, manifest, dict(kwargs))
             index._check_embedder(src, manifest)
             index._read_files(src, manifest)
+            roll_back(index)  # a resumed checkpoint's unfinished batch (else nothing)
             index._check_loaded(src, manifest)
         index._restore_identity(manifest)
         return index

@@ -34,12 +34,9 @@ import hashlib
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
-from graphrag_integrations.errors import IndexMismatchError
 
 #: Prefix of the graphs the suite makes (``<prefix>_<32 hex digits>``).
 GRAPH_PREFIX = "compliance"
@@ -105,21 +102,6 @@ class FalkorDBComplianceTests:
             yield
         finally:
             drop_graphs(falkordb_server, self._graphs)
-
-    @pytest.mark.xfail(
-        strict=True,
-        raises=IndexMismatchError,
-        reason="known limitation: a checkpoint saves the finished batches' vectors, but the "
-        "killed batch already wrote its part of the FalkorDB graph, so the resume finds graph "
-        "nodes without vectors (IndexMismatchError); core.checkpoint has to roll the graph "
-        "back to the saved batches (remove_provenance of the unfinished documents) first",
-    )
-    def test_an_interrupted_checkpointed_build_resumes(
-        self, documents: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        super().test_an_interrupted_checkpointed_build_resumes(  # type: ignore[misc]
-            documents, tmp_path, monkeypatch
-        )
 
     def test_the_graph_is_in_falkordb(self) -> None:
         """The suite's indexes really keep their graph in the server (not in the process)."""

@@ -636,8 +636,6 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             dimension=int(manifest.embedding_dimension or 0),
             graph=self.graph_backend,
         )
-        if self.view.n_triples != manifest.parameters["triples"]:
-            raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
         documents = src / DOCUMENTS_FILE
         if documents.is_file():
             self.document_metadata = json.loads(documents.read_text(encoding="utf-8"))
@@ -646,6 +644,10 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         if manifest.parameters["trained"]:
             config = json.loads((src / SCORER_CONFIG).read_text(encoding="utf-8"))
             self.scorer = TripleScorer.from_bytes((src / SCORER_FILE).read_bytes(), **config)
+
+    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
+        if self.view.n_triples != manifest.parameters["triples"]:
+            raise IndexMismatchError(f"{src}: triple count disagrees with the manifest")
 
 
 #: Short alias (phase-1 name).

@@ -1,0 +1,140 @@
+"""Rolling an index back to its saved state: the unfinished batch of a killed checkpointed build.
+
+A checkpointed build (:mod:`~graphrag_integrations.core.checkpoint`) saves the index after each
+finished batch. With the graph in a database (FalkorDB), a batch killed before its save has
+already written part of its graph into the server, while its vectors (in the process) are
+lost: the saved index's vectors then cover fewer nodes than the graph holds. The checkpoint
+lists the documents of the batch it starts (``pending``); resuming, it loads the saved index
+inside :func:`rolling_back` of those documents:
+
+1. :meth:`~graphrag_integrations.core.index_store.IndexStore.load` accepts graph nodes without
+   a saved vector when *every* document of their provenance is pending (nodes of the killed
+   batch), and gives them a placeholder vector so that the method's load builds its views;
+   any other mismatch is the usual ``IndexMismatchError``;
+2. the index's ``load`` template calls :func:`roll_back` between reading the files and
+   checking them against the manifest: each pending document the index holds is removed by
+   the method's own ``delete`` (so derived state - Clue's statistics node, QCG's kNN lists,
+   KGT's and ReG's views - follows), then whatever the pending documents still carry (a
+   batch killed mid-write may leave nodes of a document not yet listed) is removed by
+   :meth:`~graphrag_integrations.core.index_store.IndexStore.remove_document`;
+3. every placeholder must be gone by then (else ``IndexMismatchError``: the graph holds
+   nodes of the killed batch the rollback could not remove), and what was rolled back is
+   logged (a warning).
+
+Only the pending documents' contributions are removed: the documents the checkpoint lists as
+done, and anything else in the graph, are kept.
+
+Examples
+--------
+>>> with rolling_back(["d3", "d4"]) as state:
+...     active_rollback() is state, sorted(state.doc_ids)
+(True, ['d3', 'd4'])
+>>> active_rollback() is None
+True
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphrag_integrations.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Rollback:
+    """The documents being rolled back and the placeholder vectors a load gave their nodes.
+
+    Attributes
+    ----------
+    doc_ids : frozenset of str
+        The pending documents (their contributions are removed).
+    placeholders : list of (store, kind, keys)
+        Nodes of the pending documents that had no saved vector, per store and node kind.
+    """
+
+    doc_ids: frozenset[str]
+    placeholders: list[tuple[Any, str, list[str]]] = field(default_factory=list)
+
+    def owns(self, provenance: Iterable[str]) -> bool:
+        """Whether a node with this provenance comes from the pending documents only.
+
+        Examples
+        --------
+        >>> Rollback(frozenset({"d3"})).owns(["d3"]), Rollback(frozenset({"d3"})).owns(["d1", "d3"])
+        (True, False)
+        >>> Rollback(frozenset({"d3"})).owns([])  # a node of no document is nobody's batch
+        False
+        """
+        docs = set(provenance)
+        return bool(docs) and docs <= self.doc_ids
+
+
+_ACTIVE: ContextVar[Rollback | None] = ContextVar("graphrag_rollback", default=None)
+
+
+def active_rollback() -> Rollback | None:
+    """The rollback of the current :func:`rolling_back` block, or ``None``."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def rolling_back(doc_ids: Iterable[str]) -> Iterator[Rollback]:
+    """Load indexes in this block rolled back to before the documents ``doc_ids``.
+
+    See the module notes; outside such a block loads are strict (nothing rolled back).
+    """
+    state = Rollback(frozenset(doc_ids))
+    token = _ACTIVE.set(state)
+    try:
+        yield state
+    finally:
+        _ACTIVE.reset(token)
+
+
+def roll_back(index: Any) -> list[str]:
+    """Remove the pending documents of the active rollback from a freshly read ``index``.
+
+    Called by the ``load`` template after ``_read_files`` (a no-op outside
+    :func:`rolling_back`). Returns the pending documents that had something to remove.
+
+    Raises
+    ------
+    IndexMismatchError
+        If nodes of the pending documents without a saved vector remain afterwards.
+    """
+    from graphrag_integrations.core.index_store import index_stores_of
+
+    state = _ACTIVE.get()
+    if state is None or not state.doc_ids:
+        return []
+    pending = sorted(state.doc_ids)
+    held = set(index.doc_ids())
+    rolled = [doc for doc in pending if doc in held]
+    for doc in rolled:
+        index.delete(doc)  # the method's own path: its derived state follows
+    for store in index_stores_of(index):
+        for doc in pending:  # leftovers of a batch killed mid-write (not yet a document)
+            if store.remove_document(doc) and doc not in rolled:
+                rolled.append(doc)
+    for store, kind, keys in state.placeholders:
+        left = [key for key in keys if store.has(kind, key)]
+        if left:
+            raise IndexMismatchError(
+                f"rolling back the unfinished batch left {len(left)} {kind} node(s) without a "
+                f"vector, e.g. {left[:3]} (corrupt index)"
+            )
+    if rolled:
+        logger.warning(
+            "rolled back %d document(s) of the unfinished batch from %s's graph: %s",
+            len(rolled),
+            type(index).__name__,
+            ", ".join(sorted(rolled)),
+        )
+    return sorted(rolled)
