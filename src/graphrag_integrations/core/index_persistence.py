@@ -139,7 +139,7 @@ class IndexPersistence:
             index = cls._from_manifest(src, manifest, dict(kwargs))
             index._check_embedder(src, manifest)
             index._read_files(src, manifest)
-            roll_back(index)  # a resumed checkpoint's unfinished batch (else nothing)
+            roll_back(index, index_stores_of(index))  # a resumed checkpoint's unfinished batch
             index._check_loaded(src, manifest)
         index._restore_identity(manifest)
         return index

@@ -24,6 +24,13 @@ inside :func:`rolling_back` of those documents:
 Only the pending documents' contributions are removed: the documents the checkpoint lists as
 done, and anything else in the graph, are kept.
 
+A build killed in its *first* batch saved no index: the graph it made holds nothing but that
+batch. The checkpoint records, before that batch, whether the database graph was empty
+(:func:`database_location`, :func:`holds_data`); only then does the resume remove the pending
+documents' provenance from it (:func:`roll_back_graph`; nodes left without provenance go), so
+that the new build finds it empty. A graph that held data before is never touched (the build
+refuses it, as without a checkpoint).
+
 Examples
 --------
 >>> with rolling_back(["d3", "d4"]) as state:
@@ -98,19 +105,18 @@ def rolling_back(doc_ids: Iterable[str]) -> Iterator[Rollback]:
         _ACTIVE.reset(token)
 
 
-def roll_back(index: Any) -> list[str]:
+def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
     """Remove the pending documents of the active rollback from a freshly read ``index``.
 
-    Called by the ``load`` template after ``_read_files`` (a no-op outside
-    :func:`rolling_back`). Returns the pending documents that had something to remove.
+    Called by the ``load`` template after ``_read_files`` with the index's ``IndexStore``
+    objects (``stores``; a no-op outside :func:`rolling_back`). Returns the pending documents
+    that had something to remove.
 
     Raises
     ------
     IndexMismatchError
         If nodes of the pending documents without a saved vector remain afterwards.
     """
-    from graphrag_integrations.core.index_store import index_stores_of
-
     state = _ACTIVE.get()
     if state is None or not state.doc_ids:
         return []
@@ -119,7 +125,7 @@ def roll_back(index: Any) -> list[str]:
     rolled = [doc for doc in pending if doc in held]
     for doc in rolled:
         index.delete(doc)  # the method's own path: its derived state follows
-    for store in index_stores_of(index):
+    for store in stores:
         for doc in pending:  # leftovers of a batch killed mid-write (not yet a document)
             if store.remove_document(doc) and doc not in rolled:
                 rolled.append(doc)
@@ -138,3 +144,70 @@ def roll_back(index: Any) -> list[str]:
             ", ".join(sorted(rolled)),
         )
     return sorted(rolled)
+
+
+def database_location(graph_store: Any) -> Any:
+    """The ``FalkorDBLocation`` a ``graph_store=`` argument names, or ``None`` for an
+    in-process graph, none, or a backend bound to replace what its graph holds (a build
+    through it clears the graph anyway).
+
+    Examples
+    --------
+    >>> database_location(None), database_location("networkx")
+    (None, None)
+    >>> database_location("falkordb://127.0.0.1:6390/papers").url
+    'falkordb://127.0.0.1:6390/papers'
+    """
+    if graph_store is None:
+        return None
+    from graphrag_integrations.core.graph_backends import is_in_process, resolve_graph_backend
+
+    backend = resolve_graph_backend(graph_store)
+    bound = getattr(backend, "bound_location", None)
+    if is_in_process(backend) or not callable(bound) or getattr(backend, "_bound_overwrite", False):
+        return None
+    return bound()
+
+
+def holds_data(location: Any) -> bool:
+    """Whether the FalkorDB graph at ``location`` exists and holds nodes (besides the marker
+    this package writes in a graph it makes)."""
+    from graphrag_integrations.core import falkordb_cypher as cy
+    from graphrag_integrations.core.falkordb_connection import connect
+
+    client = connect(location)
+    try:
+        if location.graph not in client.list_graphs():
+            return False
+        rows = client.select_graph(location.graph).query(cy.COUNT_FOREIGN).result_set
+        return bool(rows and int(rows[0][0]))
+    finally:
+        client.connection.close()
+
+
+def roll_back_graph(location: Any, doc_ids: Iterable[str]) -> dict[str, int]:
+    """Remove the provenance ``doc_ids`` from the FalkorDB graph at ``location`` (nodes and
+    edges left without any go); returns the nodes and edges removed. Nothing when the graph
+    does not exist.
+
+    Only for a graph the checkpoint found empty before its first batch (module notes).
+    """
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+
+    if not holds_data(location):
+        return {"nodes": 0, "edges": 0}
+    graph = FalkorDBGraph.open(location)
+    nodes = edges = 0
+    for doc in sorted(set(doc_ids)):
+        removed = graph.remove_provenance(doc)
+        nodes, edges = nodes + len(removed.nodes), edges + len(removed.edges)
+    graph.flush()
+    logger.warning(
+        "rolled back the unfinished first batch from %s: %d node(s) and %d edge(s) of %d "
+        "document(s) removed",
+        location.url,
+        nodes,
+        edges,
+        len(set(doc_ids)),
+    )
+    return {"nodes": nodes, "edges": edges}

@@ -11,11 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.checkpoint import INDEX_FOLDER, PENDING_KEY, read_checkpoint
+from graphrag_integrations.core.checkpoint import (
+    EMPTY_GRAPH_KEY,
+    INDEX_FOLDER,
+    PENDING_KEY,
+    read_checkpoint,
+)
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 from graphrag_integrations.core.index_store import IndexStore
 from graphrag_integrations.core.rollback import rolling_back
-from graphrag_integrations.errors import IndexMismatchError
+from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
@@ -80,6 +86,47 @@ def test_clue_in_falkordb_resumes_after_a_batch_killed_before_its_save(
     loaded = ClueIndex.load(ckpt / INDEX_FOLDER, embedding=FakeEmbedder())
     assert loaded._counts() == whole._counts()
     assert answers(loaded) == answers(whole)
+
+
+@pytest.mark.falkordb_server
+def test_a_first_batch_killed_before_its_save_is_rolled_back_from_the_graph_it_made(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("spacy")
+    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
+    whole = ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **opts)
+
+    def killed(index: ClueIndex, path: Path, **kwargs: Any) -> None:
+        raise Killed  # the first batch is in the graph, nothing is saved
+
+    monkeypatch.setattr(ClueIndex, "persist", killed)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Killed):
+        ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
+    monkeypatch.undo()
+    state = read_checkpoint(ckpt)
+    assert state["done"] == [] and state[PENDING_KEY] == ["d0", "d1", "d2", "d3"]
+    assert state[EMPTY_GRAPH_KEY] is True
+    resumed = ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
+    assert answers(resumed) == answers(whole)
+    assert answers(ClueIndex.load(ckpt / INDEX_FOLDER, embedding=FakeEmbedder())) == answers(whole)
+
+
+@pytest.mark.falkordb_server
+def test_a_graph_holding_data_before_the_first_batch_is_never_rolled_back(
+    url: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("spacy")
+    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
+    ClueIndex.from_documents(DOCS[:4], graph_store=url, embedding=FakeEmbedder())  # the user's
+    where = parse_falkordb_url(url)
+    held = len(FalkorDBGraph.open(where))
+    ckpt = tmp_path / "ckpt"
+    for _ in range(2):  # refused, and refused again on the re-run: nothing removed
+        with pytest.raises(IndexExistsError):
+            ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
+        assert read_checkpoint(ckpt)[EMPTY_GRAPH_KEY] is False
+        assert len(FalkorDBGraph.open(where)) == held
 
 
 def _store_with_a_node_without_vector(directory: Path, provenance: str) -> None:
