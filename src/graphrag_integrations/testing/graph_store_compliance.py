@@ -34,6 +34,7 @@ import hashlib
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -102,6 +103,49 @@ class FalkorDBComplianceTests:
             yield
         finally:
             drop_graphs(falkordb_server, self._graphs)
+
+    def test_a_first_batch_killed_before_its_save_resumes(
+        self, documents: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A checkpointed build killed in its first batch (written into the graph, nothing
+        saved) resumes: the batch is rolled back from the graph it made, and the build ends
+        as an uninterrupted one, its saved folder loading."""
+        from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
+        from graphrag_integrations.testing.compliance import CORPUS
+
+        suite: Any = self
+        every = 4
+        whole = suite._build(
+            documents,
+            suite.make_embedder(),
+            checkpoint_dir=tmp_path / "whole",
+            checkpoint_every=every,
+        )
+
+        class Killed(Exception):
+            pass
+
+        def killed(index: Any, path: Path, **kwargs: Any) -> None:
+            raise Killed("killed before the first batch is saved")
+
+        monkeypatch.setattr(suite.index_class, "persist", killed)
+        ckpt = tmp_path / "ckpt"
+        with pytest.raises(Killed):
+            suite._build(
+                documents, suite.make_embedder(), checkpoint_dir=ckpt, checkpoint_every=every
+            )
+        monkeypatch.undo()
+        assert read_checkpoint(ckpt)["done"] == []
+        resumed = suite._build(
+            documents, suite.make_embedder(), checkpoint_dir=ckpt, checkpoint_every=every
+        )
+        assert read_checkpoint(ckpt)["done"] == [d.id for d in documents]
+        # loads before any query (a query may write into the shared graph: KGT's lazy vectors)
+        loaded = suite.load_index(ckpt / INDEX_FOLDER, suite.make_embedder())
+        assert loaded.doc_ids() == whole.doc_ids()
+        suite._assert_same_answers(
+            suite._answers(resumed, k=len(CORPUS)), suite._answers(whole, k=len(CORPUS))
+        )
 
     def test_the_graph_is_in_falkordb(self) -> None:
         """The suite's indexes really keep their graph in the server (not in the process)."""
