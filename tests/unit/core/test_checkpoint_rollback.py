@@ -17,6 +17,7 @@ from graphrag_integrations.core.checkpoint import (
     PENDING_KEY,
     read_checkpoint,
 )
+from graphrag_integrations.core.executors.local import LocalExecutor
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 from graphrag_integrations.core.index_store import IndexStore
@@ -127,6 +128,31 @@ def test_a_graph_holding_data_before_the_first_batch_is_never_rolled_back(
             ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
         assert read_checkpoint(ckpt)[EMPTY_GRAPH_KEY] is False
         assert len(FalkorDBGraph.open(where)) == held
+
+
+@pytest.mark.falkordb_server
+def test_an_executor_build_killed_in_its_merge_resumes_into_the_same_graph(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executor path (Ray's, here with the in-process executor): the merge wrote the
+    graph, the driver died before the save; the re-run rolls it back and merges again."""
+    pytest.importorskip("spacy")
+    whole = ClueIndex.from_documents(DOCS, embedding=FakeEmbedder())
+
+    def killed(index: ClueIndex, path: Path, **kwargs: Any) -> None:
+        raise Killed  # merged into the graph, nothing saved
+
+    ckpt = tmp_path / "ckpt"
+    opts: dict[str, Any] = {"embedding": FakeEmbedder(), "checkpoint_dir": ckpt, "graph_store": url}
+    monkeypatch.setattr(ClueIndex, "persist", killed)
+    with pytest.raises(Killed):
+        ClueIndex.from_documents(DOCS, executor=LocalExecutor(3), **opts)
+    monkeypatch.undo()
+    assert read_checkpoint(ckpt)[PENDING_KEY] == [d["id"] for d in DOCS]
+    resumed = ClueIndex.from_documents(DOCS, executor=LocalExecutor(3), **opts)
+    assert PENDING_KEY not in read_checkpoint(ckpt)
+    loaded = ClueIndex.load(ckpt / INDEX_FOLDER, embedding=FakeEmbedder())
+    assert answers(resumed) == answers(whole) == answers(loaded)
 
 
 def _store_with_a_node_without_vector(directory: Path, provenance: str) -> None:
