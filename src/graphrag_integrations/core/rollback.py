@@ -203,7 +203,7 @@ def roll_back_graph(location: Any, doc_ids: Iterable[str]) -> dict[str, int]:
         nodes, edges = nodes + len(removed.nodes), edges + len(removed.edges)
     graph.flush()
     logger.warning(
-        "rolled back the unfinished first batch from %s: %d node(s) and %d edge(s) of %d "
+        "rolled back what an unfinished build wrote into %s: %d node(s) and %d edge(s) of %d "
         "document(s) removed",
         location.url,
         nodes,
