@@ -125,8 +125,13 @@ def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
     rolled = [doc for doc in pending if doc in held]
     for doc in rolled:
         index.delete(doc)  # the method's own path: its derived state follows
+    from graphrag_integrations.core.graph_backends import is_in_process
+
+    unlisted = [doc for doc in pending if doc not in held]
     for store in stores:
-        for doc in pending:  # leftovers of a batch killed mid-write (not yet a document)
+        if is_in_process(type(store.graph)):  # read from its saved file: never half-written
+            continue
+        for doc in unlisted:  # leftovers of a batch killed mid-write (not yet a document)
             if store.remove_document(doc) and doc not in rolled:
                 rolled.append(doc)
     for store, kind, keys in state.placeholders:
