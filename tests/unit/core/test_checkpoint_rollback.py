@@ -16,6 +16,7 @@ from graphrag_integrations.core.checkpoint import (
     INDEX_FOLDER,
     PENDING_KEY,
     read_checkpoint,
+    write_checkpoint,
 )
 from graphrag_integrations.core.executors.local import LocalExecutor
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
@@ -87,6 +88,25 @@ def test_clue_in_falkordb_resumes_after_a_batch_killed_before_its_save(
     loaded = ClueIndex.load(ckpt / INDEX_FOLDER, embedding=FakeEmbedder())
     assert loaded._counts() == whole._counts()
     assert answers(loaded) == answers(whole)
+
+
+@pytest.mark.falkordb_server
+def test_nodes_of_a_pending_document_not_yet_listed_are_rolled_back(
+    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A batch killed mid-write: a chunk of ``d5`` reached the graph, its document did not."""
+    pytest.importorskip("spacy")
+    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
+    whole = ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **opts)
+    ckpt = tmp_path / "ckpt"
+    first = ClueIndex.from_documents(DOCS[:4], checkpoint_dir=ckpt, graph_store=url, **opts)
+    first.store.add_node("chunk", "d5#0", ("d5",), text="Town 5 lies on the river number 1.")
+    state = read_checkpoint(ckpt)
+    write_checkpoint(ckpt, {**state, PENDING_KEY: ["d4", "d5", "d6", "d7"]})
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.rollback"):
+        resumed = ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
+    assert "rolled back 1 document(s)" in caplog.text and ": d5" in caplog.text
+    assert answers(resumed) == answers(whole)
 
 
 @pytest.mark.falkordb_server
