@@ -109,8 +109,10 @@ class IndexPersistence:
         checksum verified), ``check_manifest`` (method, :attr:`format_version` down to
         :attr:`oldest_format_version`), :meth:`_from_manifest` (the index, built from the
         recorded settings and ``kwargs``), :meth:`_check_embedder` (model *and* dimension),
-        :meth:`_read_files`, :meth:`_check_loaded`; then the recorded ``index_id`` and
-        build ``timings`` are restored.
+        :meth:`_read_files`, :func:`~graphrag_integrations.core.rollback.roll_back` (only
+        when a checkpoint resumes: the unfinished batch's documents leave through
+        ``delete``), :meth:`_check_loaded`; then the recorded ``index_id`` and build
+        ``timings`` are restored.
 
         Parameters
         ----------
