@@ -146,9 +146,19 @@ def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
             "rolled back %d document(s) of the unfinished batch from %s's graph: %s",
             len(rolled),
             type(index).__name__,
-            ", ".join(sorted(rolled)),
+            _some(sorted(rolled)),
         )
     return sorted(rolled)
+
+
+def _some(ids: list[str], shown: int = 10) -> str:
+    """The first ``shown`` ids, comma-separated, and how many more.
+
+    >>> _some(["a", "b", "c"], shown=2)
+    'a, b (and 1 more)'
+    """
+    more = f" (and {len(ids) - shown} more)" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 def database_location(graph_store: Any) -> Any:
