@@ -6,15 +6,26 @@
 
 1. the documents are loaded once (:func:`~graphrag_integrations.core.documents.load_documents`,
    with the load options given) and cut into batches of ``N`` documents, in input order;
-2. the first batch is built with ``from_documents``, each next one added with ``insert``;
+2. before each batch, ``DIR/checkpoint.json`` lists its documents as ``pending``; the first
+   batch is built with ``from_documents``, each next one added with ``insert``;
 3. after each batch the index is persisted to ``DIR/index`` (atomically, see
    :func:`~graphrag_integrations.core.persistence.atomic_directory`) and then
    ``DIR/checkpoint.json`` is replaced (atomically) with the ids of the documents done;
-4. run again with the same ``DIR``, the build loads the index from ``DIR/index``, skips the
-   documents already done (by document id) and goes on with the rest.
+4. run again with the same ``DIR``, the build loads the index from ``DIR/index``, rolled back
+   to before the pending documents, skips the documents already done (by document id) and
+   goes on with the rest.
 
-Killed between steps 3 and 4, the last batch is in the index but not yet listed: it is inserted
-again, which ``insert`` skips (the documents are indexed). The finished index stays in
+**A graph in a database** (``graph_store="falkordb://..."``) keeps what a killed batch wrote
+before the process died, while that batch's vectors are lost. The resume therefore removes the
+pending documents from the loaded index first, through the method's own ``delete``, so its
+derived state follows (:mod:`~graphrag_integrations.core.rollback`; a warning names the
+documents rolled back). A first batch killed before its save leaves a graph and no index:
+when the checkpoint saw that graph empty before the batch (``graph_was_empty``), the pending
+documents' provenance is removed from it; a graph that held data before is never touched.
+Only the pending documents' contributions are removed.
+
+Killed between steps 3 and 4, the last batch is in the index but not yet listed: it is rolled
+back and inserted again, giving the same index. The finished index stays in
 ``DIR/index`` (``X.load(DIR / "index")`` reads it; ``checkpoint.json`` is kept so a re-run is a
 no-op). The index has its own folder so that its persist stays atomic (a folder holding files
 the index did not write is updated entry by entry).
@@ -68,6 +79,12 @@ from graphrag_integrations.core.documents import (
 from graphrag_integrations.core.falkordb_connection import is_falkordb_url, parse_falkordb_url
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import MANIFEST_NAME, atomic_write_bytes
+from graphrag_integrations.core.rollback import (
+    database_location,
+    holds_data,
+    roll_back_graph,
+    rolling_back,
+)
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -80,6 +97,11 @@ INDEX_FOLDER = "index"
 CHECKPOINT_FORMAT = 1
 #: In ``checkpoint.json`` of an executor build: ``true`` (prepared batches in ``prepared/``).
 PREPARED_KEY = "prepared"
+#: In ``checkpoint.json`` while a batch runs: the ids of its documents (rolled back on resume).
+PENDING_KEY = "pending"
+#: In ``checkpoint.json`` while the first batch runs on a database graph: whether that graph
+#: was empty before it (then the resume may roll the batch back from it).
+EMPTY_GRAPH_KEY = "graph_was_empty"
 #: Documents per batch when ``checkpoint_every`` is not given.
 DEFAULT_CHECKPOINT_EVERY = 500
 #: Constructor arguments that do not change what is built (not compared on resume).
@@ -123,7 +145,8 @@ def describe_setting(value: Any) -> Any:
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The content of ``path/checkpoint.json`` (``method``, ``settings``, ``done``, ``batches``).
+    """The content of ``path/checkpoint.json`` (``method``, ``settings``, ``done``, ``batches``;
+    ``pending`` while a batch runs).
 
     Raises
     ------
@@ -345,16 +368,20 @@ def build_with_checkpoint(
     )
     index: Any = None
     done: list[str] = []
+    pending: list[str] = []
+    state: dict[str, Any] = {}
     batches = 0
     state_of = functools.partial(_state, cls.method, settings)
     if target.is_dir() and (target / CHECKPOINT_FILE).is_file():
         state = resume_state(target, cls.method, settings, prepared=False)
         done, batches = list(state["done"]), int(state.get("batches", 0))
+        pending = [d for d in state.get(PENDING_KEY, []) if d not in set(done)]
         if (target / INDEX_FOLDER / MANIFEST_NAME).is_file():
             chunking = ("splitter", "chunking", "chunker")  # from_documents options, not load's
-            index = cls.load(
-                target / INDEX_FOLDER, **{k: v for k, v in kwargs.items() if k not in chunking}
-            )
+            with rolling_back(pending):  # what the unfinished batch left in a database graph
+                index = cls.load(
+                    target / INDEX_FOLDER, **{k: v for k, v in kwargs.items() if k not in chunking}
+                )
             logger.info("checkpoint %s: resuming after %d document(s)", target, len(done))
     elif target.is_dir() and any(target.iterdir()):
         raise IndexExistsError(
@@ -366,7 +393,15 @@ def build_with_checkpoint(
         write_checkpoint(target, state_of(done, batches))
     finished = set(done)
     todo = [d for d in docs if d.id not in finished]
+    database = None if index is not None else database_location(kwargs.get("graph_store"))
+    if database is not None and pending and state.get(EMPTY_GRAPH_KEY):
+        roll_back_graph(database, pending)  # a first batch killed before its save
     for batch in _batches(todo, every):
+        # a database graph keeps what a killed batch wrote: the resume rolls these back
+        running = {**state_of(done, batches), PENDING_KEY: [d.id for d in batch]}
+        if index is None and database is not None:  # may the resume empty the graph?
+            running[EMPTY_GRAPH_KEY] = not holds_data(database)
+        write_checkpoint(target, running)
         if index is None:
             index = build(batch, **kwargs)
         else:

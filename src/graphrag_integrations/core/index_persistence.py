@@ -28,6 +28,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
+from graphrag_integrations.core.rollback import roll_back
 
 IndexT = TypeVar("IndexT", bound="IndexPersistence")
 
@@ -108,8 +109,10 @@ class IndexPersistence:
         checksum verified), ``check_manifest`` (method, :attr:`format_version` down to
         :attr:`oldest_format_version`), :meth:`_from_manifest` (the index, built from the
         recorded settings and ``kwargs``), :meth:`_check_embedder` (model *and* dimension),
-        :meth:`_read_files`, :meth:`_check_loaded`; then the recorded ``index_id`` and
-        build ``timings`` are restored.
+        :meth:`_read_files`, :func:`~graphrag_integrations.core.rollback.roll_back` (only
+        when a checkpoint resumes: the unfinished batch's documents leave through
+        ``delete``), :meth:`_check_loaded`; then the recorded ``index_id`` and build
+        ``timings`` are restored.
 
         Parameters
         ----------
@@ -138,6 +141,7 @@ class IndexPersistence:
             index = cls._from_manifest(src, manifest, dict(kwargs))
             index._check_embedder(src, manifest)
             index._read_files(src, manifest)
+            roll_back(index, index_stores_of(index))  # a resumed checkpoint's unfinished batch
             index._check_loaded(src, manifest)
         index._restore_identity(manifest)
         return index

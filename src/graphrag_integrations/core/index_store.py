@@ -90,6 +90,7 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
+from graphrag_integrations.core.rollback import Rollback, active_rollback
 from graphrag_integrations.core.vector_store import (
     InMemoryVectorIndex,
     VectorIndex,
@@ -776,6 +777,7 @@ class IndexStore:
         store.index_id = stored_index_id(src)
         rehome = factory is not None and factory is not in_memory_vectors
         checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
+        rollback = active_rollback()
         for kind, layer in store.layers.items():
             keys = store.keys(kind)
             if not keys:
@@ -783,14 +785,19 @@ class IndexStore:
             target = None
             if rehome:
                 target = store._open_layer(layer, dimension, _method_of(src) if checksum else "")
-                if store._holds(target, checksum, len(keys)):
+                if rollback is None and store._holds(target, checksum, len(keys)):
                     # a server layer already holding this content: the vectors stay unread
                     logger.info("reusing vector store layer %r (same content)", target)
                     store.vectors[layer] = target
                     continue
-            index = InMemoryVectorIndex.load(
-                src / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
-            )
+            if rollback is not None and not (src / VECTORS_DIR / layer).is_dir():
+                index = InMemoryVectorIndex(dimension, model_name)  # the killed batch's kind
+            else:
+                index = InMemoryVectorIndex.load(
+                    src / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
+                )
+            if rollback is not None:
+                store._placeholders(rollback, kind, index, keys)
             if set(index.ids) != set(keys):
                 raise IndexMismatchError(
                     f"{src}: the {layer} vectors ({len(index)}) do not match the graph's "
@@ -812,6 +819,25 @@ class IndexStore:
             and target.content_checksum == checksum
             and len(target) == count
         )
+
+    def _placeholders(
+        self, rollback: Rollback, kind: str, index: InMemoryVectorIndex, keys: list[str]
+    ) -> None:
+        """Give a placeholder vector to the nodes of ``kind`` without one whose provenance is
+        all pending documents of ``rollback`` (:mod:`~graphrag_integrations.core.rollback`:
+        they go before the load ends)."""
+        held = set(index.ids)
+        missing = [key for key in keys if key not in held]
+        if not missing:
+            return
+        data = self.graph.nodes_data(node_id(kind, key) for key in missing)
+        owned = [key for key in missing if rollback.owns(data[node_id(kind, key)]["provenance"])]
+        if not owned:
+            return
+        unit = np.zeros((len(owned), self.dimension), dtype=np.float32)
+        unit[:, 0] = 1.0
+        index.add(owned, unit)
+        rollback.placeholders.append((self, kind, owned))
 
     def _rehome(
         self, kind: str, loaded: InMemoryVectorIndex, target: VectorIndex, checksum: str

@@ -39,8 +39,6 @@ from typing import Any, ClassVar
 
 import pytest
 
-from graphrag_integrations.errors import IndexMismatchError
-
 #: Prefix of the graphs the suite makes (``<prefix>_<32 hex digits>``).
 GRAPH_PREFIX = "compliance"
 #: Set to ``1`` to run every case of the suite with FalkorDB, not only :data:`GRAPH_CASES`.
@@ -106,19 +104,47 @@ class FalkorDBComplianceTests:
         finally:
             drop_graphs(falkordb_server, self._graphs)
 
-    @pytest.mark.xfail(
-        strict=True,
-        raises=IndexMismatchError,
-        reason="known limitation: a checkpoint saves the finished batches' vectors, but the "
-        "killed batch already wrote its part of the FalkorDB graph, so the resume finds graph "
-        "nodes without vectors (IndexMismatchError); core.checkpoint has to roll the graph "
-        "back to the saved batches (remove_provenance of the unfinished documents) first",
-    )
-    def test_an_interrupted_checkpointed_build_resumes(
+    def test_a_first_batch_killed_before_its_save_resumes(
         self, documents: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        super().test_an_interrupted_checkpointed_build_resumes(  # type: ignore[misc]
-            documents, tmp_path, monkeypatch
+        """A checkpointed build killed in its first batch (written into the graph, nothing
+        saved) resumes: the batch is rolled back from the graph it made, and the build ends
+        as an uninterrupted one, its saved folder loading."""
+        from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
+        from graphrag_integrations.testing.compliance import CORPUS
+
+        suite: Any = self
+        every = 4
+        whole = suite._build(
+            documents,
+            suite.make_embedder(),
+            checkpoint_dir=tmp_path / "whole",
+            checkpoint_every=every,
+        )
+
+        class Killed(Exception):
+            pass
+
+        def killed(index: Any, path: Path, **kwargs: Any) -> None:
+            raise Killed("killed before the first batch is saved")
+
+        monkeypatch.setattr(suite.index_class, "persist", killed)
+        ckpt = tmp_path / "ckpt"
+        with pytest.raises(Killed):
+            suite._build(
+                documents, suite.make_embedder(), checkpoint_dir=ckpt, checkpoint_every=every
+            )
+        monkeypatch.undo()
+        assert read_checkpoint(ckpt)["done"] == []
+        resumed = suite._build(
+            documents, suite.make_embedder(), checkpoint_dir=ckpt, checkpoint_every=every
+        )
+        assert read_checkpoint(ckpt)["done"] == [d.id for d in documents]
+        # loads before any query (a query may write into the shared graph: KGT's lazy vectors)
+        loaded = suite.load_index(ckpt / INDEX_FOLDER, suite.make_embedder())
+        assert loaded.doc_ids() == whole.doc_ids()
+        suite._assert_same_answers(
+            suite._answers(resumed, k=len(CORPUS)), suite._answers(whole, k=len(CORPUS))
         )
 
     def test_the_graph_is_in_falkordb(self) -> None:

@@ -22,7 +22,10 @@ local checkpointed build does: :mod:`~graphrag_integrations.core.checkpoint`) an
 prepared batch is saved in ``DIR/prepared/`` the moment it arrives; a re-run with the same
 arguments after a killed driver loads the saved batches and prepares only the others. Once
 merged, the index is saved in ``DIR/index`` and the checkpoint lists every document, so a
-further re-run loads it.
+further re-run loads it. With the graph in a database (FalkorDB), the checkpoint lists the
+documents as ``pending`` before the merge writes that graph; a re-run after a driver killed
+between the merge and the save removes their provenance from it first
+(:func:`~graphrag_integrations.core.rollback.roll_back_graph`), then merges again.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ from typing import Any, cast
 
 from graphrag_integrations.core.checkpoint import (
     CHECKPOINT_FILE,
+    EMPTY_GRAPH_KEY,
     INDEX_FOLDER,
+    PENDING_KEY,
     PreparedBatches,
     checkpoint_settings,
     prepared_state,
+    read_checkpoint,
     resume_state,
     write_checkpoint,
 )
@@ -52,6 +58,7 @@ from graphrag_integrations.core.executors import Executor, is_local, resolve_exe
 from graphrag_integrations.core.index_building import DEFAULT_SPLITTER, pop_splitter
 from graphrag_integrations.core.persistence import MANIFEST_NAME
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
+from graphrag_integrations.core.rollback import database_location, roll_back_graph
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import (
     EmptyCorpusError,
@@ -122,10 +129,15 @@ def build_with_executor(cls: Any, documents: Iterable[Any], executor: Any, **kwa
     target = None if checkpoint_dir is None else Path(checkpoint_dir)
     settings = checkpoint_settings(cls, kwargs) if target is not None else {}
     state_of = functools.partial(prepared_state, cls.method, settings, executor=runner.name)
+    database = None
     if target is not None:
         finished = _open_checkpoint(cls, target, state_of([], 0), kwargs, chosen)
         if finished is not None:
             return finished
+        database = database_location(kwargs.get("graph_store"))
+        state = read_checkpoint(target)
+        if database is not None and state.get(PENDING_KEY) and state.get(EMPTY_GRAPH_KEY):
+            roll_back_graph(database, state[PENDING_KEY])  # a merge killed before the save
     documents, setup = _sources(cls, documents)
     if setup is not None and not documents:  # nothing for the executor: the driver does it all
         index = _new_index(cls, kwargs)
@@ -167,12 +179,16 @@ def build_with_executor(cls: Any, documents: Iterable[Any], executor: Any, **kwa
     )
     for position, result in zip(todo, results, strict=True):
         prepared[position] = result
+    done = list(dict.fromkeys(p.doc_id for p in passages))
+    if target is not None and database is not None:  # the merge writes the database graph,
+        # made empty above (the index refuses one holding data): a re-run rolls it back
+        running = {**state_of([], len(batches)), PENDING_KEY: done, EMPTY_GRAPH_KEY: True}
+        write_checkpoint(target, running)
     index.merge(prepared)
     if setup is None and callable(getattr(index, "check_built", None)):
         index.check_built()
     if target is not None:
         index.persist(target / INDEX_FOLDER, overwrite=True)
-        done = list(dict.fromkeys(p.doc_id for p in passages))
         write_checkpoint(target, state_of(done, len(batches)))
     return index
 
