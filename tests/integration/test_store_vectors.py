@@ -258,6 +258,7 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
     assert graph in factory.client.list_graphs()
     index.persist(tmp_path / "clue")
     expected = answers(index)
+
     # a load of the same index into the same server reuses its layers: nothing re-added, and
     # the persisted vectors are not even read into the process
     def unread(*args: Any, **kwargs: Any) -> None:
