@@ -248,8 +248,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
 
     @property
     def passages(self) -> list[Passage]:
-        """The indexed passages."""
-        return list(self.view.passages.values())
+        """The indexed passages (per-query reads: one batched read of every passage)."""
+        view = self.view
+        return list(read_many(view.passages, list(view.passages)).values())
 
     # -- building -------------------------------------------------------------------------
     @classmethod
