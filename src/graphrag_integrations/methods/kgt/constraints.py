@@ -208,15 +208,24 @@ class ConstraintIndexes:
         self.skipped_entities = 0
         self.tokenised = 0
         self._known = dict(known or {})
+        #: Per-query reads (``view.lazy``): hyperrelations are tokenised when their entity is
+        #: translated (token ids by text, an LRU of ``cache_size * 16``), not all up front.
+        self.lazy = bool(getattr(view, "lazy", False))
+        self._text_tokens: OrderedDict[str, tuple[int, ...] | None] = OrderedDict()
         if cached is not None:
             self.rel_tokens, self.tries, self.entity_tokens = cached
+            if self.lazy:
+                self.rel_tokens = {}
         else:
-            self.rel_tokens = self._tokenize_rels()
+            self.rel_tokens = {} if self.lazy else self._tokenize_rels()
             self.entity_tokens = {d: self._tokenize_entries(d) for d in DIRECTIONS}
             self.tries = {
                 d: TokenTrie(self.entity_tokens[d].values(), eos_token_id=self.sep_id)
                 for d in DIRECTIONS
             }
+        if self.lazy:  # texts known from before the change serve the per-entity indexes
+            for text, ids in list(self._known.items())[-cache_size * 16 :]:
+                self._text_tokens[text] = None if self.eos_id in ids else ids
         self._known = {}  # needed while building only
         self._by_tokens = {
             d: {tuple(ids): key for key, ids in self.entity_tokens[d].items()} for d in DIRECTIONS
@@ -236,6 +245,13 @@ class ConstraintIndexes:
         """Token ids by text of every hyperrelation and entry entity indexed: what the
         indexes of the graph after an insert or delete reuse (``known``)."""
         view = self.view
+        if self.lazy:  # the hyperrelations tokenised so far and the entries still in the graph
+            out = {t: ids for t, ids in self._text_tokens.items() if ids is not None}
+            for direction in DIRECTIONS:  # built for this graph: every entry is in it
+                keys = list(self.entity_tokens[direction])
+                for key, name in zip(keys, view.names(keys), strict=True):
+                    out[name] = self.entity_tokens[direction][key]
+            return out
         out = {view.rels[k].relation: ids for k, ids in self.rel_tokens.items() if k in view.rels}
         for direction in DIRECTIONS:
             for key, ids in self.entity_tokens[direction].items():
@@ -256,7 +272,7 @@ class ConstraintIndexes:
 
     def _tokenize_entries(self, direction: str) -> dict[str, tuple[int, ...]]:
         entries = self.view.forward_entries if direction == "forward" else self.view.reverse_entries
-        encoded = self._encode([self.view.entities[k].name for k in entries])
+        encoded = self._encode(self.view.names(entries))
         out: dict[str, tuple[int, ...]] = {}
         seen: dict[tuple[int, ...], str] = {}
         for key, ids in zip(entries, encoded, strict=True):
@@ -292,10 +308,13 @@ class ConstraintIndexes:
         if hit is not None:
             self._relations.move_to_end(key)
             return hit
-        rel_ids = tuple(r for r in self.view.rels_of(entity, direction) if r in self.rel_tokens)
+        if self.lazy:
+            rel_ids, tokens = self._entity_rel_tokens(entity, direction)
+        else:
+            rel_ids = tuple(r for r in self.view.rels_of(entity, direction) if r in self.rel_tokens)
+            tokens = tuple(self.rel_tokens[r] for r in rel_ids)
         if not rel_ids:
             return None
-        tokens = tuple(self.rel_tokens[r] for r in rel_ids)
         index = SubstringIndex(tokens, terminator_id=self.eos_id, backend=self.backend)  # type: ignore[arg-type]
         made = RelationConstraint(
             entity,
@@ -308,3 +327,34 @@ class ConstraintIndexes:
         if len(self._relations) > self.cache_size:
             self._relations.popitem(last=False)
         return made
+
+    def _entity_rel_tokens(
+        self, entity: str, direction: str
+    ) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
+        """Per-query reads: the entity's hyperrelations (one batched read) and their tokens
+        (texts not tokenised yet in one tokenizer call), leaving out those holding eos as the
+        flat build does."""
+        rel_ids = self.view.rels_of(entity, direction)
+        if not rel_ids:
+            return (), ()
+        texts = [r.relation for r in self.view.rels.many(rel_ids).values()]  # type: ignore[attr-defined]
+        todo = [t for t in dict.fromkeys(texts) if t not in self._text_tokens]
+        if todo:
+            out = self.tokenizer(todo, add_special_tokens=False)["input_ids"]
+            for text, ids in zip(todo, out, strict=True):
+                ids = tuple(int(t) for t in ids)
+                self._text_tokens[text] = None if self.eos_id in ids else ids
+            self.tokenised += len(todo)
+        kept: list[str] = []
+        tokens: list[tuple[int, ...]] = []
+        for rel, text in zip(rel_ids, texts, strict=True):
+            ids = self._text_tokens[text]
+            self._text_tokens.move_to_end(text)
+            if ids is None:
+                logger.warning("hyperrelation %s holds the eos token; it is left out", rel)
+                continue
+            kept.append(rel)
+            tokens.append(ids)
+        while len(self._text_tokens) > self.cache_size * 16:
+            self._text_tokens.popitem(last=False)
+        return tuple(kept), tuple(tokens)

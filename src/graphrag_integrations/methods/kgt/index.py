@@ -60,6 +60,7 @@ from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tok
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
 from graphrag_integrations.methods.kgt.preparation import KGTPreparer, PreparedHyperedges
+from graphrag_integrations.methods.kgt.reads import ParseKGReads
 from graphrag_integrations.methods.kgt.retrieval import (
     decomposition_prompt,
     parse_next_query,
@@ -70,6 +71,7 @@ from graphrag_integrations.methods.kgt.store import (
     ParseKGStore,
     ParseKGView,
     load_constraint_cache,
+    read_many,
     save_constraint_cache,
 )
 from graphrag_integrations.methods.kgt.translation import TranslationResult, Translator
@@ -225,6 +227,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             factory=vector_index,
             graph=self.graph_backend,
         )
+        self.store.reads_class = ParseKGReads
         self.timings = dict.fromkeys(("nlp", "embedding", "graph", "total"), 0.0)
         self._translator_spec = translator
         self._lm: Any = None
@@ -236,13 +239,18 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
 
     @property
     def view(self) -> ParseKGView:
-        """The query-time view of the ParseKG (a derived view of the store)."""
+        """The query-time view of the ParseKG (a derived view of the store): the flat view, or
+        per-query reads (``graph_reads``; :mod:`~graphrag_integrations.methods.kgt.reads`)."""
+        mode = self.query_params.graph_reads
+        self.store.per_query = None if mode == "auto" else mode == "per-query"
+        self.store.cache_nodes = self.query_params.cache_nodes
         return self.store.view
 
     @property
     def passages(self) -> list[Passage]:
-        """The indexed passages."""
-        return list(self.view.passages.values())
+        """The indexed passages (per-query reads: one batched read of every passage)."""
+        view = self.view
+        return list(read_many(view.passages, list(view.passages)).values())
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -458,6 +466,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     ) -> ConstraintIndexes:
         """Build (or read from the persisted cache) the constraint indexes of the current graph;
         a build is announced (what, and ``why``) and timed, with ``known`` token ids reused."""
+        if self._indexes is not None and self._indexes.lazy != self.view.lazy:
+            self._indexes = None  # graph_reads changed: the indexes of the other read mode
         if self._indexes is None:
             start = time.perf_counter()
             tokenizer = self.lm.tokenizer
@@ -466,7 +476,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             graph_fp = view.fingerprint()
             tokens_fp = tokenizer_fingerprint(tokenizer)
             if self._cache_dir is not None:
-                cached = load_constraint_cache(self._cache_dir / tokens_fp, fingerprint=graph_fp)
+                cached = load_constraint_cache(
+                    self._cache_dir / tokens_fp, fingerprint=graph_fp, rels=not view.lazy
+                )
                 if cached is not None:
                     self.counters["constraint_cache_hits"] += 1
             if cached is None:
@@ -553,9 +565,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             if step + 1 >= self.query_params.max_steps:
                 break
             top = sorted(best, key=lambda p: -best[p][0])[:k]
-            following = next_query(
-                self.decomposer, question, [self.view.passages[p].text for p in top], used
-            )
+            evidence_texts = [p.text for p in read_many(self.view.passages, top).values()]
+            following = next_query(self.decomposer, question, evidence_texts, used)
             if following is None or following in used:
                 break
             used.append(following)
@@ -565,9 +576,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             return self._fused(question, best, evidence, rounds, k)
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
         label = self.translator_label
+        texts = read_many(self.view.passages, [pid for pid, _ in ranked])
         out = [
             RetrievedPassage(
-                self.view.passages[pid],
+                texts[pid],
                 score,
                 {
                     "method": self.method,
@@ -587,7 +599,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
 
     def _dense_ranking(self, question: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` passages of the corpus nearest ``question`` (embeds the missing ones once)."""
-        missing = self.store.missing_vectors(self.view.passages)
+        self.view  # noqa: B018 - the read mode of the query params
+        missing = self.store.passages_without_vector()
         if missing:
             logger.info("embedding the %d passages not embedded yet", len(missing))
             self._passage_vectors(missing)
@@ -616,9 +629,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         ranked = sorted(score, key=lambda p: (-score[p], p))[:k]
         sources = {(True, False): "traced", (False, True): "dense", (True, True): "traced+dense"}
         label = self.translator_label
+        texts = read_many(self.view.passages, ranked)
         return [
             RetrievedPassage(
-                self.view.passages[pid],
+                texts[pid],
                 score[pid],
                 {
                     "method": self.method,
@@ -644,7 +658,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             missing = self.store.missing_vectors(dict.fromkeys(ids))
             if missing:
                 self.counters["lazy_embedded_passages"] += len(missing)
-                passages = [self.view.passages[i] for i in missing]
+                read = read_many(self.view.passages, missing)
+                passages = [read[i] for i in missing]
                 matrix = self.embedder.embed([p.text for p in passages])
                 vectors = {p.id: matrix[i] for i, p in enumerate(passages)}
                 self.store.add_vectors(passages, vectors)
@@ -659,9 +674,10 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
         logger.info("top-up: %d traced passages, %d added by dense retrieval", ctx, len(extra))
         label = self.translator_label
+        texts = read_many(self.view.passages, [pid for pid, _ in extra])
         return [
             RetrievedPassage(
-                self.view.passages[pid],
+                texts[pid],
                 float(score),
                 {
                     "method": self.method,
@@ -716,7 +732,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             save_constraint_cache(
                 directory / CONSTRAINTS_DIR / tokenizer_fingerprint(ix.tokenizer),
                 fingerprint=self.view.fingerprint(),
-                rel_tokens=ix.rel_tokens,
+                rel_tokens=None if ix.lazy else ix.rel_tokens,
                 tries=ix.tries,
                 entity_tokens=ix.entity_tokens,
             )
@@ -758,16 +774,21 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             factory=self.vector_index,
             graph=self.graph_backend,
         )
+        self.store.reads_class = ParseKGReads
         self._cache_dir = src / CONSTRAINTS_DIR
 
     def _check_loaded(self, src: Path, manifest: Manifest) -> None:
-        if self.index_params.passage_vectors == "build":
-            missing = self.store.missing_vectors(self.view.passages)
-            if missing:
-                raise IndexMismatchError(
-                    f"{src}: {len(missing)} passages without a vector in a "
-                    "passage_vectors='build' index (corrupt index)"
-                )
+        self.view  # noqa: B018 - the read mode of the query params
+        build = self.index_params.passage_vectors == "build"
+        if self.store.reads_per_query:  # counts only: no scan of the graph
+            missing = self.store.summary.head["passages"] - self.store.check_node_count(src)
+        else:
+            missing = len(self.store.passages_without_vector()) if build else 0
+        if build and missing:
+            raise IndexMismatchError(
+                f"{src}: {missing} passages without a vector in a "
+                "passage_vectors='build' index (corrupt index)"
+            )
         self._refresh()
         stats = self.stats()
         params = manifest.parameters

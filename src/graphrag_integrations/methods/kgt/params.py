@@ -190,6 +190,15 @@ class KGTQueryParams(Params):
         True,
         doc="beam search stops once every row has its beams finished (speed; paper: false)",
     )
+    graph_reads: Literal["auto", "flat", "per-query"] = param(
+        "auto",
+        doc="how a query reads the ParseKG: a flat view of the whole graph, or per query only "
+        "the entities, hyperrelations and passages it uses (auto: per-query with a database "
+        "graph backend, e.g. FalkorDB)",
+    )
+    cache_nodes: int = param(
+        4096, doc="records the per-query graph reads cache across queries", ge=1
+    )
     translator_dtype: Literal[
         "auto-fast",
         "auto",

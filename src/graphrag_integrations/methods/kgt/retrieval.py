@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from graphrag_integrations.methods.kgt.params import DECOMPOSITION_PROMPT
-from graphrag_integrations.methods.kgt.store import ParseKGView
+from graphrag_integrations.methods.kgt.store import ParseKGView, read_many
 from graphrag_integrations.methods.kgt.translation import Clue
 
 _NEXT_QUERY = re.compile(r"so the next search query is\s*[:\-]?\s*(.+)", re.IGNORECASE | re.DOTALL)
@@ -32,9 +32,11 @@ def trace_clues(clues: Iterable[Clue], view: ParseKGView) -> dict[str, list[dict
     Passages are listed in order of first reach.
     """
     traced: dict[str, list[dict[str, Any]]] = {}
+    clues = list(clues)
+    rels = read_many(view.rels, [r for clue in clues for r in clue.hyperedges])
     for clue in clues:
         for rel_id in clue.hyperedges:
-            rel = view.rels[rel_id]
+            rel = rels[rel_id]
             traced.setdefault(rel.passage_id, []).append(
                 {**clue.to_dict(), "hyperedge": rel_id, "sentence": rel.sentence}
             )

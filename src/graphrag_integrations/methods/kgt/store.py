@@ -25,28 +25,41 @@ through the ``GraphBackend`` protocol. The constraint cache (tokenised hyperrela
 entity tries, see :mod:`~graphrag_integrations.methods.kgt.constraints`) depends on the LM's
 tokenizer, so it is a side directory ``constraints/<tokenizer fingerprint>/`` of the index
 (:func:`save_constraint_cache`), checked against :meth:`ParseKGView.fingerprint` on load.
+
+With a database graph backend (or ``graph_reads="per-query"``) queries do not build the flat
+view: :attr:`ParseKGStore.view` is a per-query reader
+(:class:`~graphrag_integrations.methods.kgt.reads.ParseKGReads`) and the counts, fingerprint and
+entry entities come from the :class:`~graphrag_integrations.methods.kgt.summary.ParseKGSummary`
+the store maintains on insert and delete and persists with the index (``parsekg/``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory, node_id, node_key
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.kgt.parsekg import Hyperedge, ParseKGStats
+from graphrag_integrations.methods.kgt.summary import (
+    ParseKGSummary,
+    entity_term,
+    fingerprint_hex,
+    rel_term,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +69,7 @@ CONTAINS, HEAD, TAIL = "contains", "head", "tail"
 LAYERS = {PASSAGE_VECTOR: "passages"}
 CONSTRAINTS_DIR = "constraints"
 VIEW = "parsekg"
+READS = "parsekg-reads"
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,20 @@ class RelInfo:
     passage_id: str
     heads: tuple[str, ...]
     tails: tuple[str, ...]
+    #: ``(entity, text, label, role)`` rows (filled by per-query reads, empty in the flat view).
+    mentions: tuple[tuple[str, ...], ...] = ()
+
+
+def read_many(mapping: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``{key: mapping[key]}``, in one batched read when ``mapping`` is a per-query reader.
+
+    >>> read_many({"a": 1, "b": 2}, ["b"])
+    {'b': 2}
+    """
+    many = getattr(mapping, "many", None)
+    if many is not None:
+        return dict(many(keys))
+    return {k: mapping[k] for k in dict.fromkeys(keys)}
 
 
 def _majority(counts: Counter[str]) -> str:
@@ -110,6 +138,8 @@ class ParseKGView:
     generation : int
         The :attr:`ParseKGStore.generation` it was built from.
     """
+
+    lazy = False
 
     def __init__(
         self, graph: GraphBackend, excluded_head_labels: Iterable[str], generation: int = 0
@@ -170,6 +200,10 @@ class ParseKGView:
             return ()
         return info.out_rels if direction == "forward" else info.in_rels
 
+    def names(self, keys: Sequence[str]) -> list[str]:
+        """Display names of ``keys``."""
+        return [self.entities[k].name for k in keys]
+
     def stats(self) -> ParseKGStats:
         """Table 5 figures of the current graph."""
         heads = sum(len(r.heads) for r in self.rels.values())
@@ -187,14 +221,12 @@ class ParseKGView:
         )
 
     def fingerprint(self) -> str:
-        """Hash of the hyperrelation texts and entity names (keys the constraint cache)."""
-        h = hashlib.blake2b(digest_size=16)
-        for key in sorted(self.rels):
-            h.update(f"r\0{key}\0{self.rels[key].relation}\n".encode())
-        for key in sorted(self.entities):
-            e = self.entities[key]
-            h.update(f"e\0{key}\0{e.name}\0{e.label}\n".encode())
-        return h.hexdigest()
+        """Hash of the hyperrelation texts and entity names (keys the constraint cache): the
+        order-independent sum :class:`~graphrag_integrations.methods.kgt.summary.ParseKGSummary`
+        maintains."""
+        total = sum(rel_term(k, r.relation) for k, r in self.rels.items())
+        total += sum(entity_term(k, e.name, e.label) for k, e in self.entities.items())
+        return fingerprint_hex(total)
 
 
 def _vector_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any]:
@@ -237,6 +269,53 @@ class ParseKGStore:
         self.excluded_head_labels = frozenset(excluded_head_labels)
         #: Bumped by every graph change (insert / delete), not by added lazy vectors.
         self.generation = 0
+        #: Per-query reads (:mod:`~graphrag_integrations.methods.kgt.reads`) instead of the
+        #: flat view: ``None`` = with a database graph backend.
+        self.per_query: bool | None = None
+        #: Records the per-query reads cache.
+        self.cache_nodes = 4096
+        self._all_embedded = -1  # the generation in which every passage had a vector
+        #: The per-query reader class (:class:`~graphrag_integrations.methods.kgt.reads.
+        #: ParseKGReads`, set by the retriever: the reader module builds on this one).
+        self.reads_class: Callable[..., Any] | None = None
+        # counts / fingerprint / entries, maintained by add and remove_document once made (a new
+        # database graph starts with it; otherwise it is read or scanned when first needed)
+        self._summary_lock = threading.RLock()
+        self._summary: ParseKGSummary | None = (
+            ParseKGSummary.empty()
+            if store is None and not is_in_process(type(self.index_store.graph))
+            else None
+        )
+
+    @property
+    def reads_per_query(self) -> bool:
+        """Whether queries read the graph per query (:attr:`per_query`, by default whether the
+        graph is in a database) instead of building the flat view."""
+        if self.per_query is not None:
+            return self.per_query
+        return not is_in_process(type(self.index_store.graph))
+
+    @property
+    def summary(self) -> ParseKGSummary:
+        """Counts, fingerprint and entity / document tables (scanned once if unknown)."""
+        with self._summary_lock:
+            if self._summary is None:
+                self._summary = self._scan_summary()
+            return self._summary
+
+    def _scan_summary(self) -> ParseKGSummary:
+        """The summary of the whole graph, read in batches (an index without a stored one)."""
+        graph = self.index_store.graph
+        logger.debug("computing the ParseKG summary from the whole graph")
+
+        def batches(kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
+            ids = graph.nodes(kind)
+            for start in range(0, len(ids), 1024):
+                yield from graph.nodes_data(ids[start : start + 1024]).items()
+
+        passages = [(node_key(n), d["doc_id"]) for n, d in batches(PASSAGE)]
+        rels = ((node_key(n), d["relation"], d["mentions"]) for n, d in batches(REL))
+        return ParseKGSummary.scan(passages, rels)
 
     @property
     def dimension(self) -> int:
@@ -245,13 +324,28 @@ class ParseKGStore:
 
     @property
     def view(self) -> ParseKGView:
-        """The derived query-time view of the current graph."""
-        return self.index_store.derived(VIEW, self._build_view)
+        """The derived query-time view of the current graph (per-query reads when
+        :attr:`reads_per_query`)."""
+        if not self.reads_per_query:
+            return self.index_store.derived(VIEW, self._build_view)
+        reads = self.index_store.derived(READS, self._build_reads)
+        reads.cache.capacity = self.cache_nodes  # type: ignore[attr-defined]
+        return reads
 
     def _build_view(self, store: IndexStore, previous: ParseKGView | None) -> ParseKGView:
         if previous is not None and previous.generation == self.generation:
             return previous  # only lazy vectors were added: the graph is unchanged
         return ParseKGView(store.graph, self.excluded_head_labels, self.generation)
+
+    def _build_reads(self, store: IndexStore, previous: ParseKGView | None) -> ParseKGView:
+        if previous is not None and previous.generation == self.generation:
+            return previous
+        if self.reads_class is None:
+            raise RuntimeError("per-query reads need ParseKGStore.reads_class (kgt.reads)")
+        reads = self.reads_class(
+            store.graph, self.summary, self.excluded_head_labels, self.generation, self.cache_nodes
+        )
+        return cast(ParseKGView, reads)  # the same reading interface
 
     def has_passage(self, passage_id: str) -> bool:
         """Whether the passage is indexed."""
@@ -259,6 +353,8 @@ class ParseKGStore:
 
     def document_ids(self) -> set[str]:
         """Ids of the indexed documents."""
+        if self.reads_per_query:
+            return self.summary.document_ids()
         return {p.doc_id for p in self.view.passages.values()}
 
     # -- mutation --------------------------------------------------------------------------
@@ -272,6 +368,9 @@ class ParseKGStore:
         s = self.index_store
         with s.writing():
             self.generation += 1
+            if self._summary is not None:
+                for p in passages:
+                    self._summary.add_passage(p.id, p.doc_id)
             for p in passages:
                 s.add_node(
                     PASSAGE, p.id, (p.doc_id,), text=p.text, doc_id=p.doc_id,
@@ -287,6 +386,8 @@ class ParseKGStore:
                     REL, e.id, prov, relation=e.relation, sentence=e.sentence,
                     passage_id=e.passage_id, position=e.position, mentions=mentions,
                 )  # fmt: skip
+                if self._summary is not None:
+                    self._summary.add_rel(e.id, e.relation, mentions)
                 s.add_edge(node_id(PASSAGE, e.passage_id), rel, CONTAINS, prov)
                 for m in e.mentions:
                     ent = s.add_node(ENTITY, m.key, prov)
@@ -307,6 +408,28 @@ class ParseKGStore:
                 PASSAGE_VECTOR, {p.id: np.asarray(vectors[p.id], np.float32) for p in passages}
             )
 
+    def check_node_count(self, where: object) -> int:
+        """Per-query reads after a load: the graph's node count (one count query) must be the
+        summary's passages + hyperrelations + entities + embedded passages; returns the
+        number of embedded passages.
+
+        Raises
+        ------
+        IndexMismatchError
+            The graph holds other nodes than the index recorded (changed outside it, e.g. a
+            killed build's unfinished batch).
+        """
+        head = self.summary.head
+        vectors = len(self.index_store.keys(PASSAGE_VECTOR))
+        expected = head["passages"] + head["rels"] + head["entities"] + vectors
+        found = len(self.index_store.graph)
+        if found != expected:
+            raise IndexMismatchError(
+                f"{where}: the graph holds {found} nodes, the index recorded {expected} "
+                "(the graph was changed outside this index)"
+            )
+        return vectors
+
     def missing_vectors(self, ids: Iterable[str]) -> list[str]:
         """The passage ids among ``ids`` without a stored vector."""
         return [i for i in ids if not self.index_store.has(PASSAGE_VECTOR, i)]
@@ -315,6 +438,18 @@ class ParseKGStore:
         """Number of embedded passages."""
         return len(self.index_store.keys(PASSAGE_VECTOR))
 
+    def passages_without_vector(self) -> list[str]:
+        """Every passage id without a stored vector (per-query reads: from a listing of the
+        passage ids, not read again in a generation once every passage had one)."""
+        if not self.reads_per_query:
+            return self.missing_vectors(self.view.passages)
+        if self._all_embedded == self.generation:
+            return []
+        missing = self.missing_vectors(self.index_store.keys(PASSAGE))
+        if not missing:
+            self._all_embedded = self.generation
+        return missing
+
     def remove_document(self, doc_id: str) -> int:
         """Forget ``doc_id``: its passages, hyperedges, incidences, orphaned entities, vectors.
 
@@ -322,8 +457,27 @@ class ParseKGStore:
         """
         with self.index_store.writing():
             self.generation += 1
+            gone = self._document_rels(doc_id) if self._summary is not None else None
             removed = self.index_store.remove_document(doc_id)
+            if gone is not None and self._summary is not None:
+                passages, rels = gone
+                for key, d in rels.items():
+                    self._summary.remove_rel(key, d["relation"], d["mentions"])
+                for pid in passages:
+                    self._summary.remove_passage(pid, doc_id)
         return len(removed.get(PASSAGE, []))
+
+    def _document_rels(self, doc_id: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+        """Before a delete: the document's passages and the data of their hyperrelations
+        (what the summary subtracts), in two batched reads."""
+        assert self._summary is not None
+        graph = self.index_store.graph
+        passages = self._summary.passages_of(doc_id)
+        nodes = [node_id(PASSAGE, p) for p in passages]
+        got = graph.neighbors_many(nodes, CONTAINS, "out", REL) if nodes else {}
+        rels = [r for n in nodes for r in got.get(n, ())]
+        data = graph.nodes_data(rels) if rels else {}
+        return passages, {node_key(r): d for r, d in data.items()}
 
     # -- vectors ---------------------------------------------------------------------------
     def passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
@@ -341,8 +495,11 @@ class ParseKGStore:
 
     # -- persistence -----------------------------------------------------------------------
     def persist(self, directory: Path) -> None:
-        """Write ``graph.json`` and ``vectors/`` into the (fresh) ``directory``."""
+        """Write ``graph.json`` (or the database pointer), ``vectors/`` and the summary
+        (``parsekg/``) into the (fresh) ``directory``."""
         self.index_store.persist(directory)
+        # an in-process graph's summary is computed for the file only (not kept and maintained)
+        (self._summary or self._scan_summary()).save(directory)
 
     @classmethod
     def load(
@@ -368,12 +525,15 @@ class ParseKGStore:
             directory, model_name=model_name, dimension=dimension, layers=LAYERS,
             factory=factory, graph=graph, metadata=_vector_metadata,
         )  # fmt: skip
-        stray = [k for k in store.keys(PASSAGE_VECTOR) if not store.has(PASSAGE, k)]
+        stray = set(store.keys(PASSAGE_VECTOR)) - set(store.keys(PASSAGE))
         if stray:
             raise IndexMismatchError(
                 f"{directory}: {len(stray)} passage vectors without a passage (corrupt index)"
             )
-        return cls(model_name, excluded_head_labels, store=store)
+        out = cls(model_name, excluded_head_labels, store=store)
+        if not is_in_process(type(store.graph)):  # an in-process graph is its own summary
+            out._summary = ParseKGSummary.load(directory)
+        return out
 
 
 # -- constraint cache ------------------------------------------------------------------------
@@ -381,7 +541,7 @@ def save_constraint_cache(
     directory: Path,
     *,
     fingerprint: str,
-    rel_tokens: Mapping[str, Sequence[int]],
+    rel_tokens: Mapping[str, Sequence[int]] | None,
     tries: Mapping[str, Any],
     entity_tokens: Mapping[str, Mapping[str, Sequence[int]]],
 ) -> None:
@@ -389,6 +549,8 @@ def save_constraint_cache(
 
     ``directory`` is ``<index>/constraints/<tokenizer fingerprint>``; ``tries`` maps a
     direction to a :class:`~graphrag_integrations.core.constraints.TokenTrie`.
+    ``rel_tokens=None``: the hyperrelations are not cached (per-query reads tokenise those of
+    the translated entities); a flat view reading this cache tokenises them all.
     """
     directory.mkdir(parents=True, exist_ok=True)
     for direction, trie in tries.items():
@@ -397,7 +559,7 @@ def save_constraint_cache(
         directory / "tokens.json",
         {
             "graph": fingerprint,
-            "rels": {k: list(v) for k, v in rel_tokens.items()},
+            "rels": None if rel_tokens is None else {k: list(v) for k, v in rel_tokens.items()},
             "entities": {d: {k: list(v) for k, v in m.items()} for d, m in entity_tokens.items()},
             "tries": sorted(tries),
         },
@@ -411,10 +573,14 @@ CachedConstraints = tuple[
 """``(hyperrelation tokens, tries by direction, entity tokens by direction)``."""
 
 
-def load_constraint_cache(directory: Path, *, fingerprint: str) -> CachedConstraints | None:
+def load_constraint_cache(
+    directory: Path, *, fingerprint: str, rels: bool = True
+) -> CachedConstraints | None:
     """Read a cache written by :func:`save_constraint_cache`; ``None`` if absent or stale.
 
-    Stale = written for another graph (``fingerprint`` differs); logged.
+    Stale = written for another graph (``fingerprint`` differs); logged. ``rels=False``: the
+    hyperrelation tokens are not wanted (per-query reads; an empty mapping is returned);
+    ``rels=True`` and a cache without them: ``None``.
     """
     from graphrag_integrations.core.constraints import TokenTrie
 
@@ -434,6 +600,9 @@ def load_constraint_cache(directory: Path, *, fingerprint: str) -> CachedConstra
     except (IndexNotFoundError, IndexMismatchError) as exc:
         logger.warning("constraint cache %s: %s; rebuilding it", directory, exc)
         return None
-    rels = {k: tuple(v) for k, v in data["rels"].items()}
+    if rels and data["rels"] is None:
+        logger.info("constraint cache %s holds no hyperrelations; rebuilding it", directory)
+        return None
+    rel_tokens = {k: tuple(v) for k, v in data["rels"].items()} if rels else {}
     entities = {d: {k: tuple(v) for k, v in m.items()} for d, m in data["entities"].items()}
-    return rels, tries, entities
+    return rel_tokens, tries, entities

@@ -39,6 +39,7 @@ import numpy as np
 from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes
 from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, KGTQueryParams
+from graphrag_integrations.methods.kgt.store import read_many
 
 logger = logging.getLogger(__name__)
 
@@ -429,6 +430,9 @@ class Translator:
     ) -> list[Clue]:
         """:meth:`translate_relations_many` for ``(entity, source, direction)`` rows."""
         ix = self.indexes
+        prefetch = getattr(ix.view, "prefetch", None)
+        if prefetch is not None:  # per-query reads: every entity's hyperrelations at once
+            prefetch([(e, d) for e, _, d in entities])
         jobs = []
         for entity, source, direction in entities:
             relation = ix.relations(entity, direction)
@@ -457,8 +461,9 @@ class Translator:
         )
         tokenizer = ix.tokenizer
         clues: list[Clue] = []
+        infos = read_many(ix.view.entities, [entity for entity, *_ in jobs])
         for (entity, source, direction, relation), hyps in zip(jobs, per_row, strict=True):
-            name = ix.view.entities[entity].name
+            name = infos[entity].name
             seen: set[tuple[int, ...]] = set()
             for h in hyps:
                 if h.verdict != "complete" or not h.ids:
