@@ -240,9 +240,9 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
     @property
     def view(self) -> ParseKGView:
         """The query-time view of the ParseKG (a derived view of the store): the flat view, or
-        per-query reads (``graph_reads``; :mod:`~graphrag_integrations.methods.kgt.reads`)."""
-        mode = self.query_params.graph_reads
-        self.store.per_query = None if mode == "auto" else mode == "per-query"
+        per-query reads (``graph_view``; :mod:`~graphrag_integrations.methods.kgt.reads`)."""
+        mode = self.query_params.graph_view
+        self.store.per_query = None if mode == "auto" else mode == "neighbourhood"
         self.store.cache_nodes = self.query_params.cache_nodes
         return self.store.view
 
@@ -467,7 +467,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         """Build (or read from the persisted cache) the constraint indexes of the current graph;
         a build is announced (what, and ``why``) and timed, with ``known`` token ids reused."""
         if self._indexes is not None and self._indexes.lazy != self.view.lazy:
-            self._indexes = None  # graph_reads changed: the indexes of the other read mode
+            self._indexes = None  # graph_view changed: the indexes of the other read mode
         if self._indexes is None:
             start = time.perf_counter()
             tokenizer = self.lm.tokenizer

@@ -190,11 +190,11 @@ class KGTQueryParams(Params):
         True,
         doc="beam search stops once every row has its beams finished (speed; paper: false)",
     )
-    graph_reads: Literal["auto", "flat", "per-query"] = param(
+    graph_view: Literal["auto", "flat", "neighbourhood"] = param(
         "auto",
-        doc="how a query reads the ParseKG: a flat view of the whole graph, or per query only "
-        "the entities, hyperrelations and passages it uses (auto: per-query with a database "
-        "graph backend, e.g. FalkorDB)",
+        doc="graph a query reads: a flat view of the whole ParseKG, or per query only "
+        "the neighbourhoods it uses: entities, hyperrelations, passages (auto: neighbourhood "
+        "with a database graph backend, e.g. FalkorDB)",
     )
     cache_nodes: int = param(
         4096, doc="records the per-query graph reads cache across queries", ge=1

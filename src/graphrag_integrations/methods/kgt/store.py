@@ -26,7 +26,7 @@ entity tries, see :mod:`~graphrag_integrations.methods.kgt.constraints`) depends
 tokenizer, so it is a side directory ``constraints/<tokenizer fingerprint>/`` of the index
 (:func:`save_constraint_cache`), checked against :meth:`ParseKGView.fingerprint` on load.
 
-With a database graph backend (or ``graph_reads="per-query"``) queries do not build the flat
+With a database graph backend (or ``graph_view="neighbourhood"``) queries do not build the flat
 view: :attr:`ParseKGStore.view` is a per-query reader
 (:class:`~graphrag_integrations.methods.kgt.reads.ParseKGReads`) and the counts, fingerprint and
 entry entities come from the :class:`~graphrag_integrations.methods.kgt.summary.ParseKGSummary`

@@ -82,7 +82,7 @@ def test_per_query_reads_on_networkx_equal_the_flat_view(
 ) -> None:
     flat = make(lm, **MODES[mode])
     expected = answers(flat)
-    index = make(lm, graph_reads="per-query", **MODES[mode])
+    index = make(lm, graph_view="neighbourhood", **MODES[mode])
     monkeypatch.setattr(ParseKGView, "__init__", refuse)
     assert isinstance(index.view, ParseKGReads)
     assert answers(index) == expected
@@ -103,7 +103,7 @@ def test_per_query_reads_do_not_list_the_graph_in_the_traced_mode(
     lm: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     expected = answers(make(lm, preset="paper", passage_vectors="build"))
-    index = make(lm, preset="paper", passage_vectors="build", graph_reads="per-query")
+    index = make(lm, preset="paper", passage_vectors="build", graph_view="neighbourhood")
     index.constraint_indexes  # noqa: B018 - the entry tries (from the summary)
     monkeypatch.setattr(index.store.index_store.graph, "nodes", refuse)
     monkeypatch.setattr(ParseKGView, "__init__", refuse)
@@ -113,7 +113,7 @@ def test_per_query_reads_do_not_list_the_graph_in_the_traced_mode(
 def test_insert_and_delete_keep_the_summary_and_the_answers(lm: Any) -> None:
     full = make(lm, preset="paper")
     base = make(lm, KGT_CORPUS[:-1], preset="paper")
-    grown = make(lm, KGT_CORPUS[:-1], preset="paper", graph_reads="per-query")
+    grown = make(lm, KGT_CORPUS[:-1], preset="paper", graph_view="neighbourhood")
     answers(grown)  # the constraint indexes are in use: updated by the insert
     grown.insert(documents(KGT_CORPUS[-1:]))
     same_summary(grown)
@@ -150,7 +150,7 @@ def test_persist_load_keeps_the_summary_and_the_constraint_cache(
 ) -> None:
     flat = make(lm, preset="paper")
     expected = answers(flat)
-    index = make(lm, preset="paper", graph_reads="per-query")
+    index = make(lm, preset="paper", graph_view="neighbourhood")
     assert answers(index) == expected
     index.persist(tmp_path / "idx")
     assert (tmp_path / "idx" / "parsekg" / "summary.json").is_file()
@@ -158,7 +158,7 @@ def test_persist_load_keeps_the_summary_and_the_constraint_cache(
     loaded = ParseKGTranslatorRetriever.load(
         tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
     )
-    assert loaded.query_params.graph_reads == "per-query"  # recorded with the index
+    assert loaded.query_params.graph_view == "neighbourhood"  # recorded with the index
     assert answers(loaded) == expected
     assert loaded.counters["constraint_cache_hits"] == 1
     assert loaded.counters["constraint_builds"] == 0
@@ -167,7 +167,7 @@ def test_persist_load_keeps_the_summary_and_the_constraint_cache(
     again = ParseKGTranslatorRetriever.load(
         tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
     )
-    assert answers(again, graph_reads="flat") == expected
+    assert answers(again, graph_view="flat") == expected
     assert again.counters["constraint_builds"] == 1  # the flat indexes need every relation
 
 
