@@ -30,14 +30,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
 from typing import Any
 
 import numpy as np
+
+from graphrag_integrations.evaluation.process_memory import current_rss_mib as rss_mib
+from graphrag_integrations.evaluation.process_memory import peak_rss_mib
 
 TERM = 0
 MAX_SPAN = 16
@@ -68,16 +69,6 @@ def trie_reference(entries: list[list[int]], prefix: tuple[int, ...]) -> list[in
         if tuple(entry[: len(prefix)]) == prefix:
             found.add(entry[len(prefix)] if len(entry) > len(prefix) else TERM)
     return sorted(found)
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        pages = int(fh.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def time_calls(fn: Any, prefixes: list[tuple[int, ...]]) -> float:
