@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,15 @@ def falkordb_server() -> Any:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def falkordb_url(falkordb_server: Any) -> Iterator[str]:
+    """The URL of a fresh graph on the session's FalkorDB server, deleted afterwards."""
+    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield falkordb_server.url(name)
+    client = connect(parse_falkordb_url(falkordb_server.url(name)))
+    if name in client.list_graphs():
+        client.select_graph(name).delete()

@@ -585,13 +585,6 @@ def test_remove_edges_whatever_provenance_and_readd_goes_last(
 
 
 # -- FalkorDB: pointer file, overwrite refusal, re-homing, a lost server -------------------
-@pytest.fixture
-def falkordb_url(falkordb_server: Any) -> Iterator[str]:
-    url = falkordb_server.url(f"t_{uuid.uuid4().hex[:12]}")
-    yield url
-    _drop_graph(url)
-
-
 def _load(directory: Path, graph: type[GraphBackend] | None = None) -> IndexStore:
     return IndexStore.load(
         directory, model_name="toy", dimension=3, layers=LAYERS, graph=graph, metadata=doc_metadata

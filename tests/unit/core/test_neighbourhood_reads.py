@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
 from graphrag_integrations.core.neighbourhood_reads import (
     VersionedLRU,
@@ -89,15 +86,6 @@ def test_versioned_lru() -> None:
     assert len(cache) == 0
     with pytest.raises(ValueError, match="capacity"):
         VersionedLRU(0)
-
-
-@pytest.fixture
-def falkordb_url(falkordb_server: Any) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
 
 
 @pytest.mark.falkordb_server

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -169,18 +167,6 @@ def test_persist_load_keeps_the_summary_and_the_constraint_cache(
     )
     assert answers(again, graph_view="flat") == expected
     assert again.counters["constraint_builds"] == 1  # the flat indexes need every relation
-
-
-@pytest.fixture
-def falkordb_url(falkordb_server: Any) -> Iterator[str]:
-    """A fresh graph on the session server, deleted afterwards."""
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
-
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
 
 
 @pytest.mark.falkordb_server

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
@@ -65,16 +62,6 @@ def test_an_in_process_graph_reads_the_view_by_default() -> None:
     assert not index.store.reads_lazily
     index.store.neighbourhood_reads = True
     assert index.store.reads_lazily
-
-
-@pytest.fixture
-def falkordb_url(falkordb_server: Any) -> Iterator[str]:
-    """A fresh graph on the session server, deleted afterwards."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
 
 
 @pytest.mark.falkordb_server
