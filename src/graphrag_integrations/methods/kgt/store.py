@@ -524,6 +524,7 @@ class ParseKGStore:
         store = IndexStore.load(
             directory, model_name=model_name, dimension=dimension, layers=LAYERS,
             factory=factory, graph=graph, metadata=_vector_metadata,
+            cached_kinds=(PASSAGE_VECTOR,),
         )  # fmt: skip
         stray = set(store.keys(PASSAGE_VECTOR)) - set(store.keys(PASSAGE))
         if stray:
