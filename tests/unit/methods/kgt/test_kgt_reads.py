@@ -6,12 +6,13 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.reads import ParseKGReads
@@ -240,3 +241,8 @@ def test_falkordb_index_loads_after_queries_embedded_passages_lazily(
     )
     assert again.store.vector_count() == loaded.store.vector_count()
     assert answers(again) == expected
+    # a saved vector without its graph node is still a corrupt index
+    graph = again.store.index_store.graph
+    assert cast(Any, graph).remove_nodes(graph.nodes("pvec")[:1])
+    with pytest.raises(IndexMismatchError, match="do not match"):
+        ParseKGTranslatorRetriever.load(tmp_path / "idx", embedding=FakeEmbedder(), translator=lm)
