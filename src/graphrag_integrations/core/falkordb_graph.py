@@ -488,6 +488,30 @@ class FalkorDBGraph(FalkorDBReads):
                 self._created.unlink(edge)
         return removed
 
+    def remove_nodes(self, ids: Iterable[str]) -> list[str]:
+        """Remove the nodes ``ids`` and their edges whatever their provenance (unknown ones
+        skipped); returns those that existed, in the order given. For nodes an index keeps
+        as a cache (:meth:`~graphrag_integrations.core.index_store.IndexStore.load`'s
+        ``cached_kinds``)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        with self._lock:
+            self.flush()
+            found: set[str] = set()
+            for batch in batches([_enc(id) for id in wanted], self.batch_size):
+                found.update(_dec(row[0]) for row in self._query(cy.NODE_TYPES, {"ids": batch}))
+            gone = [id for id in wanted if id in found]
+            stored = [_enc(id) for id in gone]
+            for edge in self._edges_of_removed(stored) if stored else ():
+                self._keyed.pop(edge, None)
+            for batch in batches(stored, self.batch_size):
+                self._query(cy.DELETE_NODES, {"ids": batch})
+            for node in gone:
+                self._types.pop(node, None)
+            self._created.clear()  # adjacency of the remaining nodes changed
+        return gone
+
     # -- copying and persistence -----------------------------------------------------------
     def copy_from(self, source: GraphBackend) -> None:
         """Add every node and edge of ``source`` (a ``GraphStore`` or another

@@ -68,7 +68,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -723,12 +723,17 @@ class IndexStore:
         factory: VectorIndexFactory | None = None,
         graph: type[GraphBackend] | None = None,
         metadata: VectorMetadata | None = None,
+        cached_kinds: Collection[str] = (),
     ) -> IndexStore:
         """Read what :meth:`persist` wrote and check graph and vectors agree.
 
         With a ``factory`` other than the in-memory default, the loaded vectors are copied
-        into the indexes it makes (re-homing, logged). The other parameters are those of
-        :class:`IndexStore`.
+        into the indexes it makes (re-homing, logged). ``cached_kinds`` are the node kinds
+        whose vectors the method recomputes when needed (a cache, e.g. vectors embedded
+        lazily at query time): a database graph (which a query after the last persist
+        changed) may hold nodes of those kinds without a saved vector; they are removed from
+        it (logged; nothing else is). An in-process graph is the saved snapshot: nothing to
+        remove. The other parameters are those of :class:`IndexStore`.
 
         The files are read inside :func:`~graphrag_integrations.core.persistence.reading_index`
         (a concurrent ``persist`` of ``directory`` waits until they are read); the index
@@ -739,7 +744,9 @@ class IndexStore:
         IndexNotFoundError
             A missing graph or vector directory.
         IndexMismatchError
-            Another model or dimension, or vector ids that differ from the graph's nodes.
+            Another model or dimension, or vector ids that differ from the graph's nodes
+            (saved vectors without a node, or nodes without a saved vector other than those
+            of ``cached_kinds`` in a database graph).
         """
         with reading_index(directory) as src:
             return cls._load(
@@ -750,6 +757,7 @@ class IndexStore:
                 factory=factory,
                 graph=graph,
                 metadata=metadata,
+                cached_kinds=frozenset(cached_kinds),
             )
 
     @classmethod
@@ -763,6 +771,7 @@ class IndexStore:
         factory: VectorIndexFactory | None,
         graph: type[GraphBackend] | None,
         metadata: VectorMetadata | None,
+        cached_kinds: frozenset[str] = frozenset(),
     ) -> IndexStore:
         opened = _load_graph(src, graph or GraphStore)
         store = cls(
@@ -790,14 +799,18 @@ class IndexStore:
                     logger.info("reusing vector store layer %r (same content)", target)
                     store.vectors[layer] = target
                     continue
-            if rollback is not None and not (src / VECTORS_DIR / layer).is_dir():
-                index = InMemoryVectorIndex(dimension, model_name)  # the killed batch's kind
+            cached = kind in cached_kinds and not is_in_process(type(store.graph))
+            if (rollback is not None or cached) and not (src / VECTORS_DIR / layer).is_dir():
+                # the killed batch's kind / a cache with nothing saved
+                index = InMemoryVectorIndex(dimension, model_name)
             else:
                 index = InMemoryVectorIndex.load(
                     src / VECTORS_DIR / layer, model_name=model_name, dimension=dimension
                 )
             if rollback is not None:
                 store._placeholders(rollback, kind, index, keys)
+            if cached:
+                keys = store._drop_unsaved(src, kind, index, keys)
             if set(index.ids) != set(keys):
                 raise IndexMismatchError(
                     f"{src}: the {layer} vectors ({len(index)}) do not match the graph's "
@@ -819,6 +832,31 @@ class IndexStore:
             and target.content_checksum == checksum
             and len(target) == count
         )
+
+    def _drop_unsaved(
+        self, src: Path, kind: str, index: InMemoryVectorIndex, keys: list[str]
+    ) -> list[str]:
+        """``keys`` without the nodes of ``kind`` that have no saved vector, removed from the
+        database graph (a cached kind: their vectors are recomputed when needed); ``keys``
+        unchanged for a backend that cannot remove nodes."""
+        remove_nodes = getattr(self.graph, "remove_nodes", None)
+        if not callable(remove_nodes):
+            return keys
+        held = set(index.ids)
+        unsaved = [key for key in keys if key not in held]
+        if not unsaved:
+            return keys
+        logger.info(
+            "%s: removing %d %s nodes without a saved vector from %r (computed after the "
+            "last persist; recomputed when needed)",
+            src,
+            len(unsaved),
+            kind,
+            self.graph,
+        )
+        with self.writing():
+            remove_nodes([node_id(kind, key) for key in unsaved])
+        return [key for key in keys if key in held]
 
     def _placeholders(
         self, rollback: Rollback, kind: str, index: InMemoryVectorIndex, keys: list[str]

@@ -300,3 +300,21 @@ def test_copy_from_a_saved_networkx_graph(url: str, tmp_path: Path) -> None:
 def _graphml(graph: GraphStore, tmp_path: Path) -> bytes:
     graph.to_graphml(tmp_path / "ref.graphml")
     return (tmp_path / "ref.graphml").read_bytes()
+
+
+def test_remove_nodes_takes_their_edges_and_nothing_else(url: str) -> None:
+    g = FalkorDBGraph(url)
+    for node in ("a", "b", "c"):
+        g.add_node(node, "t", ["d"])
+    g.add_edge("a", "b", "r", ["d"])
+    g.add_edge("b", "c", "s", ["d"], key="k")
+    g.add_edge("a", "c", "r", ["d"])
+    g.add_node("q", "t")  # still queued: flushed first
+    assert g.remove_nodes(["b", "zz", "q", "b"]) == ["b", "q"]
+    assert g.nodes() == ["a", "c"] and g.edges() == [("a", "c", "r")]
+    assert "b" not in g and g.neighbors("a") == ["c"]
+    g.add_node("b", "u")  # gone from the write caches: another type is fine now
+    g.add_edge("b", "c", "s", key="k")
+    g.flush()
+    assert FalkorDBGraph.open(url).neighbors("b") == ["c"]
+    assert g.remove_nodes([]) == []

@@ -13,7 +13,10 @@ bipartitely:
   ``H_r``) and ``rel -> entity`` (``tail``: in ``T_r``);
 * nodes ``pvec:<passage id>`` mark the passages that have a vector (layer ``"passages"``):
   with lazy passage vectors only the passages traced so far are embedded, and the store's
-  load check (every node of a layer has exactly one vector) holds for the marked subset;
+  load check (every node of a layer has exactly one vector) holds for the marked subset.
+  The vectors are a cache (``cached_kinds`` of the core load): marks a query wrote into a
+  database graph after the last persist have no saved vector and are removed at load
+  (the passages are embedded again when needed);
 * provenance = document id on every node and edge, so ``delete(doc_id)`` is
   ``remove_document``: a hyperedge disappears with its passage, an entity with its last
   incidence (orphaned entities are removed), a vector with its passage.
@@ -524,6 +527,7 @@ class ParseKGStore:
         store = IndexStore.load(
             directory, model_name=model_name, dimension=dimension, layers=LAYERS,
             factory=factory, graph=graph, metadata=_vector_metadata,
+            cached_kinds=(PASSAGE_VECTOR,),
         )  # fmt: skip
         stray = set(store.keys(PASSAGE_VECTOR)) - set(store.keys(PASSAGE))
         if stray:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from graphrag_integrations.core.graph_store import GraphStore
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.reads import ParseKGReads
@@ -198,3 +199,36 @@ def test_falkordb_index_reads_per_query_with_the_flat_answers(
         assert answers(loaded) == before
     assert loaded.stats() == base.stats()
     same_summary(loaded)
+
+
+@pytest.mark.falkordb_server
+def test_falkordb_index_loads_after_queries_embedded_passages_lazily(
+    lm: Any, falkordb_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    index = make(lm, graph_store=falkordb_url)  # the default: lazy passage vectors
+    assert index.index_params.passage_vectors != "build"
+    index.persist(tmp_path / "idx")
+    saved = index.store.vector_count()
+    expected = answers(index)  # embeds passages: pvec nodes in the server's graph
+    assert index.store.vector_count() > saved
+    stats = index.stats()
+    with caplog.at_level("INFO", logger="graphrag_integrations.core.index_store"):
+        loaded = ParseKGTranslatorRetriever.load(
+            tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
+        )
+    assert "without a saved vector" in caplog.text
+    assert loaded.store.vector_count() == saved  # the cache nodes went, nothing else
+    assert loaded.stats() == stats
+    same_summary(loaded)
+    assert answers(loaded) == expected  # re-embedded when needed
+    loaded.persist(tmp_path / "idx", overwrite=True)
+    again = ParseKGTranslatorRetriever.load(
+        tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
+    )
+    assert again.store.vector_count() == loaded.store.vector_count()
+    assert answers(again) == expected
+    # a saved vector without its graph node is still a corrupt index
+    graph = again.store.index_store.graph
+    assert cast(Any, graph).remove_nodes(graph.nodes("pvec")[:1])
+    with pytest.raises(IndexMismatchError, match="do not match"):
+        ParseKGTranslatorRetriever.load(tmp_path / "idx", embedding=FakeEmbedder(), translator=lm)
