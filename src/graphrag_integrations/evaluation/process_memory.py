@@ -17,7 +17,18 @@ MIB = 1024 * 1024
 
 
 def peak_rss_mib() -> float:
-    """High-water RSS of this process in MiB (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    """High-water RSS of this process in MiB.
+
+    On Linux ``VmHWM`` of ``/proc/self/status``: the high-water mark of this program's own
+    memory. (``ru_maxrss`` keeps the parent's high-water mark across ``fork`` + ``exec``, so a
+    benchmark process started by a large one would report its parent's peak.) Elsewhere
+    ``ru_maxrss`` (bytes on macOS).
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return maxrss / MIB if sys.platform == "darwin" else maxrss / 1024
 

@@ -1,0 +1,31 @@
+"""The benchmarks' memory readings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from graphrag_integrations.evaluation.process_memory import current_rss_mib, peak_rss_mib
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_child_process_reports_its_own_peak_not_its_parents() -> None:
+    # ru_maxrss carries the parent's high-water mark across fork + exec; a query process
+    # started by a large build process would report the build's peak
+    ballast = bytearray(300 * 1024 * 1024)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    assert peak_rss_mib() >= 300
+    code = (
+        "from graphrag_integrations.evaluation.process_memory import peak_rss_mib; "
+        "print(peak_rss_mib())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    del ballast
+    assert float(out.stdout) < 250
+
+
+def test_peak_is_at_least_the_current_rss() -> None:
+    assert peak_rss_mib() >= current_rss_mib() * 0.99
