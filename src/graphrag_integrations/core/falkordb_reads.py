@@ -13,6 +13,7 @@ the first edge linking them (``_pseq``), edges by source, neighbour, then key.
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from graphrag_integrations.core.graph_store import (
     _check_direction,
     _edge_types,
 )
+from graphrag_integrations.core.term_search import searchable
 
 _PATTERNS = {"out": f"-[e:{cy.EDGE}]->", "in": f"<-[e:{cy.EDGE}]-", "both": f"-[e:{cy.EDGE}]-"}
 
@@ -232,6 +234,60 @@ class FalkorDBReads(ABC):
         return sum(
             n * ((leaving and is_out) + (entering and is_in)) for is_out, is_in, _, _, n in rows
         )
+
+    # -- term search (core.term_search.TermSearch) ----------------------------------------
+    def has_term_index(self, attr: str) -> bool:
+        """Whether the words of attribute ``attr`` have a full-text index ready to answer
+        (one still being built does not count)."""
+        prop = cy.encode_attr_name(attr)
+        for properties, types, status, _ in self._read(cy.TERM_INDEXES):
+            if prop in properties and "FULLTEXT" in (types.get(prop) or ()):
+                return bool(status == "OPERATIONAL")
+        return False
+
+    def index_terms(self, attr: str, *, wait_s: float = 600.0) -> None:
+        """Index the words of attribute ``attr`` (FalkorDB full-text index, no stop words) and
+        wait until the index answers (``TimeoutError`` after ``wait_s``)."""
+        if not self.has_term_index(attr):
+            prop = cy.encode_attr_name(attr)
+            rows = self._read(cy.TERM_INDEXES)
+            if not any(prop in properties for properties, *_ in rows):
+                self._create_term_index(prop, rows)
+            pause, waited = 0.01, 0.0
+            while not self.has_term_index(attr):
+                if waited > wait_s:
+                    raise TimeoutError(f"the full-text index of {attr!r} is not ready")
+                time.sleep(pause)
+                waited += pause
+                pause = min(pause * 2, 1.0)
+
+    def _create_term_index(self, prop: str, rows: list[list[Any]]) -> None:
+        try:
+            self._query(cy.TERM_INDEX_CREATE, {"prop": prop})
+        except RuntimeError as error:
+            if "override index configuration" not in str(error):
+                raise
+            # the label had a full-text index: its options stay, usable without stop words
+            if any(stopwords for *_, stopwords in rows):
+                raise RuntimeError(
+                    f"the full-text indexes of this graph drop stop words {rows[0][-1][:5]}; "
+                    "term search needs every word"
+                ) from None
+            self._query(cy.TERM_INDEX_ADD, {"prop": prop})
+
+    def nodes_without(self, attr: str, type: str) -> list[str]:
+        """Ids of the nodes of ``type`` lacking attribute ``attr``."""
+        # the name goes inside backticks: encode_attr_name escapes any backtick in it
+        text = cy.NODES_WITHOUT.replace("<PROP>", cy.encode_attr_name(attr))
+        return [_dec(row[0]) for row in self._read(text, {"type": _enc(type)})]
+
+    def nodes_with_term(self, attr: str, term: str, type: str | None = None) -> list[str]:
+        """Ids of the nodes (of ``type``) whose ``attr`` holds the word ``term`` (or a
+        stemmed variant); ``attr`` must be indexed (:meth:`index_terms`)."""
+        if not searchable(term):
+            raise ValueError(f"not a searchable word: {term[:80]!r}")
+        params = {"term": term, "type": None if type is None else _enc(type)}
+        return [_dec(row[0]) for row in self._read(cy.TERM_NODES, params)]
 
     # -- export ---------------------------------------------------------------------------
     def iter_records(self) -> Iterator[tuple[str, Any]]:

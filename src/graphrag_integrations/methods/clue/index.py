@@ -97,6 +97,7 @@ from graphrag_integrations.methods.clue.store import (
     clue_store,
     node_key,
 )
+from graphrag_integrations.methods.clue.term_index import ensure_term_index
 from graphrag_integrations.methods.clue.view import QIterView, rank_hits
 
 if TYPE_CHECKING:
@@ -580,6 +581,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             graph=self.graph_backend,
             metadata=clue_metadata,
         )
+        ensure_term_index(self.store)  # a database graph written before ``terms``: once
 
     def _check_loaded(self, src: Path, manifest: Manifest) -> None:
         params = manifest.parameters

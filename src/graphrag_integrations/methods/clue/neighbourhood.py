@@ -17,10 +17,13 @@ What is read goes into a :class:`NeighbourhoodCache` shared by the queries of a 
 LRU of at most ``capacity`` node records (default :data:`DEFAULT_CACHE_NODES`), dropped as a
 whole when the index changes (a new store version). The collection statistics of the lexical
 scorer come from the graph's statistics node
-(:mod:`~graphrag_integrations.methods.clue.statistics`), read once per version. Nothing scans
-the graph at query time except in two defined cases, both rare and streamed in batches without
-filling the cache: the graph order of the chunks (a list of chunk ids) when an exact tie must
-be broken by it, and the top-up of the final chunks when the search reached fewer than ``k``.
+(:mod:`~graphrag_integrations.methods.clue.statistics`), read once per version. When the
+search reached fewer than ``k`` chunks, the top-up reads two short candidate lists: the
+chunks nearest the query (the chunk vector index) and those holding its rarer words (the
+graph's term index, :mod:`~graphrag_integrations.methods.clue.top_up`). Nothing scans the
+graph at query time except in defined cases, streamed in batches without filling the cache:
+the graph order of the chunks (a list of chunk ids) when an exact tie must be broken by it,
+and the top-up on a graph without a term index or with a re-ranker as scorer.
 
 Same ids and scores as the flat view: the same vectors (from the store's vector indexes), the
 same token counts, the same statistics, the same operations on equally shaped arrays, and ties
@@ -40,6 +43,7 @@ import numpy as np
 from graphrag_integrations.core.embeddings import FloatMatrix
 from graphrag_integrations.core.graph_backends import is_in_process
 from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
+from graphrag_integrations.core.term_search import term_search
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.statistics import (
@@ -49,6 +53,7 @@ from graphrag_integrations.methods.clue.statistics import (
     tokenize,
 )
 from graphrag_integrations.methods.clue.store import CHUNK, CONTAINS, ENTITY, MENTIONS, UNIT
+from graphrag_integrations.methods.clue.term_index import TERMS, has_term_index
 from graphrag_integrations.methods.clue.view import IntRows, OrderKey
 
 __all__ = [
@@ -141,6 +146,7 @@ class NeighbourhoodCache:
         self._lock = threading.Lock()
         self._stats: QIterStats | None = None
         self._chunk_order: tuple[list[str], dict[str, int]] | None = None
+        self._term_index: bool | None = None
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -156,6 +162,13 @@ class NeighbourhoodCache:
             self.reads["stats"] += 1
             self._stats = read_statistics(self.store.graph)
         return self._stats
+
+    def term_index(self) -> bool:
+        """Whether the graph has the chunks' term index (asked once)."""
+        if self._term_index is None:
+            self.reads["term_index"] += 1
+            self._term_index = has_term_index(self.store)
+        return self._term_index
 
     def chunk_order(self) -> tuple[list[str], dict[str, int]]:
         """Chunk keys in graph order and their positions (read once, when first needed)."""
@@ -458,7 +471,30 @@ class NeighbourhoodView:
         assert passage is not None  # filled by _chunks_at
         return passage
 
+    # -- the top-up's candidates (methods.clue.top_up) ------------------------------------
+    @property
+    def can_search_terms(self) -> bool:
+        return self.cache.term_index()
+
+    def passages_with_term(self, term: str) -> list[int]:
+        search = term_search(self.cache.store.graph)
+        assert search is not None  # can_search_terms
+        self.cache.reads["term_chunks"] += 1
+        ids = search.nodes_with_term(TERMS, term, CHUNK)
+        # not through the cache: the rows of a common word would flush what queries share
+        return self._chunk_rows([node_key(i) for i in ids], cached=False)
+
+    def nearest_passages(self, vector: FloatMatrix, m: int) -> list[int]:
+        self.cache.reads["chunk_nearest"] += 1
+        hits = self.cache.store.nearest(CHUNK, vector, m)
+        return self._chunk_rows([key for key, _ in hits], cached=False)
+
+    def passage_order(self, rows: Sequence[int]) -> list[OrderKey]:
+        _, position = self.cache.chunk_order()
+        return [(position[self._chunks.keys[r]],) for r in rows]
+
     def unreached_passages(self, reached: set[int], batch: int) -> Iterator[list[int]]:
+        self.cache.reads["chunk_scan"] += 1
         keys, _ = self.cache.chunk_order()
         skip = {self._chunks.keys[r] for r in reached}
         rest = [k for k in keys if k not in skip]

@@ -55,6 +55,7 @@ from graphrag_integrations.methods.clue.scoring import (
     RerankerScorer,
     canonical_order,
 )
+from graphrag_integrations.methods.clue.top_up import TopUpView, top_up
 from graphrag_integrations.methods.clue.view import IntRows, QIterView
 
 logger = logging.getLogger(__name__)
@@ -496,11 +497,20 @@ class QIter(QueryRetriever):
         """Top up with the best-scoring chunks the search did not reach (defined fallback).
 
         Every other chunk is scored, :data:`FILL_BATCH` at a time in graph order, keeping the
-        best so far in that order (equal scores: the earlier chunk first).
+        best so far in that order (equal scores: the earlier chunk first); a neighbourhood
+        view over a graph with a term index finds the same chunks from two short candidate
+        lists instead (:func:`~graphrag_integrations.methods.clue.top_up.top_up`).
         """
         logger.debug("Q-Iter reached %d chunks < %d; filling from the scorer", len(order), k)
         need = k - len(order)
         scorer = self.scorer_for(g)
+        if isinstance(scorer, FusedScorer) and isinstance(g, TopUpView):
+            found = top_up(g, scorer, q, set(final), need)
+            if found is not None:
+                for row, score in found:
+                    order.append(row)
+                    final[row] = score
+                return order, final
         best_rows: list[int] = []
         best_scores: list[float] = []
         for batch in g.unreached_passages(set(final), FILL_BATCH):

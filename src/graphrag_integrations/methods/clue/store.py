@@ -2,7 +2,8 @@
 
 The multi-partite graph of the paper, in the store's graph backend:
 
-* nodes of kind ``chunk`` (attributes ``text``, ``doc_id``, ``metadata``), ``unit``
+* nodes of kind ``chunk`` (attributes ``text``, ``doc_id``, ``metadata`` and ``terms``, its
+  words: :mod:`~graphrag_integrations.methods.clue.term_index`), ``unit``
   (``text``, ``doc_id``, ``source``) and ``entity`` (``name``, ``label``), with ids
   ``"chunk:<passage id>"``, ``"unit:<unit id>"`` and ``"entity:<normalised name>"``
   (:func:`~graphrag_integrations.core.index_store.node_id`);
@@ -52,6 +53,7 @@ from graphrag_integrations.methods.clue.schema import (
     UNIT,
 )
 from graphrag_integrations.methods.clue.statistics import add_statistics
+from graphrag_integrations.methods.clue.term_index import TERMS, chunk_terms, ensure_term_index
 
 __all__ = [
     "CHUNK",
@@ -151,11 +153,18 @@ def add_units(
     Vectors must be given for every new chunk, unit and entity (entities already in the
     graph keep their vector and label and only gain provenance).
     """
+    ensure_term_index(store)
     with store.writing():
         add_statistics(store, passages, units)
         for p in passages:
             chunk = store.add_node(
-                CHUNK, p.id, (p.doc_id,), text=p.text, doc_id=p.doc_id, metadata=dict(p.metadata)
+                CHUNK,
+                p.id,
+                (p.doc_id,),
+                text=p.text,
+                doc_id=p.doc_id,
+                metadata=dict(p.metadata),
+                **{TERMS: chunk_terms(p.text)},
             )
             document = store.add_node(DOCUMENT, p.doc_id, (p.doc_id,))
             store.add_edge(document, chunk, HAS_CHUNK, (p.doc_id,))

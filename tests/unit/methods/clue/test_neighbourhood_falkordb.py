@@ -16,7 +16,7 @@ from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.statistics import count_statistics, read_statistics
 from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS, documents
-from tests.unit.methods.clue.test_neighbourhood import QUESTIONS, build, results, twins
+from tests.unit.methods.clue.test_neighbourhood import FILLER, QUESTIONS, build, results, twins
 
 pytestmark = pytest.mark.falkordb_server
 
@@ -56,3 +56,36 @@ def test_clue_on_falkordb_answers_exactly_as_on_networkx(url: str, tmp_path: Pat
     for question in QUESTIONS[:2]:
         expected = results(reference.as_retriever(k=3).retrieve(question))
         assert results(loaded.as_retriever(k=3).retrieve(question)) == expected
+
+
+def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
+    url: str, tmp_path: Path
+) -> None:
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.methods.clue.term_index import has_term_index
+
+    corpus = CORPUS + FILLER
+    index = build(corpus, graph_store=FalkorDBGraph.at(url))
+    reference = build(corpus)
+    assert has_term_index(index.store)
+    k_all = len(corpus)
+    for k in (4, 9, k_all):
+        qiter = index.as_retriever(k=k, D=1, M=1, K=1)
+        for question in [*QUESTIONS, "Village 7 bakeries"]:
+            expected = results(reference.as_retriever(k=k, D=1, M=1, K=1).retrieve(question))
+            assert results(qiter.retrieve(question)) == expected, (question, k)
+        assert qiter.cache is not None and qiter.cache.reads["chunk_scan"] == 0
+        assert qiter.cache.reads["term_chunks"] > 0
+    # a graph written before the chunks carried their words: indexed once at load
+    index.persist(tmp_path / "idx")
+    graph = connect(parse_falkordb_url(url)).select_graph(parse_falkordb_url(url).graph)
+    graph.query("CALL db.idx.fulltext.drop('Node')")
+    graph.query("MATCH (n:Node) WHERE n._type = 'chunk' REMOVE n.`~terms`")
+    assert not has_term_index(index.store)
+    loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
+    assert has_term_index(loaded.store)
+    qiter = loaded.as_retriever(k=9, D=1, M=1, K=1)
+    for question in QUESTIONS:
+        expected = results(reference.as_retriever(k=9, D=1, M=1, K=1).retrieve(question))
+        assert results(qiter.retrieve(question)) == expected
+    assert qiter.cache is not None and qiter.cache.reads["chunk_scan"] == 0
