@@ -20,7 +20,12 @@ docs/lab/scale.md has the commands and figures)::
     (``OUT/clue-N`` or ``OUT/dense-N``). Build times are therefore CUMULATIVE (the 40k time
     includes the 8k and 20k ones; persisting is not counted) and the peak build RSS is the
     high-water mark of the build process up to that size (``ru_maxrss``). One JSON line per
-    size goes to ``OUT/build-clue.jsonl`` (``build-dense.jsonl``).
+    size goes to ``OUT/build-clue.jsonl`` (``build-dense.jsonl``). ``--graph-store
+    falkordb://HOST:PORT/GRAPH`` builds straight into a running FalkorDB server (graph and,
+    unless ``--vectors memory``, vector layers; the snapshots then hold the vectors' pointer
+    only, so query the last size), ``--executor ray --workers N`` prepares each batch on a
+    local Ray (``RAY_ADDRESS`` for a cluster) and merges it in this process (whose peak RSS
+    then leaves out the workers').
 ``query``
     per size, a fresh process loads the models (MiniLM and spaCy) first, reads its RSS (the
     floor), then loads the snapshot and answers the HotpotQA-100 questions (``k=5``), and
@@ -167,6 +172,10 @@ def stage_build(args: argparse.Namespace) -> None:
     """Build the largest index once, snapshotting at every size (see the module docstring)."""
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.executors import RayExecutor
+    from graphrag_integrations.core.executors.build import batches_of
+    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.evaluation.datasets import make_passage
     from graphrag_integrations.methods.clue.index import ClueIndex
 
@@ -188,6 +197,19 @@ def stage_build(args: argparse.Namespace) -> None:
     embedder.embed(["warm up"])
     floor = current_rss_mib()
     index: ClueIndex | DenseRetriever | None = None
+    runner = None if args.executor == "local" else RayExecutor(num_workers=args.workers)
+    if args.graph_store or runner is not None:  # an empty index the batches go into
+        if args.index != "clue" or taken:
+            raise SystemExit("--graph-store / --executor ray: a new Clue build only")
+        index = ClueIndex(
+            embedding=embedder,
+            graph_store=FalkorDBGraph.at(args.graph_store) if args.graph_store else None,
+            vector_index=(
+                FalkorDBVectors(args.graph_store)
+                if args.graph_store and args.vectors == "falkordb"
+                else None
+            ),
+        )
     built_s = 0.0
     done = 0
     if taken:  # --resume: go on from the largest snapshot, its cumulative build time
@@ -202,7 +224,10 @@ def stage_build(args: argparse.Namespace) -> None:
         while done < size:
             batch = passages[done : min(done + args.batch, size)]
             t = time.perf_counter()
-            if index is not None:
+            if isinstance(index, ClueIndex) and runner is not None:  # prepare on Ray, merge here
+                parts = batches_of(batch, runner.batch_size)
+                index.merge(runner.map(index.preparer(), parts, show_progress=False))
+            elif index is not None:
                 index.add_passages(batch)
             elif args.index == "dense":
                 index = DenseRetriever.from_passages(batch, embedding=embedder)
@@ -229,9 +254,13 @@ def stage_build(args: argparse.Namespace) -> None:
             "disk_mib": round(dir_size_mib(snap), 1),
         }
         if isinstance(index, ClueIndex):
-            graph = index.graph
-            record["graph_store"] = "networkx"
-            record.update(units=graph.n_units, entities=graph.n_entities)
+            parameters = index.manifest().parameters
+            record["graph_store"] = "falkordb" if args.graph_store else "networkx"
+            record["vectors"] = args.vectors if args.graph_store else "memory"
+            record["executor"] = args.executor if runner is None else f"ray x{args.workers}"
+            record.update(units=parameters["units"], entities=parameters["entities"])
+            if args.graph_store:
+                record.update(falkordb_memory_mib(args.graph_store))
         else:
             record = {f"dense_{k}" if k != "passages" else k: v for k, v in record.items()}
         append_json(args.out / f"build-{args.index}.jsonl", record)
@@ -360,6 +389,17 @@ def main() -> None:
     build.add_argument(
         "--resume", action="store_true", help="go on from the largest snapshot in --out"
     )
+    build.add_argument(
+        "--graph-store", default="", help="falkordb://HOST:PORT/GRAPH: build into a running server"
+    )
+    build.add_argument(
+        "--vectors",
+        choices=("falkordb", "memory"),
+        default="falkordb",
+        help="with --graph-store: the vector layers in the server too, or in the process",
+    )
+    build.add_argument("--executor", choices=("local", "ray"), default="local")
+    build.add_argument("--workers", type=int, default=2, help="Ray workers (--executor ray)")
     falkor = sub.add_parser("falkordb", help="copy networkx snapshots into FalkorDB, query")
     falkor.add_argument("--source", type=Path, required=True, help="the networkx run's folder")
     falkor.add_argument(
