@@ -83,6 +83,7 @@ from graphrag_integrations.methods.clue.preparation import (
     combine,
 )
 from graphrag_integrations.methods.clue.statistics import (
+    ensure_statistics,
     DOCUMENT,
     read_statistics,
     remove_document,
@@ -581,7 +582,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             graph=self.graph_backend,
             metadata=clue_metadata,
         )
-        ensure_term_index(self.store)  # a database graph written before ``terms``: once
+        if not self._in_process_graph:  # a database graph written by an older version: once
+            ensure_statistics(self.store)
+            ensure_term_index(self.store)
 
     def _check_loaded(self, src: Path, manifest: Manifest) -> None:
         params = manifest.parameters

@@ -18,7 +18,8 @@ graph itself, exact and small (one count per distinct term):
   inside its batch) adds a batch, :func:`remove_document` subtracts a document while it
   removes it. A graph without the node (written before it existed) gets it counted once,
   streaming the rows in batches, at its first insert or delete; a query on such a graph counts
-  them too (logged) without writing them.
+  them too (logged) without writing them; loading such an index with a database graph writes
+  the node (:func:`ensure_statistics`).
 
 Equal to the flat view's figures: same token lists, integer sums (exact in ``float64``) and
 the same idf formula (:meth:`CollectionStats.idf`).
@@ -58,6 +59,7 @@ __all__ = [
     "QIterStats",
     "add_statistics",
     "count_statistics",
+    "ensure_statistics",
     "read_statistics",
     "remove_document",
     "tokenize",
@@ -235,6 +237,16 @@ def _stored(graph: GraphBackend) -> tuple[QIterStats, list[str]]:
         return read_statistics(graph), []
     logger.info("adding the statistics node to a Clue graph written without it")
     return count_statistics(graph)
+
+
+def ensure_statistics(store: IndexStore) -> None:
+    """Write the statistics node into a graph that has rows but no node (written before it
+    existed; counted once, streaming the rows), so that queries read it instead of counting."""
+    graph = store.graph
+    if STATS_NODE not in graph and len(graph):
+        with store.writing():
+            stats, documents = _stored(graph)
+            _write(store, stats, documents)
 
 
 def _write(store: IndexStore, stats: QIterStats, documents: Iterable[str]) -> None:

@@ -13,7 +13,11 @@ import pytest
 
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.statistics import count_statistics, read_statistics
+from graphrag_integrations.methods.clue.statistics import (
+    STATS_NODE,
+    count_statistics,
+    read_statistics,
+)
 from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.methods.clue.test_neighbourhood import FILLER, QUESTIONS, build, results, twins
@@ -81,9 +85,15 @@ def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
     graph = connect(parse_falkordb_url(url)).select_graph(parse_falkordb_url(url).graph)
     graph.query("CALL db.idx.fulltext.drop('Node')")
     graph.query("MATCH (n:Node) WHERE n._type = 'chunk' REMOVE n.`~terms`")
+    graph.query("MATCH (n:Node {_id: $id}) DETACH DELETE n", {"id": STATS_NODE})
+    stats_rows = "MATCH (n:Node {_id: $id}) RETURN count(n)"
+    assert graph.query(stats_rows, {"id": STATS_NODE}).result_set == [[0]]
     assert not has_term_index(index.store)
     loaded = ClueIndex.load(tmp_path / "idx", embedding=FakeEmbedder())
     assert has_term_index(loaded.store)
+    # written at load, not counted by each query process
+    assert graph.query(stats_rows, {"id": STATS_NODE}).result_set == [[1]]
+    assert read_statistics(loaded.graph_store) == read_statistics(reference.graph_store)
     qiter = loaded.as_retriever(k=9, D=1, M=1, K=1)
     for question in QUESTIONS:
         expected = results(reference.as_retriever(k=9, D=1, M=1, K=1).retrieve(question))
