@@ -4,7 +4,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``; docs
 has the figures)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-        python benchmarks/bench_kgt_reads.py --out /tmp/kgt-reads --sizes 994,1994 --queries 20
+        python benchmarks/bench_kgt_reads.py --out /tmp/kgt-reads --sizes 994 1994 --queries 20
 
 The corpus of a size N is the first N passages of: the HotpotQA-100 passages (id and document
 id = title, text = the joined sentences), then the 2Wiki corpus passages whose title is new.
@@ -41,20 +41,6 @@ WARM_TEXTS = [
     "Paris is the capital of France.",
     "The Vistula flows through Warsaw.",
 ]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """Corpus sizes in passages, ascending: ``"1994,994"`` -> ``[994, 1994]``.
-
-    Examples
-    --------
-    >>> parse_sizes("1994, 994")
-    [994, 1994]
-    """
-    sizes = sorted({int(s) for s in text.split(",") if s.strip()})
-    if not sizes or sizes[0] < 1:
-        raise SystemExit(f"--sizes needs positive passage counts, got {text!r}")
-    return sizes
 
 
 def corpus(data: Path, size: int) -> list[Passage]:
@@ -161,7 +147,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
     ap.add_argument("--out", type=Path, help="where the indexes are persisted")
-    ap.add_argument("--sizes", default="994", help="corpus sizes in passages, e.g. 994,1994")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[994], help="passages, e.g. 994 1994")
     ap.add_argument("--queries", type=int, default=20, help="HotpotQA-100 questions answered")
     ap.add_argument("--stage", choices=("query",), help=argparse.SUPPRESS)
     ap.add_argument("--index", type=Path, help=argparse.SUPPRESS)
@@ -171,10 +157,12 @@ def main() -> None:
         return
     if args.out is None:
         ap.error("--out is required")
+    if min(args.sizes) < 1:
+        ap.error("--sizes must be positive")
     from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
     with FalkorDBServer() as server:
-        for size in parse_sizes(args.sizes):
+        for size in sorted(set(args.sizes)):
             passages = corpus(args.data, size)
             n = len(passages)
             results: dict[str, dict[str, Any]] = {}

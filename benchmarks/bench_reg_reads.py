@@ -4,7 +4,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``; docs
 has the figures)::
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-        python benchmarks/bench_reg_reads.py --out /tmp/reg-reads --sizes 40000,130173 \
+        python benchmarks/bench_reg_reads.py --out /tmp/reg-reads --sizes 40000 130173 \
         [--before-src OTHER_CHECKOUT/src]
 
 Per size N: a ReG index of the first N lines of the MetaQA KB (``metaqa/kb.txt``, the offline
@@ -35,20 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.evaluation.process_memory import current_rss_mib
-
-
-def parse_sizes(text: str) -> list[int]:
-    """KB line counts, ascending: ``"130173,40000"`` -> ``[40000, 130173]``.
-
-    Examples
-    --------
-    >>> parse_sizes("130173, 40000")
-    [40000, 130173]
-    """
-    sizes = sorted({int(s) for s in text.split(",") if s.strip()})
-    if not sizes or sizes[0] < 1:
-        raise SystemExit(f"--sizes needs positive line counts, got {text!r}")
-    return sizes
 
 
 def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:
@@ -140,7 +126,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
     ap.add_argument("--out", type=Path, help="where the indexes are persisted")
-    ap.add_argument("--sizes", default="40000", help="KB lines per index, e.g. 40000,130173")
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=[40000], help="KB lines, e.g. 40000 130173"
+    )
     ap.add_argument("--queries", type=int, default=60, help="MetaQA 2-hop dev questions")
     ap.add_argument("--before-src", help="also query the FalkorDB index with this src folder")
     ap.add_argument("--stage", choices=("query",), help=argparse.SUPPRESS)
@@ -151,10 +139,12 @@ def main() -> None:
         return
     if args.out is None:
         ap.error("--out is required")
+    if min(args.sizes) < 1:
+        ap.error("--sizes must be positive")
     from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
     with FalkorDBServer() as server:
-        for n in parse_sizes(args.sizes):
+        for n in sorted(set(args.sizes)):
             nx_dir, db_dir = args.out / f"networkx-{n}", args.out / f"falkordb-{n}"
             seconds, triples = build(args.data / "metaqa", n, nx_dir)
             copy = copy_to_falkordb(nx_dir, server.url(f"reg{n}"), db_dir)
