@@ -220,5 +220,8 @@ def falkordb_url(falkordb_server: Any) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield falkordb_server.url(name)
     client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
+    try:
+        if name in client.list_graphs():
+            client.select_graph(name).delete()
+    finally:
+        client.connection.close()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from graphrag_integrations.core.checkpoint import (
     write_checkpoint,
 )
 from graphrag_integrations.core.executors.local import LocalExecutor
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.falkordb_connection import parse_falkordb_url
 from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 from graphrag_integrations.core.index_store import IndexStore
 from graphrag_integrations.core.rollback import rolling_back
@@ -40,16 +38,9 @@ def answers(index: Any) -> list[list[tuple[str, float]]]:
 
 
 @pytest.fixture
-def url(falkordb_server: Any) -> Iterator[str]:
-    """A graph of this test's own on the session's server, deleted afterwards."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    try:
-        if name in client.list_graphs():
-            client.select_graph(name).delete()
-    finally:
-        client.connection.close()
+def url(falkordb_url: str) -> str:
+    """A graph of this test's own on the session's server, deleted afterwards (conftest)."""
+    return falkordb_url
 
 
 @pytest.mark.falkordb_server

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +27,9 @@ pytestmark = pytest.mark.falkordb_server
 
 
 @pytest.fixture
-def url(falkordb_server: Any) -> Iterator[str]:
-    """A fresh graph name on the session server (deleted afterwards)."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
+def url(falkordb_url: str) -> str:
+    """A fresh graph on the session server, deleted afterwards (``falkordb_url``, conftest)."""
+    return falkordb_url
 
 
 def _snapshot(g: Any) -> dict[str, Any]:

@@ -22,13 +22,13 @@ hyperrelations in the same (sorted) order, the same majority rule, the same text
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphrag_integrations.core.graph_store import GraphBackend
 from graphrag_integrations.core.index_store import node_id, node_key
+from graphrag_integrations.core.neighbourhood_reads import VersionedLRU
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
 from graphrag_integrations.methods.kgt.store import (
@@ -49,7 +49,9 @@ DEFAULT_CACHE_NODES = 4096
 
 
 class NodeCache:
-    """An LRU of at most ``capacity`` records (thread-safe); :attr:`reads` counts backend calls.
+    """An LRU of at most ``capacity`` records (thread-safe; the core
+    :class:`~graphrag_integrations.core.neighbourhood_reads.VersionedLRU`); :attr:`reads`
+    counts backend calls.
 
     Examples
     --------
@@ -57,6 +59,8 @@ class NodeCache:
     >>> cache.put("a", 1); cache.put("b", 2); cache.put("c", 3)
     >>> cache.get("a") is None, cache.get("c"), len(cache)
     (True, 3, 2)
+    >>> cache.cached("", ["b", "x", "c"])
+    ({'b': 2, 'c': 3}, ['x'])
     """
 
     def __init__(self, capacity: int = DEFAULT_CACHE_NODES) -> None:
@@ -64,27 +68,26 @@ class NodeCache:
             raise ValueError(f"cache_nodes must be >= 1, got {capacity}")
         self.capacity = capacity
         self.reads: Counter[str] = Counter()
-        self._lru: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lru: VersionedLRU[Any] = VersionedLRU(capacity)
 
     def __len__(self) -> int:
         return len(self._lru)
 
     def get(self, key: str) -> Any:
         """The record of ``key`` (``None`` if absent), made most recently used."""
-        with self._lock:
-            hit = self._lru.get(key)
-            if hit is not None:
-                self._lru.move_to_end(key)
-            return hit
+        return self._lru.get([key]).get(key)
 
     def put(self, key: str, value: Any) -> None:
         """Keep ``value`` under ``key`` (evicts the least recently used past capacity)."""
-        with self._lock:
-            self._lru[key] = value
-            self._lru.move_to_end(key)
-            while len(self._lru) > self.capacity:
-                self._lru.popitem(last=False)
+        self._lru.put({key: value})
+
+    def cached(self, prefix: str, keys: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+        """The records kept under ``prefix + key`` of ``keys``, and the keys without one (in
+        order): what a batched read still has to fetch."""
+        keys = list(keys)
+        hits = self._lru.get([prefix + k for k in keys])
+        found = {k: hits[prefix + k] for k in keys if prefix + k in hits}
+        return found, [k for k in keys if k not in found]
 
 
 class _Reads(Mapping[str, Any]):
@@ -176,14 +179,7 @@ class ParseKGReads:
     def rel_lists(self, entities: Sequence[str], direction: str) -> dict[str, tuple[str, ...]]:
         """``rels_of`` of several entities, one batched read for those not cached."""
         tag = "+" if direction == "forward" else "-"
-        out: dict[str, tuple[str, ...]] = {}
-        todo: list[str] = []
-        for ent in dict.fromkeys(entities):
-            hit = self.cache.get(f"{tag}{ent}")
-            if hit is None:
-                todo.append(ent)
-            else:
-                out[ent] = hit
+        out, todo = self.cache.cached(tag, dict.fromkeys(entities))
         if todo:
             self.cache.reads[f"rels{tag}"] += 1
             edge, way = (HEAD, "out") if direction == "forward" else (TAIL, "in")
@@ -237,14 +233,7 @@ class ParseKGReads:
         """Records of ``kind`` for ``keys`` (cached ones first, the rest in one batch)."""
         if kind == ENTITY:
             return self._entities(keys)
-        out: dict[str, Any] = {}
-        todo: list[str] = []
-        for key in keys:
-            hit = self.cache.get(f"{kind}:{key}")
-            if hit is None:
-                todo.append(key)
-            else:
-                out[key] = hit
+        out, todo = self.cache.cached(f"{kind}:", keys)
         if todo:
             self.cache.reads[kind] += 1
             data = self.graph.nodes_data([node_id(kind, k) for k in todo])
@@ -258,14 +247,7 @@ class ParseKGReads:
         return {k: out[k] for k in keys}
 
     def _entities(self, keys: Sequence[str]) -> dict[str, EntityInfo]:
-        out: dict[str, EntityInfo] = {}
-        todo = []
-        for key in keys:
-            hit = self.cache.get(f"{ENTITY}:{key}")
-            if hit is None:
-                todo.append(key)
-            else:
-                out[key] = hit
+        out, todo = self.cache.cached(f"{ENTITY}:", keys)
         if todo:
             outs = self.rel_lists(todo, "forward")
             ins = self.rel_lists(todo, "reverse")

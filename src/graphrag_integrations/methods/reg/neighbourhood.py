@@ -46,7 +46,7 @@ from graphrag_integrations.core.neighbourhood_reads import (
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.reg.kg import Triple
 from graphrag_integrations.methods.reg.linking import link_table
-from graphrag_integrations.methods.reg.store import ENTITY, RELATION, KGView, RegStore, _group
+from graphrag_integrations.methods.reg.store import ENTITY, RELATION, KGView, RegStore
 from graphrag_integrations.methods.reg.subgraph import Subgraph, expand, subgraph_of
 
 __all__ = ["DEFAULT_CACHE_ENTITIES", "EntityNames", "NeighbourhoodReads"]
@@ -198,22 +198,11 @@ class NeighbourhoodReads:
         index_store = self.store.index_store
         relations = index_store.derived(RELATIONS, _relations)
         entities = sorted({x for h, _, t in triples for x in (h, t)} | set(anchors))
-        erow = {e: i for i, e in enumerate(entities)}
-        n = len(triples)
-        heads = np.fromiter((erow[h] for h, _, _ in triples), np.int64, n)
-        rels = np.fromiter((relations.row[r] for _, r, _ in triples), np.int64, n)
-        tails = np.fromiter((erow[t] for _, _, t in triples), np.int64, n)
-        vectors = index_store.embeddings(ENTITY, entities)
-        return KGView(
-            entities=entities,
-            relations=relations.names,
-            heads=heads,
-            rels=rels,
-            tails=tails,
-            out_edges=_group(heads, len(entities)),
-            in_edges=_group(tails, len(entities)),
-            entity_vectors=np.asarray(vectors, np.float32),
-            relation_vectors=relations.vectors,
-            entity_row=erow,
+        return KGView.over(
+            triples,
+            entities,
+            relations.names,
+            index_store.embeddings(ENTITY, entities),
+            relations.vectors,
             relation_row=relations.row,
         )

@@ -118,6 +118,45 @@ class KGView:
         """Number of triples touching entity ``row`` (in + out)."""
         return int(self.out_edges[row].shape[0] + self.in_edges[row].shape[0])
 
+    @classmethod
+    def over(
+        cls,
+        triples: Sequence[Triple],
+        entities: list[str],
+        relations: list[str],
+        entity_vectors: FloatMatrix,
+        relation_vectors: FloatMatrix,
+        relation_row: dict[str, int] | None = None,
+    ) -> KGView:
+        """The view of ``triples`` over ``entities`` and ``relations`` (each in view order,
+        with its row-aligned vectors); ``relation_row`` when the caller already has it.
+
+        Examples
+        --------
+        >>> v = KGView.over([("a", "r", "b")], ["a", "b"], ["r"], np.eye(2), np.ones((1, 2)))
+        >>> v.triple(0), v.degree(0), [e.tolist() for e in v.in_edges]
+        (('a', 'r', 'b'), 1, [[], [0]])
+        """
+        erow = {e: i for i, e in enumerate(entities)}
+        rrow = {r: i for i, r in enumerate(relations)} if relation_row is None else relation_row
+        n = len(triples)
+        heads = np.fromiter((erow[h] for h, _, _ in triples), np.int64, n)
+        rels = np.fromiter((rrow[r] for _, r, _ in triples), np.int64, n)
+        tails = np.fromiter((erow[t] for _, _, t in triples), np.int64, n)
+        return cls(
+            entities=entities,
+            relations=relations,
+            heads=heads,
+            rels=rels,
+            tails=tails,
+            out_edges=_group(heads, len(entities)),
+            in_edges=_group(tails, len(entities)),
+            entity_vectors=np.asarray(entity_vectors, np.float32),
+            relation_vectors=np.asarray(relation_vectors, np.float32),
+            entity_row=erow,
+            relation_row=rrow,
+        )
+
 
 def _vectors_of(
     keys: list[str], known: Mapping[str, Any], embed: Callable[[list[str]], FloatMatrix]
@@ -308,27 +347,9 @@ def _build_view(store: IndexStore, previous: Any = None) -> KGView:
     triples = sorted((node_key(u), k, node_key(v)) for u, v, k in graph.edges())
     entities = sorted(node_key(n) for n in graph.nodes(ENTITY))
     relations = sorted({r for _, r, _ in triples})
-    erow = {e: i for i, e in enumerate(entities)}
-    rrow = {r: i for i, r in enumerate(relations)}
-    n = len(triples)
-    heads = np.fromiter((erow[h] for h, _, _ in triples), np.int64, n)
-    rels = np.fromiter((rrow[r] for _, r, _ in triples), np.int64, n)
-    tails = np.fromiter((erow[t] for _, _, t in triples), np.int64, n)
     dim = store.dimension
     ev = store.embeddings(ENTITY, entities) if entities else np.zeros((0, dim), np.float32)
     rv = store.embeddings(RELATION, relations) if relations else np.zeros((0, dim), np.float32)
     if ev.shape[0] != len(entities) or rv.shape[0] != len(relations):
         raise IndexMismatchError("graph and vectors disagree (corrupt index)")
-    return KGView(
-        entities=entities,
-        relations=relations,
-        heads=heads,
-        rels=rels,
-        tails=tails,
-        out_edges=_group(heads, len(entities)),
-        in_edges=_group(tails, len(entities)),
-        entity_vectors=np.asarray(ev, np.float32),
-        relation_vectors=np.asarray(rv, np.float32),
-        entity_row=erow,
-        relation_row=rrow,
-    )
+    return KGView.over(triples, entities, relations, ev, rv)

@@ -4,14 +4,10 @@ and a persist / load round trip."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.statistics import (
     STATS_NODE,
@@ -25,25 +21,16 @@ from tests.unit.methods.clue.test_neighbourhood import FILLER, QUESTIONS, build,
 pytestmark = pytest.mark.falkordb_server
 
 
-@pytest.fixture
-def url(falkordb_server: Any) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield falkordb_server.url(name)
-    client = connect(parse_falkordb_url(falkordb_server.url(name)))
-    if name in client.list_graphs():
-        client.select_graph(name).delete()
-
-
 def edit(index: ClueIndex) -> ClueIndex:
     index.insert(documents(CORPUS[3:]) + twins("twin-b"))
     assert index.delete("Chelsea F.C.")
     return index
 
 
-def test_clue_on_falkordb_answers_exactly_as_on_networkx(url: str, tmp_path: Path) -> None:
+def test_clue_on_falkordb_answers_exactly_as_on_networkx(falkordb_url: str, tmp_path: Path) -> None:
     from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 
-    index = edit(build(CORPUS[:3], ("twin-a",), graph_store=FalkorDBGraph.at(url)))
+    index = edit(build(CORPUS[:3], ("twin-a",), graph_store=FalkorDBGraph.at(falkordb_url)))
     reference = edit(build(CORPUS[:3], ("twin-a",)))
     assert read_statistics(index.graph_store) == count_statistics(index.graph_store)[0]
     assert read_statistics(index.graph_store) == read_statistics(reference.graph_store)
