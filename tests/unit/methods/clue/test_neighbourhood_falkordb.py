@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.statistics import (
     STATS_NODE,
@@ -50,13 +51,13 @@ def test_clue_on_falkordb_answers_exactly_as_on_networkx(falkordb_url: str, tmp_
 
 
 def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
-    url: str, tmp_path: Path
+    falkordb_url: str, tmp_path: Path
 ) -> None:
     from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.methods.clue.term_index import has_term_index
 
     corpus = CORPUS + FILLER
-    index = build(corpus, graph_store=FalkorDBGraph.at(url))
+    index = build(corpus, graph_store=FalkorDBGraph.at(falkordb_url))
     reference = build(corpus)
     assert has_term_index(index.store)
     k_all = len(corpus)
@@ -69,7 +70,8 @@ def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
         assert qiter.cache.reads["term_chunks"] > 0
     # a graph written before the chunks carried their words: indexed once at load
     index.persist(tmp_path / "idx")
-    graph = connect(parse_falkordb_url(url)).select_graph(parse_falkordb_url(url).graph)
+    location = parse_falkordb_url(falkordb_url)
+    graph = connect(location).select_graph(location.graph)
     graph.query("CALL db.idx.fulltext.drop('Node')")
     graph.query("MATCH (n:Node) WHERE n._type = 'chunk' REMOVE n.`~terms`")
     graph.query("MATCH (n:Node {_id: $id}) DETACH DELETE n", {"id": STATS_NODE})
