@@ -169,10 +169,19 @@ def decode_prov(values: Any) -> set[str]:
 
 
 # -- query texts ----------------------------------------------------------------------------
+# provenance lists are indexed (FalkorDB indexes each element of an array), so forgetting a
+# document reads its own nodes and edges, not the whole graph; graphs made before these
+# two existed get them when opened
+PROV_INDEXES = {
+    (NODE, "_prov"): f"CREATE INDEX FOR (n:{NODE}) ON (n._prov)",
+    (EDGE, "_prov"): f"CREATE INDEX FOR ()-[e:{EDGE}]-() ON (e._prov)",
+}
 INDEXES = (
     f"CREATE INDEX FOR (n:{NODE}) ON (n._id)",
     f"CREATE INDEX FOR (n:{NODE}) ON (n._type)",
+    *PROV_INDEXES.values(),
 )
+INDEXED = "CALL db.indexes() YIELD label, properties RETURN label, properties"
 META_READ = f"MATCH (m:{META}) RETURN m.layout, m.graph_id"
 META_WRITE = f"MERGE (m:{META}) SET m.layout = $layout, m.graph_id = $graph_id"
 COUNT_FOREIGN = f"MATCH (n) WHERE NOT n:{META} RETURN count(n)"
@@ -223,9 +232,10 @@ OPTIONAL MATCH (a)<PATTERN>(b:{NODE}) <WHERE>
 RETURN id, b._id, startNode(e) = a, endNode(e) = a, min(e._pseq), count(e)"""
 
 # deletion of a document's provenance: edges first, then nodes (as GraphStore does)
-PROV_EDGES = f"""MATCH (a:{NODE})-[e:{EDGE}]->(b:{NODE}) WHERE $doc IN e._prov
-RETURN a._id, b._id, e._key, size(e._prov) ORDER BY a._seq, e._pseq, e._seq"""
-PROV_EDGES_DELETE = f"MATCH ()-[e:{EDGE}]->() WHERE e._prov = [$doc] DELETE e"
+PROV_EDGES = f"""MATCH ()-[e:{EDGE}]->() WHERE $doc IN e._prov
+WITH e, startNode(e) AS a
+RETURN a._id, endNode(e)._id, e._key, size(e._prov) ORDER BY a._seq, e._pseq, e._seq"""
+PROV_EDGES_DELETE = f"MATCH ()-[e:{EDGE}]->() WHERE $doc IN e._prov AND size(e._prov) = 1 DELETE e"
 PROV_EDGES_UPDATE = (
     f"MATCH ()-[e:{EDGE}]->() WHERE $doc IN e._prov SET e._prov = [x IN e._prov WHERE x <> $doc]"
 )

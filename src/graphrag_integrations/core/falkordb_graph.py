@@ -259,6 +259,10 @@ class FalkorDBGraph(FalkorDBReads):
                 f"{cy.LAYOUT_VERSION}; upgrade graphrag-integrations"
             )
         self.graph_id = str(graph_id)
+        indexed = {(label, prop) for label, props in self._query(cy.INDEXED) for prop in props}
+        for key, text in cy.PROV_INDEXES.items():
+            if key not in indexed:  # a graph made by an older version
+                self._query(text)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.location.url!r})"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from graphrag_integrations.core import falkordb_cypher as cy
 from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
 from graphrag_integrations.core.graph_backends import resolve_graph_backend
@@ -312,3 +313,27 @@ def test_remove_nodes_takes_their_edges_and_nothing_else(url: str) -> None:
     g.flush()
     assert FalkorDBGraph.open(url).neighbors("b") == ["c"]
     assert g.remove_nodes([]) == []
+
+
+def test_forgetting_a_document_reads_it_through_the_provenance_indexes(url: str) -> None:
+    g = FalkorDBGraph.at(url)()
+    for doc in ("d1", "d2"):
+        g.add_node(f"{doc}-a", "t", {doc})
+        g.add_node("shared", "t", {doc})
+        g.add_edge(f"{doc}-a", "shared", "r", {doc})
+    g.flush()
+    location = parse_falkordb_url(url)
+    raw = connect(location).select_graph(location.graph)
+    plan = str(raw.explain(cy.PROV_EDGES, {"doc": "d1"})) + str(
+        raw.explain(cy.PROV_NODES, {"doc": "d1"})
+    )
+    assert "Label Scan" not in plan and plan.count("Index Scan") == 2
+    # a graph made before the indexes existed gets them when opened
+    raw.query("DROP INDEX ON :Node(_prov)")
+    raw.query("DROP INDEX FOR ()-[e:EDGE]-() ON (e._prov)")
+    reopened = FalkorDBGraph.open(url)
+    indexed = {(label, tuple(props)) for label, props in raw.query(cy.INDEXED).result_set}
+    assert {label for label, props in indexed if "_prov" in props} == {"Node", "EDGE"}
+    removed = reopened.remove_provenance("d1")
+    assert removed.nodes == ["d1-a"] and removed.edges == [("d1-a", "shared", "r")]
+    assert reopened.provenance("shared") == {"d2"}
