@@ -110,6 +110,8 @@ POINTER_FILE = "graph.pointer.json"
 VECTORS_DIR = "vectors"
 #: The store's identity file: ``{"index_id": "<32 hex digits>"}``.
 STORE_FILE = "store.json"
+#: Vectors read per round trip when a layer is copied between stores.
+COPY_BATCH = 2048
 
 T = TypeVar("T")
 
@@ -707,10 +709,13 @@ class IndexStore:
                     index.set_content_checksum(checksum)
 
     def _copy(self, kind: str, source: VectorIndex, target: VectorIndex) -> None:
-        """Copy every vector of one layer (with its metadata) from ``source`` to ``target``."""
+        """Copy every vector of one layer (with its metadata) from ``source`` to ``target``,
+        :data:`COPY_BATCH` at a time (one read of a whole server layer made the process hold
+        it several times over as the client's reply)."""
         keys = self.keys(kind)
-        if keys:
-            target.add(keys, source.get_embeddings(keys), self._metadatas(kind, keys))
+        for start in range(0, len(keys), COPY_BATCH):
+            part = keys[start : start + COPY_BATCH]
+            target.add(part, source.get_embeddings(part), self._metadatas(kind, part))
 
     @classmethod
     def load(

@@ -663,3 +663,25 @@ def test_falkordb_lost_server_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(ConnectionError, match="does not answer") as error:
         _load(tmp_path)
     assert "\n" not in str(error.value)
+
+
+def test_a_layer_is_copied_between_stores_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_store, "COPY_BATCH", 2)
+    keys = list("abcde")
+    store = IndexStore("toy", {"entity": "entities"})
+    for key in keys:
+        store.add_node("entity", key, ("d",))
+    vectors = np.eye(5, dtype=np.float32)
+    reads: list[int] = []
+
+    class CountingIndex(InMemoryVectorIndex):
+        def get_embeddings(self, ids: Sequence[str]) -> Any:
+            reads.append(len(ids))
+            return super().get_embeddings(ids)
+
+    source = CountingIndex(5, "toy")
+    source.add(keys, vectors)
+    target = InMemoryVectorIndex(5, "toy")
+    store._copy("entity", source, target)
+    assert reads == [2, 2, 1]
+    assert np.array_equal(target.get_embeddings(keys), vectors)
