@@ -83,8 +83,8 @@ from graphrag_integrations.methods.clue.preparation import (
     combine,
 )
 from graphrag_integrations.methods.clue.statistics import (
-    ensure_statistics,
     DOCUMENT,
+    ensure_statistics,
     read_statistics,
     remove_document,
 )
