@@ -115,8 +115,9 @@ Concurrency
     Every index is safe to query from many threads while others mutate it: each instance has
     a readers-writer lock (:mod:`~graphrag_integrations.core.locking`) and
     ``__init_subclass__`` wraps the subclass's :attr:`BaseIndex.write_methods` (``insert``,
-    ``delete``, ``upsert``, ``add_passages``) as writers and :attr:`BaseIndex.read_methods`
-    (``retrieve``, ``persist``, ``doc_ids``) as readers, with no code in the method. A query
+    ``delete``, ``delete_many``, ``upsert``, ``add_passages``) as writers and
+    :attr:`BaseIndex.read_methods` (``retrieve``, ``persist``, ``doc_ids``) as readers, with
+    no code in the method. A query
     sees the index before or after a mutation, never half of it; queries run in parallel;
     mutations run one at a time (a second ``insert`` of a document skips it); a waiting
     mutation holds back new queries. :meth:`BaseIndex.ainsert` / :meth:`BaseIndex.adelete`
@@ -278,6 +279,7 @@ class BaseIndex(IndexPersistence, ABC):
     write_methods: ClassVar[tuple[str, ...]] = (
         "insert",
         "delete",
+        "delete_many",
         "upsert",
         "add_passages",
         "drop_vector_store",
@@ -478,6 +480,13 @@ class BaseIndex(IndexPersistence, ABC):
         Returns ``True`` if something was removed; an unknown id logs a warning (see
         :meth:`_unknown_document`) and returns ``False``, never raises.
         """
+
+    def delete_many(self, doc_ids: Iterable[str]) -> list[str]:
+        """:meth:`delete` each of ``doc_ids``; returns those that had something removed.
+
+        An index may do it in one pass (Clue-RAG writes its statistics once).
+        """
+        return [doc_id for doc_id in dict.fromkeys(doc_ids) if self.delete(doc_id)]
 
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None

@@ -123,8 +123,7 @@ def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
     pending = sorted(state.doc_ids)
     held = set(index.doc_ids())
     rolled = [doc for doc in pending if doc in held]
-    for doc in rolled:
-        index.delete(doc)  # the method's own path: its derived state follows
+    index.delete_many(rolled)  # the method's own path: its derived state follows
     from graphrag_integrations.core.graph_backends import is_in_process
 
     unlisted = [doc for doc in pending if doc not in held]

@@ -667,6 +667,14 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert index.delete(CORPUS[0].id) is True
         assert index.delete(CORPUS[0].id) is False
 
+    def test_delete_many_equals_deleting_one_by_one(
+        self, index: BaseIndex, documents: list[SourceDocument]
+    ) -> None:
+        gone = [CORPUS[0].id, CORPUS[1].id]
+        assert index.delete_many([gone[0], "no-such-document", gone[1], gone[0]]) == gone
+        fresh = self._build([d for d in documents if d.id not in gone], self.make_embedder())
+        self._assert_same_answers(self._answers(index), self._answers(fresh))
+
     # -- checkpointed builds (core.checkpoint) ---------------------------------------------
     def test_an_interrupted_checkpointed_build_resumes(
         self, documents: list[SourceDocument], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -86,7 +86,7 @@ from graphrag_integrations.methods.clue.statistics import (
     DOCUMENT,
     ensure_statistics,
     read_statistics,
-    remove_document,
+    remove_documents,
 )
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
@@ -480,12 +480,19 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return stats.chunks.size, stats.units.size, stats.entities
 
     def delete(self, doc_id: str) -> bool:
-        removed = remove_document(self.store, doc_id).get(CHUNK)
+        return bool(self.delete_many([doc_id]))
+
+    def delete_many(self, doc_ids: Iterable[str]) -> list[str]:
+        """:meth:`delete` each of ``doc_ids`` with one read and one write of the statistics
+        node; returns those that had something removed."""
+        removed = remove_documents(self.store, doc_ids)
         if self._in_process_graph:
             _ = self.graph  # rebuild the view now, not in the next query
-        if not removed:
-            return self._unknown_document(doc_id)
-        return True
+        gone = [doc for doc, kinds in removed.items() if kinds.get(CHUNK)]
+        for doc in removed:
+            if doc not in gone:
+                self._unknown_document(doc)
+        return gone
 
     # -- retrieval ------------------------------------------------------------------------
     def explanation_scores(

@@ -271,3 +271,22 @@ def test_unknown_document_delete_keeps_the_statistics() -> None:
     before = read_statistics(idx.graph_store)
     assert not idx.delete("nope")
     assert read_statistics(idx.graph_store) == before
+
+
+def test_delete_many_writes_the_statistics_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag_integrations.methods.clue import statistics
+
+    idx = build(CORPUS)
+    writes: list[int] = []
+    original = statistics._write
+    monkeypatch.setattr(
+        statistics, "_write", lambda *a, **k: (writes.append(1), original(*a, **k))[1]
+    )
+    assert idx.delete_many(["Paris", "nope", "Chelsea F.C.", "Brian Clough"]) == [
+        "Paris",
+        "Chelsea F.C.",
+        "Brian Clough",
+    ]
+    assert len(writes) == 1
+    assert read_statistics(idx.graph_store) == count_statistics(idx.graph_store)[0]
+    assert "Paris" not in idx.doc_ids()
