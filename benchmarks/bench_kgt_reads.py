@@ -26,14 +26,17 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.evaluation.process_memory import current_rss_mib, dir_size_mib
+from graphrag_integrations.evaluation.process_memory import (
+    current_rss_mib,
+    dir_size_mib,
+    fresh_process_json,
+)
 
 WARM_TEXTS = [
     "Marie Curie was born in Warsaw.",
@@ -137,10 +140,7 @@ def run_query(args: argparse.Namespace, index: Path) -> dict[str, Any]:
     """Run the query stage in a fresh interpreter and return its JSON line."""
     cmd = [sys.executable, __file__, "--stage", "query", "--index", str(index)]
     cmd += ["--data", str(args.data), "--queries", str(args.queries)]
-    # stderr (progress bars, logs) passes through: a captured pipe could fill and block
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return result
+    return fresh_process_json(cmd)
 
 
 def main() -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from graphrag_integrations.evaluation.process_memory import (
     MIB,
     current_rss_mib,
     dir_size_mib,
+    fresh_process_json,
     peak_rss_mib,
 )
 
@@ -122,10 +122,7 @@ def run_stage(stage: str, args: argparse.Namespace) -> dict[str, Any]:
     ]
     if args.dump:
         cmd += ["--dump", str(args.dump)]
-    # stderr (progress bars, logs) passes through: a captured pipe could fill and block
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return result
+    return fresh_process_json(cmd)
 
 
 def main() -> None:

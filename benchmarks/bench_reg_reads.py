@@ -27,14 +27,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import types
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.process_memory import current_rss_mib
+from graphrag_integrations.evaluation.process_memory import current_rss_mib, fresh_process_json
 
 
 def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:
@@ -116,10 +115,7 @@ def run_query(args: argparse.Namespace, index: Path, src: str | None) -> dict[st
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    # stderr (progress bars, logs) passes through: a captured pipe could fill and block
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return result
+    return fresh_process_json(cmd, env)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Memory and disk figures the benchmarks report: current and peak RSS, a folder's size.
+"""Memory and disk figures the benchmarks report: current and peak RSS, a folder's size, and
+the JSON line of a stage run in a fresh interpreter (so its RSS starts from nothing).
 
 Examples
 --------
@@ -8,10 +9,14 @@ True
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 MIB = 1024 * 1024
 
@@ -45,3 +50,18 @@ def current_rss_mib() -> float:
 def dir_size_mib(path: Path) -> float:
     """Total size of the files under ``path`` in MiB."""
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / MIB
+
+
+def fresh_process_json(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run ``cmd`` (a benchmark stage) in a fresh process and return the JSON object of the
+    last line it prints; its stderr (progress bars, logs) passes through, since a captured
+    pipe could fill and block it."""
+    out = subprocess.run(
+        list(cmd),
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=None if env is None else dict(env),
+    ).stdout
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result

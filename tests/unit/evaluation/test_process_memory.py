@@ -29,3 +29,14 @@ def test_a_child_process_reports_its_own_peak_not_its_parents() -> None:
 
 def test_peak_is_at_least_the_current_rss() -> None:
     assert peak_rss_mib() >= current_rss_mib() * 0.99
+
+
+def test_fresh_process_json_reads_the_last_line_and_passes_env() -> None:
+    import os
+    import sys
+
+    from graphrag_integrations.evaluation.process_memory import fresh_process_json
+
+    code = "import json, os; print('noise'); print(json.dumps({'x': os.environ['GI_X']}))"
+    env = {**os.environ, "GI_X": "7"}
+    assert fresh_process_json([sys.executable, "-c", code], env) == {"x": "7"}
