@@ -15,8 +15,8 @@ graph itself, exact and small (one count per distinct term):
   ``delete`` finds what a document contributed with a few neighbourhood reads before the
   nodes go;
 * :func:`add_statistics` (called by :func:`~graphrag_integrations.methods.clue.store.add_units`
-  inside its batch) adds a batch, :func:`remove_document` subtracts a document while it
-  removes it. A graph without the node (written before it existed) gets it counted once,
+  inside its batch) adds a batch, :func:`remove_documents` subtracts documents while it
+  removes them. A graph without the node (written before it existed) gets it counted once,
   streaming the rows in batches, at its first insert or delete; a query on such a graph counts
   them too (logged) without writing them; loading such an index with a database graph writes
   the node (:func:`ensure_statistics`).
@@ -61,7 +61,6 @@ __all__ = [
     "count_statistics",
     "ensure_statistics",
     "read_statistics",
-    "remove_document",
     "remove_documents",
     "tokenize",
 ]
@@ -281,15 +280,10 @@ def _document_chunks(graph: GraphBackend, doc_id: str) -> list[str]:
     return found
 
 
-def remove_document(store: IndexStore, doc_id: str) -> dict[str, list[str]]:
-    """:meth:`IndexStore.remove_document` keeping the statistics node up to date."""
-    return remove_documents(store, [doc_id])[doc_id]
-
-
 def remove_documents(store: IndexStore, doc_ids: Iterable[str]) -> dict[str, dict[str, list[str]]]:
-    """:func:`remove_document` for several documents, reading and writing the statistics node
-    once (its JSON grows with the vocabulary: written per document, it was most of a delete's
-    time)."""
+    """:meth:`IndexStore.remove_document` of each document, keeping the statistics node up to
+    date with one read and one write (its JSON grows with the vocabulary: written per
+    document, it was most of a delete's time)."""
     out: dict[str, dict[str, list[str]]] = {}
     with store.writing():
         graph = store.graph
