@@ -19,7 +19,7 @@ docs/lab/scale.md has the commands and figures)::
     ``add_passages``), and persists a snapshot when the index reaches each size
     (``OUT/clue-N`` or ``OUT/dense-N``). Build times are therefore CUMULATIVE (the 40k time
     includes the 8k and 20k ones; persisting is not counted) and the peak build RSS is the
-    high-water mark of the build process up to that size (``ru_maxrss``). One JSON line per
+    high-water mark of the build process up to that size (``VmHWM``). One JSON line per
     size goes to ``OUT/build-clue.jsonl`` (``build-dense.jsonl``). ``--graph-store
     falkordb://HOST:PORT/GRAPH`` builds straight into a running FalkorDB server (graph and,
     unless ``--vectors memory``, vector layers; the snapshots then hold the vectors' pointer
