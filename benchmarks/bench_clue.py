@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.embeddings import FloatMatrix, SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix, SentenceTransformerEmbedder
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.harness import evaluate_retriever

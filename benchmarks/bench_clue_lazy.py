@@ -67,7 +67,7 @@ def cmd_build(args: argparse.Namespace) -> None:
 
 
 def cmd_to_falkordb(args: argparse.Namespace) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.methods.clue.index import ClueIndex
 
     start = time.perf_counter()

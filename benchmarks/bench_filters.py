@@ -24,7 +24,7 @@ from pathlib import Path
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.methods.clue.index import ClueIndex

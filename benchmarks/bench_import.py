@@ -55,7 +55,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def embedder_loads() -> tuple[float, float]:
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 
     first = timed(lambda: SentenceTransformerEmbedder(workers=1).embed(["warm up"]))
     second = timed(lambda: SentenceTransformerEmbedder(workers=1).embed(["warm up"]))
@@ -63,7 +63,7 @@ def embedder_loads() -> tuple[float, float]:
 
 
 def spacy_loads() -> tuple[float, float]:
-    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.core.text.nlp import SpacyNLP
 
     first = timed(lambda: SpacyNLP().parse("Obama visited Paris."))
     second = timed(lambda: SpacyNLP().parse("Obama visited Paris."))

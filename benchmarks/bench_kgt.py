@@ -28,7 +28,7 @@ from typing import Any
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.params import DenseQueryParams
-from graphrag_integrations.core.embeddings import as_embedder
+from graphrag_integrations.core.encoders.embeddings import as_embedder
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.evaluation.metrics import latency_percentiles, recall_at_k
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     passages = data.passages
     embedder = as_embedder(None)
     embedder.embed(["warm-up"])  # load the model before timing
-    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.core.text.nlp import SpacyNLP
 
     SpacyNLP().parse("Warm-up sentence by Ada Lovelace.")
 

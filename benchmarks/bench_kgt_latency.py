@@ -36,7 +36,7 @@ import numpy as np
 def main(argv: list[str] | None = None) -> None:
     import torch
 
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
     from graphrag_integrations.methods.kgt.params import PRESETS

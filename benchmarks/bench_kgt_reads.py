@@ -82,7 +82,7 @@ def build(passages: list[Passage], out: Path, graph_store: str | None) -> tuple[
 
 def settled_rss_mib() -> float:
     """Current RSS after a garbage collection and handing the free C heap back."""
-    from graphrag_integrations.core.index_store import release_free_heap
+    from graphrag_integrations.core.index.store import release_free_heap
 
     gc.collect()
     release_free_heap()
@@ -91,7 +91,7 @@ def settled_rss_mib() -> float:
 
 def stage_query(args: argparse.Namespace) -> dict[str, Any]:
     """Load the models (warmed), then the index at ``--index``; answer the questions."""
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.methods.kgt.index import (
         ParseKGTranslatorRetriever,
         resolve_translator,

@@ -86,9 +86,9 @@ def run(args: argparse.Namespace) -> None:
     from graphrag_integrations.baselines.bm25 import BM25Retriever
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.baselines.params import BM25QueryParams, DenseQueryParams
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.core.llm.precision import cpu_has_native_bf16
-    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.core.text.nlp import SpacyNLP
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
     from graphrag_integrations.methods.kgt.params import PRESETS, KGTIndexParams

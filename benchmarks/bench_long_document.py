@@ -18,8 +18,8 @@ import time
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 
 WORDS = "the river city capital mountain music game science prize ocean north south".split()  # noqa: SIM905

@@ -40,7 +40,7 @@ from graphrag_integrations.evaluation.process_memory import (
 
 def stage_build(args: argparse.Namespace) -> dict[str, Any]:
     """Build the index of the combined corpus and persist it."""
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.clue.index import ClueIndex
 
@@ -76,7 +76,7 @@ def stage_build(args: argparse.Namespace) -> dict[str, Any]:
 
 def stage_query(args: argparse.Namespace) -> dict[str, Any]:
     """Load the persisted index and answer the questions."""
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.clue.index import ClueIndex
 

@@ -214,7 +214,7 @@ def ablation(args: argparse.Namespace) -> None:
     import dataclasses
     import tempfile
 
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.evaluation.harness import evaluate_retriever
     from graphrag_integrations.evaluation.registry import get_registration

@@ -22,8 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.executors import RayExecutor
+from graphrag_integrations.core.index.executors import RayExecutor
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.methods.clue.index import ClueIndex
 
 

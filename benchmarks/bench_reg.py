@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.metaqa import (
     answerable,

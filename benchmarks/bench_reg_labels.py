@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 from statistics import mean
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.datasets import KGQuestion
 from graphrag_integrations.evaluation.metaqa import (

@@ -38,7 +38,7 @@ from graphrag_integrations.evaluation.process_memory import current_rss_mib, fre
 
 def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:
     """Build the index of the first ``lines`` KB lines with networkx, persist it."""
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
     from graphrag_integrations.methods.reg.kg import check_triples
 
@@ -52,8 +52,8 @@ def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:
 
 def copy_to_falkordb(source: Path, url: str, out: Path) -> float:
     """Load the networkx index with its graph copied into FalkorDB, persist it; seconds."""
-    from graphrag_integrations.core.embeddings import as_embedder
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 
     start = time.perf_counter()
@@ -66,7 +66,7 @@ def copy_to_falkordb(source: Path, url: str, out: Path) -> float:
 
 def stage_query(args: argparse.Namespace) -> dict[str, Any]:
     """Load the embedder and scorers, then the index at ``--index``; answer the questions."""
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.evaluation.datasets import load_metaqa_questions
     from graphrag_integrations.evaluation.metrics import kgqa_evidence_metrics
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever

@@ -33,7 +33,7 @@ import json
 import time
 from pathlib import Path
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient, TransformersLLM
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.evaluation.metaqa import answerable, disjoint_samples, load_questions

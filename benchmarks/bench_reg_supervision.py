@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.core.llm.protocol import estimate_tokens
 from graphrag_integrations.core.params import key_values

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
-from graphrag_integrations.core.rollback import rolling_back
+from graphrag_integrations.core.index.checkpoint import INDEX_FOLDER, read_checkpoint
+from graphrag_integrations.core.index.rollback import rolling_back
 from graphrag_integrations.evaluation.datasets import load_corpus
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.falkordb_server import FalkorDBServer
@@ -159,7 +159,7 @@ def main() -> None:
         stream=sys.stderr,
         format="%(created).2f %(levelname)s %(name)s: %(message)s",
     )
-    logging.getLogger("graphrag_integrations.core.checkpoint").setLevel(logging.INFO)
+    logging.getLogger("graphrag_integrations.core.index.checkpoint").setLevel(logging.INFO)
     if args.fake:
         from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 

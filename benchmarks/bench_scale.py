@@ -102,7 +102,7 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
 # -- FalkorDB ----------------------------------------------------------------------------
 def falkordb_memory_mib(url: str) -> dict[str, float | None]:
     """The server's memory: the graph's ``GRAPH.MEMORY USAGE`` and ``used_memory_rss``, MiB."""
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+    from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 
     location = parse_falkordb_url(url)
     client = connect(location)
@@ -129,7 +129,7 @@ def stage_falkordb(args: argparse.Namespace) -> None:
     the server (``copy_from``); the copy is persisted to ``OUT/clue-N`` (the vectors, and a
     pointer to the graph), and the query stage then runs against it while the server is up.
     """
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.methods.clue.index import ClueIndex
 
@@ -171,10 +171,10 @@ def stage_falkordb(args: argparse.Namespace) -> None:
 def stage_build(args: argparse.Namespace) -> None:
     """Build the largest index once, snapshotting at every size (see the module docstring)."""
     from graphrag_integrations.baselines.dense import DenseRetriever
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-    from graphrag_integrations.core.executors import RayExecutor
-    from graphrag_integrations.core.executors.build import batches_of
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.index.executors import RayExecutor
+    from graphrag_integrations.core.index.executors.build import batches_of
     from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.evaluation.datasets import make_passage
     from graphrag_integrations.methods.clue.index import ClueIndex
@@ -270,8 +270,8 @@ def stage_build(args: argparse.Namespace) -> None:
 def stage_query_one(args: argparse.Namespace) -> None:
     """Load the models, then the snapshot of ``--size``; answer the questions; one JSON line."""
     from graphrag_integrations.baselines.dense import DenseRetriever
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-    from graphrag_integrations.core.nlp import SpacyNLP
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.text.nlp import SpacyNLP
     from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
     from graphrag_integrations.evaluation.harness import evaluate_retriever

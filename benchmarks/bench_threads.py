@@ -45,7 +45,7 @@ def child(threads: list[int], queries: int, gens: int, tokens: int) -> dict[int,
     apply_thread_limit(threads[0])
     import torch
 
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.core.llm.transformers_lm import TransformersLLM
 
     embedder = as_embedder(None)

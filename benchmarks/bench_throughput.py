@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphrag_integrations.core.chunking import TokenChunker, documents_to_passages
-from graphrag_integrations.core.documents import SourceDocument, load_documents
+from graphrag_integrations.core.text.chunking import TokenChunker, documents_to_passages
+from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.methods.clue.knapsack import solve_knapsack
 
 PARAGRAPH = "Marie Curie was born in Warsaw. She moved to Paris in 1891 to study.\n\n"

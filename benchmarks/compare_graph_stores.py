@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.cli.graph_stores import dataset_label, method_graph_name
-from graphrag_integrations.core.embeddings import Embedder, as_embedder
-from graphrag_integrations.core.falkordb_connection import parse_falkordb_url
+from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.graph.falkordb_connection import parse_falkordb_url
 from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
 from graphrag_integrations.evaluation.harness import dataset_inputs, evaluate_retriever
 from graphrag_integrations.evaluation.metrics import mean_recall_at_k
@@ -103,7 +103,7 @@ def compare(
     cases: Sequence[Case], data: Path, url: str, *, overwrite: bool
 ) -> list[dict[str, Any]]:
     """The table rows: one per case, networkx vs FalkorDB."""
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     location = parse_falkordb_url(url)
     embedder = as_embedder(None)

@@ -126,7 +126,7 @@ def spacy_renamer(seed: int) -> Callable[[list[str], int], list[str]]:
     """A batch renamer replacing the capitalised words of spaCy's named-entity spans."""
     import spacy
 
-    from graphrag_integrations.core.models import resolve_spacy_model
+    from graphrag_integrations.core.encoders.models import resolve_spacy_model
 
     nlp = spacy.load(resolve_spacy_model(None), disable=["parser", "lemmatizer"])
     spans_cache: dict[str, list[tuple[int, int]]] = {}

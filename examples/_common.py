@@ -14,8 +14,8 @@ from typing import Any
 
 from quickstart import ANSWER_PROMPT, HERE, titled_documents
 
-from graphrag_integrations.core.documents import content_id
 from graphrag_integrations.core.llm import TransformersLLM
+from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.errors import IndexNotFoundError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter

@@ -19,7 +19,7 @@ import json
 import time
 from pathlib import Path
 
-from graphrag_integrations.core.documents import SourceDocument, load_documents
+from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 
 HERE = Path(__file__).resolve().parent

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphrag_integrations.core.documents import SourceDocument, load_documents
+from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import describe_path

@@ -131,7 +131,7 @@ class RecordingRetriever:
     calls: list[RetrieverCall] = field(default_factory=list)
 
     def _results(self, query: str, k: int | None, path: str) -> list[RetrievedPassage]:
-        from graphrag_integrations.core.index_base import check_query
+        from graphrag_integrations.core.validation import check_query
 
         self.calls.append(RetrieverCall(path, query, k, threading.get_ident(), current_callbacks()))
         check_query(query)
@@ -215,7 +215,7 @@ def falkordb_server() -> Any:
 @pytest.fixture
 def falkordb_url(falkordb_server: Any) -> Iterator[str]:
     """The URL of a fresh graph on the session's FalkorDB server, deleted afterwards."""
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+    from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield falkordb_server.url(name)

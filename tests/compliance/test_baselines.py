@@ -10,7 +10,7 @@ from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
 from graphrag_integrations.baselines.params import HybridQueryParams
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.testing import IndexComplianceTests
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 from graphrag_integrations.testing import IndexComplianceTests
 from graphrag_integrations.testing.compliance import CORPUS, QUERIES

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core import index_persistence as template_module
-from graphrag_integrations.core.chunking import documents_to_passages
-from graphrag_integrations.core.documents import SourceDocument, load_documents
-from graphrag_integrations.core.index_base import document_ids, drop_indexed
+from graphrag_integrations.core.index import persistence as template_module
+from graphrag_integrations.core.index.base import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import read_manifest
+from graphrag_integrations.core.text.chunking import documents_to_passages
+from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import DocumentLoadError, InvalidArgumentError
 from graphrag_integrations.testing import FakeEmbedder, IndexComplianceTests, compliance_documents

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.index_store import ChromaVectors, stored_index_id
+from graphrag_integrations.core.index.store import ChromaVectors, stored_index_id
 from graphrag_integrations.core.vector_store.chroma import _make_client
 from graphrag_integrations.core.vector_store.chroma_collections import (
     drop_index_collections,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def test_two_workers_match_one_worker_and_a_plain_encode() -> None:
 
 
 def test_a_loaded_sentence_transformer_is_used_as_is() -> None:
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
 
     default = SentenceTransformerEmbedder()
     wrapped = as_embedder(default.model)

@@ -16,8 +16,8 @@ import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
-from graphrag_integrations.core.checkpoint import PreparedBatches, read_checkpoint
-from graphrag_integrations.core.executors import RayExecutor
+from graphrag_integrations.core.index.checkpoint import PreparedBatches, read_checkpoint
+from graphrag_integrations.core.index.executors import RayExecutor
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.index_store import index_stores_of
+from graphrag_integrations.core.index.store import index_stores_of
 from graphrag_integrations.core.vector_store import (
     FalkorDBVectorIndex,
     FalkorDBVectors,
@@ -265,7 +265,7 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
         raise AssertionError("the persisted vectors were read")
 
     monkeypatch.setattr(InMemoryVectorIndex, "load", unread)
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index_store"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index.store"):
         loaded = ClueIndex.load(
             tmp_path / "clue",
             embedding=embedder,

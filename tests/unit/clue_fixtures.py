@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphrag_integrations.core.documents import SourceDocument
+from graphrag_integrations.core.text.documents import SourceDocument
 
 CORPUS = [
     (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphrag_integrations.core.documents import SourceDocument
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.methods.kgt.params import CLUE_PROMPT
 from tests.unit.clue_fixtures import CORPUS
 

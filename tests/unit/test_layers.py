@@ -23,7 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(graphrag_integrations.__file__).resolve().parent
 FAKE = "gi_layers_fake"
 # contract ids in pyproject order (named in docs/reference/architecture.md); a dropped one fails
-CONTRACT_IDS = ("layers", "methods-independent", "acyclic")
+CONTRACT_IDS = (
+    "layers",
+    "methods-independent",
+    "core-index-on-top",
+    "core-subjects-independent",
+    "core-encoders-below",
+    "acyclic",
+)
 
 
 def _lint_imports() -> list[str]:
@@ -116,6 +123,17 @@ _CLEAN_TREE = {
     "methods/kgt/__init__": f"from {FAKE} import core",
     "adapters/__init__": f"from {FAKE} import core",
     "core/__init__": f"from {FAKE} import _lazy, errors",
+    # core by subject: index on top, encoders at the bottom
+    "core/registry": f"from {FAKE}.core import index",
+    "core/index/__init__": f"from {FAKE}.core import graph, text, retrieval, vector_store",
+    "core/graph/__init__": f"from {FAKE}.core import persistence",
+    "core/text/__init__": f"from {FAKE}.core import encoders",
+    "core/retrieval/__init__": f"from {FAKE}.core import encoders",
+    "core/vector_store/__init__": f"from {FAKE}.core import graph, retrieval",
+    "core/llm/__init__": f"from {FAKE}.core import constraints, encoders",
+    "core/persistence/__init__": f"from {FAKE}.core import encoders",
+    "core/constraints/__init__": "",
+    "core/encoders/__init__": "",
 }
 
 # case -> (module, extra source, the contracts it must break): an upward import that closes a
@@ -142,6 +160,28 @@ _VIOLATIONS: dict[str, tuple[str, str, set[str]]] = {
         "methods/other/__init__",
         f"from {FAKE}.methods.clue import stores",
         {"methods-independent"},
+    ),
+    "the core's graph subpackage imports index": (
+        "core/graph/__init__",
+        f"from {FAKE}.core import index",
+        # index imports text and retrieval: graph now reaches them through it
+        {"core-index-on-top", "core-subjects-independent", "acyclic"},
+    ),
+    "core text imports graph": (
+        "core/text/__init__",
+        f"from {FAKE}.core import graph",
+        {"core-subjects-independent"},
+    ),
+    "core encoders import text": (
+        "core/encoders/__init__",
+        f"def f() -> None:\n    from {FAKE}.core import text\n",
+        # retrieval reaches text through encoders
+        {"core-encoders-below", "core-subjects-independent", "acyclic"},
+    ),
+    "core llm imports the registry": (
+        "core/llm/__init__",
+        f"from {FAKE}.core import registry",
+        {"core-index-on-top"},
     ),
     "a cycle inside a method package": (
         "methods/clue/stores",

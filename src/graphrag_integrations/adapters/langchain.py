@@ -15,7 +15,7 @@ Metadata filters: ``LangChainRetriever(..., filter={...})`` (or ``as_langchain_r
 replaces the retriever's own filter, as ``search_kwargs`` in LangChain's vector-store
 retrievers). A call also takes LangChain's spelling, ``invoke(query, search_kwargs={"k": 2,
 "filter": {...}})`` (only these two keys, not repeated as ``k=`` / ``filter=``). The language
-is :mod:`graphrag_integrations.core.filters` (LangChain's dict form); a malformed filter
+is :mod:`graphrag_integrations.core.retrieval.filters` (LangChain's dict form); a malformed filter
 raises :class:`~graphrag_integrations.errors.InvalidArgumentError` before the core retriever
 runs.
 
@@ -40,7 +40,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from graphrag_integrations.adapters.validation import check_k, merge_search_kwargs
 from graphrag_integrations.core.context import callbacks_scope
-from graphrag_integrations.core.filters import (
+from graphrag_integrations.core.retrieval.filters import (
     FilterLike,
     MetadataFilter,
     aretrieve_with_filter,
@@ -83,7 +83,8 @@ class LangChainRetriever(BaseRetriever):
         Documents per call; ``None`` leaves the choice to the core retriever's default.
         ``invoke(query, k=n)`` overrides it for one call.
     filter : dict or filter tree, optional
-        Keep only passages whose metadata matches (:mod:`graphrag_integrations.core.filters`);
+        Keep only passages whose metadata matches
+        (:mod:`graphrag_integrations.core.retrieval.filters`);
         ``invoke(query, filter=...)`` overrides it for one call.
     tags, metadata
         The usual LangChain run tags and metadata.
@@ -121,7 +122,7 @@ class LangChainRetriever(BaseRetriever):
     k: int | None = Field(default=None)
     """Documents per call (``None``: the core retriever's default)."""
     filter: Any = Field(default=None)
-    """Metadata filter of every call (parsed: a :mod:`~graphrag_integrations.core.filters`
+    """Metadata filter of every call (parsed: a :mod:`~graphrag_integrations.core.retrieval.filters`
     tree, or ``None``)."""
 
     @field_validator("k")
@@ -194,7 +195,7 @@ class LangChainRetriever(BaseRetriever):
         As in LangChain, ``ids=`` (one per document) takes precedence over the documents'
         own ``id``. The other keyword arguments are the index's ``insert`` options
         (``errors=``, ``report=``, ``splitter=``, ``chunking=``...). Documents already
-        indexed are skipped (see :meth:`~graphrag_integrations.core.index_base.BaseIndex.insert`).
+        indexed are skipped (see :meth:`~graphrag_integrations.core.index.base.BaseIndex.insert`).
 
         Raises
         ------

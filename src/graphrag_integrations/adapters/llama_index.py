@@ -11,7 +11,7 @@ Metadata filters: ``LlamaIndexRetriever(..., filters=MetadataFilters(...))`` (an
 whose metadata matches; :func:`from_metadata_filters` converts LlamaIndex's ``MetadataFilters``
 (operators ``==  !=  >  >=  <  <=  in  nin  any  all  contains  text_match
 text_match_insensitive``, conditions ``and``/``or``/``not``, nested ``MetadataFilters``) into the
-core language (:mod:`graphrag_integrations.core.filters`); ``is_empty`` is refused.
+core language (:mod:`graphrag_integrations.core.retrieval.filters`); ``is_empty`` is refused.
 
 Errors raised by the core retriever (for example
 :class:`~graphrag_integrations.errors.EmptyQueryError` on an empty query) propagate unchanged.
@@ -38,7 +38,7 @@ from llama_index.core.vector_stores.types import MetadataFilter as LlamaMetadata
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from graphrag_integrations.adapters.validation import as_core_retriever, check_k
-from graphrag_integrations.core.filters import (
+from graphrag_integrations.core.retrieval.filters import (
     FILTER_NODES,
     Comparison,
     MetadataFilter,
@@ -152,7 +152,8 @@ def as_filter(filters: Any) -> MetadataFilter | None:
     if filters is None or isinstance(filters, (dict, *FILTER_NODES)):
         return parse_filter(filters)
     raise InvalidArgumentError(
-        "filters must be LlamaIndex MetadataFilters, a graphrag_integrations.core.filters "
+        "filters must be LlamaIndex MetadataFilters, a "
+        "graphrag_integrations.core.retrieval.filters "
         f"tree, a dict or None, got {type(filters).__name__}"
     )
 

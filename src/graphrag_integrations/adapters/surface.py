@@ -27,9 +27,9 @@ from graphrag_integrations.adapters.validation import (
     check_k,
     merge_search_kwargs,
 )
-from graphrag_integrations.core.filters import FilterLike
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.params import Params, bind_query_params
+from graphrag_integrations.core.retrieval.filters import FilterLike
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import InvalidArgumentTypeError
 
@@ -47,7 +47,7 @@ class FrameworkSurface:
 
     The class it is mixed into must satisfy the core
     :class:`~graphrag_integrations.core.types.Retriever` protocol and define ``default_k``
-    (every :class:`~graphrag_integrations.core.index_base.BaseIndex` does); a ``k`` of
+    (every :class:`~graphrag_integrations.core.index.base.BaseIndex` does); a ``k`` of
     ``None`` in the methods below means ``self.default_k`` at the time of the call.
 
     Examples
@@ -122,7 +122,8 @@ class FrameworkSurface:
             Number of documents per call (``None``: ``self.default_k``); a call can still
             override it with ``retriever.invoke(query, k=...)``.
         filter : dict or filter tree, optional
-            Metadata filter of every call (:mod:`graphrag_integrations.core.filters`); a call
+            Metadata filter of every call (:mod:`graphrag_integrations.core.retrieval.filters`); a
+            call
             can replace it with ``retriever.invoke(query, filter=...)``.
         search_kwargs : mapping, optional
             LangChain's vector-store retriever spelling: ``{"k": 3, "filter": {...}}`` (only

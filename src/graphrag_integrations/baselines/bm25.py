@@ -1,6 +1,7 @@
 """Sparse BM25 retrieval (``bm25s``): the lexical baseline every method is measured against.
 
-Tokenisation and scoring are the core's :class:`~graphrag_integrations.core.lexical.BM25Scorer`
+Tokenisation and scoring are the core's
+:class:`~graphrag_integrations.core.retrieval.lexical.BM25Scorer`
 (``bm25s.tokenize`` defaults plus English stopwords, no stemming; ``bm25s.BM25`` defaults:
 Lucene variant, ``k1=1.5``, ``b=0.75``).
 
@@ -21,22 +22,18 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.index_base import build_from_documents
-from graphrag_integrations.core.index_building import (
-    DEFAULT_SPLITTER,
-    CheckpointDir,
-    DocumentPaths,
-    check_query,
-)
-from graphrag_integrations.core.lexical import MATRIX_DIR as _MATRIX_DIR
-from graphrag_integrations.core.lexical import STOPWORDS, BM25Scorer, tokenize
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.base import build_from_documents
+from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
-from graphrag_integrations.core.query_binding import QueryParamsField
+from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR as _MATRIX_DIR
+from graphrag_integrations.core.retrieval.lexical import STOPWORDS, BM25Scorer, tokenize
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.core.validation import check_query
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 __all__ = ["STOPWORDS", "BM25Retriever", "PassageTokenizer", "TokenizedPassages", "tokenize"]
@@ -143,7 +140,7 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
         ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the tokenisation (:mod:`~graphrag_integrations.core.executors`).
+        runs the tokenisation (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

@@ -3,7 +3,7 @@
 :class:`CorpusIndex` holds what the dense, BM25 and hybrid baselines share: ``insert`` (cut,
 skip the documents already indexed, ``add_passages``), ``doc_ids`` and the ``load`` hook that
 takes the recorded ``k``. A baseline implements ``add_passages``, ``delete``, the retrieval
-and the persistence hooks of :class:`~graphrag_integrations.core.index_base.BaseIndex`.
+and the persistence hooks of :class:`~graphrag_integrations.core.index.base.BaseIndex`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.index_building import document_ids, drop_indexed
+from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.index.building import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.types import Passage
 
@@ -22,7 +22,7 @@ CorpusT = TypeVar("CorpusT", bound="CorpusIndex")
 
 
 class CorpusIndex(BaseIndex):
-    """A :class:`~graphrag_integrations.core.index_base.BaseIndex` whose documents are the
+    """A :class:`~graphrag_integrations.core.index.base.BaseIndex` whose documents are the
     ``doc_id`` of its :attr:`passages` (corpus order)."""
 
     #: The corpus, in index order.

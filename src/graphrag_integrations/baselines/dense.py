@@ -18,16 +18,11 @@ from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.index_base import build_from_documents
-from graphrag_integrations.core.index_building import (
-    DEFAULT_SPLITTER,
-    CheckpointDir,
-    DocumentPaths,
-    check_query,
-)
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.index.base import build_from_documents
+from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -35,8 +30,9 @@ from graphrag_integrations.core.persistence import (
     read_vectors,
     write_passages,
 )
-from graphrag_integrations.core.query_binding import QueryParamsField
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.core.validation import check_query
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -75,14 +71,16 @@ class PassageEmbedder:
 
 
 class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
-    """Exact dense retrieval with any :class:`~graphrag_integrations.core.embeddings.Embedder`.
+    """Exact dense retrieval with any
+    :class:`~graphrag_integrations.core.encoders.embeddings.Embedder`.
 
     Parameters
     ----------
     passages : sequence of Passage
         The corpus, one vector each.
     embedding : Embedder, str, LangChain Embeddings, LlamaIndex BaseEmbedding, optional
-        Normalised by :func:`~graphrag_integrations.core.embeddings.as_embedder`; ``None`` is
+        Normalised by :func:`~graphrag_integrations.core.encoders.embeddings.as_embedder`; ``None``
+        is
         the offline all-MiniLM-L6-v2.
     index_params : NoParams, optional
         No index-time options.
@@ -161,7 +159,7 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         The index arguments are the constructor's; ``splitter`` / ``chunking`` and the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
         ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who runs
-        the per-passage work (:mod:`~graphrag_integrations.core.executors`).
+        the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

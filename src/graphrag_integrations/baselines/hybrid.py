@@ -1,5 +1,5 @@
 """Hybrid retrieval: dense and BM25 scores fused per query (the core
-:class:`~graphrag_integrations.core.fusion.ScoreFusion`).
+:class:`~graphrag_integrations.core.retrieval.fusion.ScoreFusion`).
 
 Candidates are the union of the dense top-``k * candidate_factor`` and the BM25
 top-``k * candidate_factor`` (default factor 4). Two fusions are offered:
@@ -39,26 +39,21 @@ from graphrag_integrations.baselines.dense import (
     PassageEmbedder,
 )
 from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask
-from graphrag_integrations.core.fusion import Fusion, ScoreFusion, minmax, ranks
-from graphrag_integrations.core.index_base import build_from_documents
-from graphrag_integrations.core.index_building import (
-    DEFAULT_SPLITTER,
-    CheckpointDir,
-    DocumentPaths,
-    check_query,
-)
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.base import build_from_documents
+from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
-from graphrag_integrations.core.query_binding import QueryParamsField
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask
+from graphrag_integrations.core.retrieval.fusion import Fusion, ScoreFusion, minmax, ranks
+from graphrag_integrations.core.retrieval.ranking import top_k
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 __all__ = ["Fusion", "HybridPreparer", "HybridRetriever", "minmax", "ranks"]
@@ -216,7 +211,7 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         :class:`DenseRetriever`); ``splitter`` / ``chunking``, the load options (``errors``,
         ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` / ``checkpoint_every`` are
         those of :meth:`BaseIndex.from_documents`; ``executor``: who runs the per-passage
-        work of both sides (:mod:`~graphrag_integrations.core.executors`).
+        work of both sides (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

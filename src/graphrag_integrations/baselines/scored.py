@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask, masked_top_k
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask, masked_top_k
+from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 

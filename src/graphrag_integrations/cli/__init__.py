@@ -28,7 +28,7 @@ validated before the index loads, e.g. QCG-RAG's hop count or KG-Translator's fu
 are kept) or over an existing index (of any method).
 ``--checkpoint DIR`` builds in batches (``--checkpoint-every N`` documents) saved to ``DIR``: run
 the same command again after a kill and it resumes where it stopped
-(:mod:`~graphrag_integrations.core.checkpoint`).
+(:mod:`~graphrag_integrations.core.index.checkpoint`).
 
 A graph method can keep its graph in FalkorDB: ``--graph-store falkordb://HOST:PORT/GRAPH`` on
 ``index`` (with ``--overwrite``: replace what that graph holds), ``query`` / ``show`` (where

@@ -65,7 +65,7 @@ def check_single(options: Mapping[str, Any], where: str) -> None:
 
 def index_graph_store(url: str, *, overwrite: bool) -> Any:
     """The backend class ``index --graph-store URL`` builds with (URL checked now)."""
-    from graphrag_integrations.core.graph_backends import resolve_graph_backend
+    from graphrag_integrations.core.graph.backends import resolve_graph_backend
 
     return resolve_graph_backend(url, overwrite=overwrite)
 
@@ -89,12 +89,12 @@ def eval_graph_stores(
     GraphRAGError
         A method also given ``--option METHOD.graph_store``.
     """
-    from graphrag_integrations.core.falkordb_connection import parse_falkordb_url
-    from graphrag_integrations.core.graph_backends import is_in_process, resolve_graph_backend
+    from graphrag_integrations.core.graph.backends import is_in_process, resolve_graph_backend
+    from graphrag_integrations.core.graph.falkordb_connection import parse_falkordb_url
 
     if is_in_process(resolve_graph_backend(url)):  # "networkx": the default, nothing to route
         return {}
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     location = parse_falkordb_url(url)
     label = dataset_label(dataset)

@@ -23,7 +23,7 @@ from graphrag_integrations.errors import GraphRAGError
 def _input_documents(paths: Sequence[Path]) -> list[Any]:
     """Dataset folders/corpus files become one document per passage (LiHuaWorld: per chunk of
     the paper's 1,200 / 100 chunking, as ``eval`` cuts it); the rest stay paths."""
-    from graphrag_integrations.core.documents import SourceDocument
+    from graphrag_integrations.core.text.documents import SourceDocument
     from graphrag_integrations.evaluation.datasets import load_corpus, load_dataset
     from graphrag_integrations.evaluation.lihuaworld import chunk_lihuaworld, load_chat_documents
     from graphrag_integrations.evaluation.lihuaworld_run import is_lihuaworld
@@ -58,7 +58,7 @@ def _executor_option(args: argparse.Namespace) -> dict[str, Any]:
         raise GraphRAGError(f"--workers must be >= 1, got {workers}")
     if executor == "local":
         return {}
-    from graphrag_integrations.core.executors import RayExecutor
+    from graphrag_integrations.core.index.executors import RayExecutor
 
     try:
         return {"executor": RayExecutor(num_workers=workers)}

@@ -89,8 +89,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     import hashlib
     import webbrowser
 
-    from graphrag_integrations.core.index_building import check_query
-    from graphrag_integrations.core.validation import check_k
+    from graphrag_integrations.core.validation import check_k, check_query
     from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
 
     k = None if args.k is None else check_k(args.k)

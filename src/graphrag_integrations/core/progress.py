@@ -17,7 +17,7 @@ Whether an index shows bars is decided here, once for every method:
   :meth:`ProgressSetting.llm`.
 
 :class:`ProgressSetting` is the ``show_progress`` attribute of
-:class:`~graphrag_integrations.core.index_base.BaseIndex`: it stores the user's setting and
+:class:`~graphrag_integrations.core.index.base.BaseIndex`: it stores the user's setting and
 reads as a plain ``bool`` resolved against the size of the batch being added, which
 :func:`track_batch` records around each index's ``add_passages`` (the funnel of
 ``from_documents``, ``from_passages`` and ``insert``; ``BaseIndex`` wraps it, so methods

@@ -1,7 +1,7 @@
 """Method registrations: what the evaluation harness and the CLI need to know about a method.
 
 A :class:`MethodRegistration` names a method and holds, as lazy ``"module:attr"`` strings, its
-:class:`~graphrag_integrations.core.index_base.BaseIndex` class (``index`` / ``query``
+:class:`~graphrag_integrations.core.index.base.BaseIndex` class (``index`` / ``query``
 commands) and its builder; plus its typed index-time and query-time parameter classes
 (:class:`~graphrag_integrations.core.params.Params`), the dataset inputs it consumes and the
 Python objects (LLMs, re-rankers, store factories) it accepts. Building a registration imports
@@ -115,7 +115,7 @@ class MethodRegistration:
     name : str
         Registry name (``"clue"``); no ``.``, ``,`` or ``=``.
     index_class : str
-        ``"module:Class"`` of its :class:`~graphrag_integrations.core.index_base.BaseIndex`.
+        ``"module:Class"`` of its :class:`~graphrag_integrations.core.index.base.BaseIndex`.
     builder : str
         ``"module:function"`` of its builder (contract in the module docstring).
     index_params, query_params : type of Params

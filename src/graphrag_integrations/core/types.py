@@ -29,7 +29,7 @@ class Passage:
     text : str
         The passage text.
     doc_id : str
-        Id of the :class:`~graphrag_integrations.core.documents.SourceDocument` it came from;
+        Id of the :class:`~graphrag_integrations.core.text.documents.SourceDocument` it came from;
         ``delete(doc_id)`` removes every passage (and derived node) with this id.
     metadata : Mapping[str, Any]
         Free-form metadata carried over from the source document (title, source path...).

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import numbers
 
-from graphrag_integrations.errors import InvalidArgumentError, InvalidArgumentTypeError
+from graphrag_integrations.errors import (
+    EmptyQueryError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 
 
 def check_k(k: object, default: int | None = None, *, name: str = "k") -> int:
@@ -63,3 +67,23 @@ def check_k(k: object, default: int | None = None, *, name: str = "k") -> int:
     if value < 1:
         raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value}")
     return value
+
+
+def check_query(query: str) -> str:
+    """Return ``query`` stripped, or raise :class:`EmptyQueryError` if nothing is left.
+
+    Examples
+    --------
+    >>> check_query("  capital of France ")
+    'capital of France'
+    >>> check_query("   ")
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.EmptyQueryError: query is empty
+    """
+    if not isinstance(query, str):
+        raise EmptyQueryError(f"query must be a string, got {type(query).__name__}")
+    stripped = query.strip()
+    if not stripped:
+        raise EmptyQueryError("query is empty")
+    return stripped

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.core.types import Passage, Triple
 from graphrag_integrations.errors import DocumentLoadError
 from graphrag_integrations.evaluation.lihuaworld import lihua_timestamp as lihua_timestamp

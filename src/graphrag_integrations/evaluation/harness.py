@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from graphrag_integrations.core.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, Question

@@ -1,7 +1,7 @@
 """LiHuaWorld evaluation as QCG-RAG ran it: chunked chats, evidence recall per type, judged QA.
 
 * **Chunking**: the paper's (after MiniRAG) 1,200 tokens with 100 overlap, or 512 / 64, through
-  :class:`~graphrag_integrations.core.chunking.TokenChunker` (default tokenizer: the
+  :class:`~graphrag_integrations.core.text.chunking.TokenChunker` (default tokenizer: the
   all-MiniLM-L6-v2 word pieces, the embedder's). Chunk ids follow the paper:
   ``"<timestamp>-<chunk index>"`` (``"20261219_19:00-0"``), ``doc_id`` = the chat timestamp.
 * **Evidence**: a question's evidence is chat timestamps joined by ``<and>``; it maps to every
@@ -317,7 +317,7 @@ def chunk_lihuaworld(
     chunk_size, chunk_overlap : int
         Tokens; the paper uses 1,200 / 100 and compares 512 / 64.
     tokenizer : optional
-        Passed to :class:`~graphrag_integrations.core.chunking.TokenChunker`.
+        Passed to :class:`~graphrag_integrations.core.text.chunking.TokenChunker`.
 
     Examples
     --------
@@ -329,7 +329,7 @@ def chunk_lihuaworld(
     >>> [(p.id, p.text) for p in chunk_lihuaworld(chats, 4, 1, Words())]
     [('20260101_10:00-0', 'a b c d'), ('20260101_10:00-1', 'd e f')]
     """
-    from graphrag_integrations.core.chunking import TokenChunker
+    from graphrag_integrations.core.text.chunking import TokenChunker
 
     chunker = TokenChunker(chunk_size, chunk_overlap, tokenizer)
     out: list[Passage] = []

@@ -338,7 +338,7 @@ def run_lihuaworld_eval(
     See ``tests/unit/evaluation/test_lihuaworld_eval.py``; the CLI runs it as
     ``graphrag-integrations eval --method dense,bm25,qcg --dataset ../shared/data/lihuaworld``.
     """
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.evaluation.registry import get_registration
     from graphrag_integrations.methods.qcg.registration import QUERY_SET_DIR
 

@@ -120,7 +120,7 @@ def train_reg(
     ``<supervision>-<hops>hop.pt.gz`` + ``.json`` (``methods.reg.assets``;
     ``eval --option reg.scorer=OUT`` uses them). Returns the JSON report.
     """
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
     from graphrag_integrations.methods.reg.training import TrainingQuestion, train_and_save
 

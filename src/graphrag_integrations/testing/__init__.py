@@ -1,7 +1,7 @@
 """Test helpers for methods built on this package: a compliance suite and a fake embedder.
 
 * :class:`~graphrag_integrations.testing.compliance.IndexComplianceTests` - the
-  :mod:`~graphrag_integrations.core.index_base` lifecycle contract (``from_documents`` from
+  :mod:`~graphrag_integrations.core.index.base` lifecycle contract (``from_documents`` from
   strings and framework documents, ``insert`` / ``delete``, ``persist`` / ``load``, empty
   queries, ``k``, explanations) plus langchain-tests' standard retriever tests through
   ``as_langchain_retriever`` and the LlamaIndex retriever, as a pytest base class. It imports

@@ -1,4 +1,4 @@
-"""The compliance suite: the :mod:`~graphrag_integrations.core.index_base` contract as tests.
+"""The compliance suite: the :mod:`~graphrag_integrations.core.index.base` contract as tests.
 
 :class:`IndexComplianceTests` is a pytest base class (in the spirit of langchain-tests'
 standard tests, whose retriever suite it includes). A method's test module subclasses it,
@@ -39,11 +39,10 @@ import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
-from graphrag_integrations.core.documents import LoadReport, SourceDocument, content_id
-from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.index_store import ChromaVectors
-from graphrag_integrations.core.locking import is_guarded
+from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.index.checkpoint import INDEX_FOLDER, read_checkpoint
+from graphrag_integrations.core.index.locking import is_guarded
+from graphrag_integrations.core.index.store import ChromaVectors
 from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.persistence import (
     MANIFEST_NAME,
@@ -52,6 +51,7 @@ from graphrag_integrations.core.persistence import (
     read_manifest,
     write_manifest,
 )
+from graphrag_integrations.core.text.documents import LoadReport, SourceDocument, content_id
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import (
     CorruptIndexError,
@@ -384,7 +384,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
     :meth:`make_embedder` to test with another embedder (default: a fresh
     :class:`~graphrag_integrations.testing.fake_embedder.FakeEmbedder`).
 
-    The cases check the rules of :mod:`graphrag_integrations.core.index_base`:
+    The cases check the rules of :mod:`graphrag_integrations.core.index.base`:
 
     * ``from_documents`` from strings, LangChain and LlamaIndex documents (ids and metadata
       kept, the targeted document ranked first);
@@ -422,14 +422,14 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       constructor does), ``as_retriever(k=2)`` returns 2 results and a call's ``k`` wins, an
       unknown ``as_retriever`` override raises ``InvalidParameterError``, and ``preset``
       with a params object raises ``InvalidArgumentError``;
-    * concurrency (:mod:`~graphrag_integrations.core.locking`): the mutating methods hold
+    * concurrency (:mod:`~graphrag_integrations.core.index.locking`): the mutating methods hold
       the index's write lock and ``retrieve`` / ``persist`` its read lock; threads querying
       while another inserts and deletes (:data:`MUTATIONS`) get no error and every answer is
       the answer of a sequential replay after some number of those mutations (never half of
       one); threads inserting distinct documents at once each add theirs exactly once, two
       inserting the same one add it once; ``ainsert`` / ``adelete`` work and the event loop
       keeps running while they wait for the lock;
-    * metadata filters (:mod:`~graphrag_integrations.core.filters`) over
+    * metadata filters (:mod:`~graphrag_integrations.core.retrieval.filters`) over
       :func:`filter_documents`: ``retrieve(q, k, filter=...)`` returns only matching passages
       (each of :data:`FILTER_CASES` checked against its Python predicate; the targeted
       document first when it matches), ``k`` is honoured, a filter matching nothing (or an
@@ -438,7 +438,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
       LlamaIndex ``MetadataFilters`` (``OR``, ``NOT``, nested; retriever and query engine)
       restrict results, inserted documents are filtered by their metadata, and a malformed
       filter raises ``ValueError`` before the index runs;
-    * checkpointed builds (:mod:`~graphrag_integrations.core.checkpoint`): a
+    * checkpointed builds (:mod:`~graphrag_integrations.core.index.checkpoint`): a
       ``from_documents(..., checkpoint_dir=, checkpoint_every=)`` killed in its second batch
       (before it is saved) resumes from the first and ends answering as an uninterrupted
       checkpointed build;
@@ -461,7 +461,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
                 return MyIndex.from_documents(documents, embedding=embedder, depth=2, **options)
     """
 
-    #: The :class:`~graphrag_integrations.core.index_base.BaseIndex` subclass under test.
+    #: The :class:`~graphrag_integrations.core.index.base.BaseIndex` subclass under test.
     index_class: ClassVar[type[BaseIndex]]
     #: Absolute tolerance when scores of two indexes are compared.
     score_tolerance: ClassVar[float] = 1e-5
@@ -675,7 +675,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         fresh = self._build([d for d in documents if d.id not in gone], self.make_embedder())
         self._assert_same_answers(self._answers(index), self._answers(fresh))
 
-    # -- checkpointed builds (core.checkpoint) ---------------------------------------------
+    # -- checkpointed builds (core.index.checkpoint) ---------------------------------------------
     def test_an_interrupted_checkpointed_build_resumes(
         self, documents: list[SourceDocument], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -1111,7 +1111,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
                 assert json.loads(text) == json.loads(json.dumps(dict(hit.explanation)))
                 assert hit.explanation.get("method") in (index.method, None)
 
-    # -- concurrency (core.locking) -----------------------------------------------------------
+    # -- concurrency (core.index.locking) ---------------------------------------------------------
     def test_mutations_and_queries_hold_the_index_lock(self, index: BaseIndex) -> None:
         cls = type(index)
         for names, role in (
@@ -1304,7 +1304,7 @@ class IndexComplianceTests(RetrieversIntegrationTests):
         assert sorted(other.drop_vector_store()) == sorted(before - set(dropped))
         assert factory.collections() == []
 
-    # -- metadata filters (core.filters) ------------------------------------------------------
+    # -- metadata filters (core.retrieval.filters) ------------------------------------------------
     @pytest.fixture
     def filter_index(self, embedder: Any) -> BaseIndex:
         """An index over :data:`CORPUS` with the metadata of :func:`filter_documents`."""

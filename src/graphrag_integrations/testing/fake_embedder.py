@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix, normalize_rows
 
 _WORD = re.compile(r"\w+")
 

@@ -110,7 +110,7 @@ class FalkorDBComplianceTests:
         """A checkpointed build killed in its first batch (written into the graph, nothing
         saved) resumes: the batch is rolled back from the graph it made, and the build ends
         as an uninterrupted one, its saved folder loading."""
-        from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
+        from graphrag_integrations.core.index.checkpoint import INDEX_FOLDER, read_checkpoint
         from graphrag_integrations.testing.compliance import CORPUS
 
         suite: Any = self
@@ -149,8 +149,8 @@ class FalkorDBComplianceTests:
 
     def test_the_graph_is_in_falkordb(self) -> None:
         """The suite's indexes really keep their graph in the server (not in the process)."""
-        from graphrag_integrations.core.graph_backends import is_in_process
-        from graphrag_integrations.core.index_store import index_stores_of
+        from graphrag_integrations.core.graph.backends import is_in_process
+        from graphrag_integrations.core.index.store import index_stores_of
         from graphrag_integrations.testing.compliance import compliance_documents
 
         build = getattr(self, "_build", None)
@@ -182,7 +182,7 @@ class FalkorDBComplianceTests:
 def drop_graphs(server: Any, names: list[str]) -> list[str]:
     """Delete the graphs ``names`` that exist on ``server`` (a ``FalkorDBServer``); returns
     those deleted. Other graphs are never touched."""
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+    from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 
     if not names:
         return []

@@ -14,7 +14,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from graphrag_integrations.adapters.llama_index import as_filter, from_metadata_filters
-from graphrag_integrations.core.filters import Comparison
+from graphrag_integrations.core.retrieval.filters import Comparison
 from graphrag_integrations.errors import InvalidArgumentError
 
 # every record has every key (LlamaIndex lets a missing key match NE / NIN, the core does not)
@@ -117,7 +117,7 @@ def test_as_filter_takes_every_form() -> None:
 
 
 def test_the_core_names_the_converter_for_llama_index_filters() -> None:
-    from graphrag_integrations.core.filters import parse_filter
+    from graphrag_integrations.core.retrieval.filters import parse_filter
 
     with pytest.raises(InvalidArgumentError, match="from_metadata_filters"):
         parse_filter(MetadataFilters(filters=[MetadataFilter(key="a", value=1)]))  # type: ignore[arg-type]

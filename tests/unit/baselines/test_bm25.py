@@ -10,8 +10,8 @@ import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever, tokenize
 from graphrag_integrations.baselines.params import BM25QueryParams
-from graphrag_integrations.core.documents import SourceDocument
 from graphrag_integrations.core.persistence import Manifest, write_manifest
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import (
     EmptyCorpusError,

@@ -11,8 +11,8 @@ import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.params import DenseQueryParams
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
-from graphrag_integrations.core.models import resolve_embedding_model
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.models import resolve_embedding_model
 from graphrag_integrations.core.persistence import MANIFEST_NAME, Manifest, write_manifest
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError, IndexNotFoundError

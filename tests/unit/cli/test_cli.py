@@ -12,7 +12,7 @@ import pytest
 from graphrag_integrations import cli
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core import embeddings
+from graphrag_integrations.core.encoders import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.evaluation import registry
 from graphrag_integrations.evaluation.datasets import load_dataset

@@ -10,7 +10,7 @@ import pytest
 
 from graphrag_integrations import cli
 from graphrag_integrations.baselines.bm25 import BM25Retriever
-from graphrag_integrations.core.checkpoint import INDEX_FOLDER, read_checkpoint
+from graphrag_integrations.core.index.checkpoint import INDEX_FOLDER, read_checkpoint
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations import cli
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.evaluation.registry import get_registration
 from graphrag_integrations.testing.falkordb_server import free_port
 from graphrag_integrations.testing.graph_store_compliance import drop_graphs
@@ -27,7 +27,7 @@ CLUE_OPTION_TOO = ("--option", "clue.graph_store=falkordb://h/x")
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
     """Every ``as_embedder(None | str)`` of the run (harness, Clue) gives one FakeEmbedder."""
-    from graphrag_integrations.core import embeddings
+    from graphrag_integrations.core.encoders import embeddings
 
     fake = FakeEmbedder()
     real = embeddings.as_embedder

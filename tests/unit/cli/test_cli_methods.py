@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations import __version__, cli
-from graphrag_integrations.core import embeddings
+from graphrag_integrations.core.encoders import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.threads import apply_thread_limit
 from graphrag_integrations.evaluation import registry

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations import cli
-from graphrag_integrations.core import embeddings
+from graphrag_integrations.core.encoders import embeddings
 from tests.conftest import FakeEmbedder
 from tests.unit.reg_fixtures import MOVIES
 

@@ -51,7 +51,7 @@ def _metaqa(root: Path) -> Path:
 def fakes(monkeypatch: pytest.MonkeyPatch) -> FakeScorer:
     """The trainer's embedder and LLM, and the harness's shared embedder, faked."""
     monkeypatch.setattr(
-        "graphrag_integrations.core.embeddings.SentenceTransformerEmbedder", FakeEmbedder
+        "graphrag_integrations.core.encoders.embeddings.SentenceTransformerEmbedder", FakeEmbedder
     )
     monkeypatch.setattr(
         "graphrag_integrations.evaluation.harness.as_embedder", lambda _: FakeEmbedder()

@@ -1,4 +1,4 @@
-"""Tests for core.checkpoint: a killed checkpointed build resumes where it stopped."""
+"""Tests for core.index.checkpoint: a killed checkpointed build resumes where it stopped."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ import pytest
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.params import DenseQueryParams
-from graphrag_integrations.core.checkpoint import CHECKPOINT_FILE, INDEX_FOLDER, read_checkpoint
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.checkpoint import (
+    CHECKPOINT_FILE,
+    INDEX_FOLDER,
+    read_checkpoint,
+)
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder

@@ -9,18 +9,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.checkpoint import (
+from graphrag_integrations.core.graph.falkordb_connection import parse_falkordb_url
+from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+from graphrag_integrations.core.index.checkpoint import (
     EMPTY_GRAPH_KEY,
     INDEX_FOLDER,
     PENDING_KEY,
     read_checkpoint,
     write_checkpoint,
 )
-from graphrag_integrations.core.executors.local import LocalExecutor
-from graphrag_integrations.core.falkordb_connection import parse_falkordb_url
-from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
-from graphrag_integrations.core.index_store import IndexStore
-from graphrag_integrations.core.rollback import rolling_back
+from graphrag_integrations.core.index.executors.local import LocalExecutor
+from graphrag_integrations.core.index.rollback import rolling_back
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
@@ -68,7 +68,7 @@ def test_clue_in_falkordb_resumes_after_a_batch_killed_before_its_save(
     assert state["done"] == ["d0", "d1", "d2", "d3"]
     assert state[PENDING_KEY] == ["d4", "d5", "d6", "d7"]  # what the graph holds beyond it
 
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.rollback"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.index.rollback"):
         resumed = ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
     assert "rolled back 4 document(s)" in caplog.text and "d4, d5, d6, d7" in caplog.text
     state = read_checkpoint(ckpt)
@@ -94,7 +94,7 @@ def test_nodes_of_a_pending_document_not_yet_listed_are_rolled_back(
     first.store.add_node("chunk", "d5#0", ("d5",), text="Town 5 lies on the river number 1.")
     state = read_checkpoint(ckpt)
     write_checkpoint(ckpt, {**state, PENDING_KEY: ["d4", "d5", "d6", "d7"]})
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.rollback"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.index.rollback"):
         resumed = ClueIndex.from_documents(DOCS, checkpoint_dir=ckpt, graph_store=url, **opts)
     assert "rolled back 1 document(s)" in caplog.text and ": d5" in caplog.text
     assert answers(resumed) == answers(whole)

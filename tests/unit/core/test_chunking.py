@@ -1,4 +1,4 @@
-"""Tests for core.chunking: token windows, boundaries, offsets, passages, big inputs."""
+"""Tests for core.text.chunking: token windows, boundaries, offsets, passages, big inputs."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphrag_integrations.core import chunking
-from graphrag_integrations.core.chunking import (
+from graphrag_integrations.core.encoders.models import resolve_embedding_model
+from graphrag_integrations.core.text import chunking
+from graphrag_integrations.core.text.chunking import (
     HFOffsetTokenizer,
     TokenChunker,
     as_offset_tokenizer,
     documents_to_passages,
     find_break,
 )
-from graphrag_integrations.core.documents import SourceDocument, load_documents
-from graphrag_integrations.core.models import resolve_embedding_model
+from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 
 
 class WordTokenizer:
@@ -162,7 +162,7 @@ def test_no_overlap_partitions_tokens() -> None:
 
 def test_no_whitespace_falls_back_to_token_cut(caplog: pytest.LogCaptureFixture) -> None:
     text = "x" * 25
-    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.chunking"):
+    with caplog.at_level(logging.DEBUG, logger="graphrag_integrations.core.text.chunking"):
         chunks = check_invariants(text, TokenChunker(10, 0, tokenizer=CharTokenizer()))
     assert [len(c.text) for c in chunks] == [10, 10, 5]
     assert "cutting mid-word" in caplog.text
@@ -308,7 +308,7 @@ def test_document_without_tokens_is_logged(caplog: pytest.LogCaptureFixture) -> 
             return []
 
     chunker = TokenChunker(4, 1, tokenizer=NoTokens())
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.chunking"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.chunking"):
         passages = documents_to_passages([SourceDocument("\x00\x01", id="ctl")], chunker)
     assert passages == []
     assert "document ctl gives no passage" in caplog.text

@@ -12,15 +12,15 @@ import pytest
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.chunking import (
+from graphrag_integrations.core.index.base import DEFAULT_SPLITTER, BaseIndex, pop_splitter
+from graphrag_integrations.core.text.chunking import (
     HFOffsetTokenizer,
     TokenChunker,
     default_chunker,
     source_metadata,
     split_documents,
 )
-from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.index_base import DEFAULT_SPLITTER, BaseIndex, pop_splitter
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.errors import InvalidArgumentError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -222,7 +222,7 @@ def test_upsert_replaces_and_adds_under_one_write_lock() -> None:
 
 
 def test_upsert_is_guarded_for_every_index() -> None:
-    from graphrag_integrations.core.locking import is_guarded
+    from graphrag_integrations.core.index.locking import is_guarded
 
     for cls in (DenseRetriever, BM25Retriever, ClueIndex, RefinedSubgraphRetriever):
         assert is_guarded(cls.upsert) == "write"

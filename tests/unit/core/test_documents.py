@@ -1,4 +1,4 @@
-"""Tests for core.documents: every accepted input, ids, files/folders, bad input."""
+"""Tests for core.text.documents: every accepted input, ids, files/folders, bad input."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphrag_integrations.core import documents
-from graphrag_integrations.core.documents import (
+from graphrag_integrations.core.text import documents
+from graphrag_integrations.core.text.documents import (
     LOAD_OPTIONS,
     LoadReport,
     SourceDocument,
@@ -199,7 +199,7 @@ def test_file_path() -> None:
 def test_folder_is_recursive_sorted_and_skips_hidden_other_suffixes_and_blank(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.documents"):
         docs = load_documents(CORPUS)
     assert [d.metadata["file_name"] for d in docs] == ["curie.txt", "rivers.md"]
     assert "dropping empty document" in caplog.text
@@ -225,7 +225,7 @@ def test_folder_without_matches_warns_and_returns_empty(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     (tmp_path / "data.bin").write_bytes(b"\x00\x01")
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.documents"):
         assert from_path(tmp_path) == []
     assert "no files matching" in caplog.text
 
@@ -255,7 +255,7 @@ def test_non_utf8_file_names_the_file() -> None:
 
 def test_non_utf8_with_replace_or_right_encoding(caplog: pytest.LogCaptureFixture) -> None:
     bad = FIXTURES / "bad" / "latin1.txt"
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.documents"):
         (doc,) = load_documents(bad, errors="replace")
     assert doc.text == "caf\ufffd au lait\n"
     assert "latin1.txt" in caplog.text
@@ -282,7 +282,7 @@ def test_skip_leaves_bad_files_out_and_reports_them(
 ) -> None:
     root = _mixed_folder(tmp_path)
     report = LoadReport()
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.documents"):
         docs = load_documents([root], errors="skip", report=report)
     assert [d.text for d in docs] == ["Alpha is fine.", "Delta is fine."]
     assert report.count == 2
@@ -359,14 +359,14 @@ def test_bad_json(tmp_path: Path, name: str, content: str, message: str) -> None
 
 
 def test_empty_documents_dropped_with_log(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.documents"):
         docs = load_documents(["", "  \n\t", "Real text."])
     assert [d.text for d in docs] == ["Real text."]
     assert caplog.text.count("dropping empty document") == 2
 
 
 def test_duplicates_dropped_with_log(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.documents"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.text.documents"):
         docs = load_documents(
             [
                 "Same.",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder, as_embedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder, as_embedder
 
 
 class RecordingModel:

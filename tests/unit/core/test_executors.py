@@ -14,8 +14,8 @@ import pytest
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
-from graphrag_integrations.core.checkpoint import PreparedBatches, read_checkpoint
-from graphrag_integrations.core.executors import (
+from graphrag_integrations.core.index.checkpoint import PreparedBatches, read_checkpoint
+from graphrag_integrations.core.index.executors import (
     LocalExecutor,
     RayExecutor,
     is_local,

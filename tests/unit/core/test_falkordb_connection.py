@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import (
+from graphrag_integrations.core.graph.falkordb_connection import (
     connect,
     location_from_pointer,
     parse_falkordb_url,

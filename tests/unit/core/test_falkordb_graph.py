@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core import falkordb_cypher as cy
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
-from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
-from graphrag_integrations.core.graph_backends import resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph import falkordb_cypher as cy
+from graphrag_integrations.core.graph.backends import resolve_graph_backend
+from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+from graphrag_integrations.core.graph.store import GraphStore
 from graphrag_integrations.errors import (
     IndexExistsError,
     IndexMismatchError,

@@ -1,4 +1,4 @@
-"""The metadata filter language (core.filters) and its converters, against brute force."""
+"""The metadata filter language (core.retrieval.filters) and its converters, against brute force."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.filters import (
+from graphrag_integrations.core.retrieval.filters import (
     AllOf,
     Comparison,
     NoneOf,

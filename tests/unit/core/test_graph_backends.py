@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag_integrations.core.graph_backends import is_in_process, resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph.backends import is_in_process, resolve_graph_backend
+from graphrag_integrations.core.graph.store import GraphStore
 from graphrag_integrations.errors import InvalidArgumentError
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from graphrag_integrations.core.graph_store import GRAPH_FORMAT_VERSION, GraphStore, Removed
+from graphrag_integrations.core.graph.store import GRAPH_FORMAT_VERSION, GraphStore, Removed
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 
 Backend = Callable[[], Any]
@@ -28,7 +28,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == "networkx":
         yield GraphStore
         return
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     server = request.getfixturevalue("falkordb_server")
     made: list[FalkorDBGraph] = []

@@ -1,4 +1,4 @@
-"""core.index_store.IndexStore on three graph backends: the networkx GraphStore, DictGraph
+"""core.index.store.IndexStore on three graph backends: the networkx GraphStore, DictGraph
 and FalkorDBGraph (on the real server of the ``falkordb_server`` fixture).
 
 ``DictGraph`` is a second, minimal implementation of the ``GraphBackend`` protocol written
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core import index_store
-from graphrag_integrations.core.graph_backends import is_in_process
-from graphrag_integrations.core.graph_store import GraphBackend, GraphStore, Removed
-from graphrag_integrations.core.index_store import (
+from graphrag_integrations.core.graph.backends import is_in_process
+from graphrag_integrations.core.graph.store import GraphBackend, GraphStore, Removed
+from graphrag_integrations.core.index import store as index_store
+from graphrag_integrations.core.index.store import (
     IndexStore,
     in_memory_vectors,
     node_id,
@@ -278,7 +278,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[type[GraphBackend]]:
 def _fresh_falkordb(server: Any) -> Iterator[type[GraphBackend]]:
     """A FalkorDBGraph class making a new graph on ``server`` per instance (all deleted
     afterwards)."""
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     made: list[str] = []
 
@@ -293,7 +293,7 @@ def _fresh_falkordb(server: Any) -> Iterator[type[GraphBackend]]:
 
 
 def _drop_graph(url: str) -> None:
-    from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+    from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 
     where = parse_falkordb_url(url)
     client = connect(where)
@@ -593,7 +593,7 @@ def _load(directory: Path, graph: type[GraphBackend] | None = None) -> IndexStor
 
 @pytest.mark.falkordb_server
 def test_falkordb_persist_writes_a_pointer_and_reloads(falkordb_url: str, tmp_path: Path) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     secret = falkordb_url.replace("falkordb://", "falkordb://me:s3cret@")
     store = toy(FalkorDBGraph.at(falkordb_url))
@@ -619,7 +619,7 @@ def test_falkordb_persist_writes_a_pointer_and_reloads(falkordb_url: str, tmp_pa
 
 @pytest.mark.falkordb_server
 def test_falkordb_new_index_refuses_a_graph_with_data(falkordb_url: str) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     toy(FalkorDBGraph.at(falkordb_url))
     with pytest.raises(IndexExistsError, match="holds 5 nodes; pass overwrite=True") as error:
@@ -632,7 +632,7 @@ def test_falkordb_new_index_refuses_a_graph_with_data(falkordb_url: str) -> None
 
 @pytest.mark.falkordb_server
 def test_falkordb_load_rehomes_a_networkx_saved_graph(falkordb_url: str, tmp_path: Path) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     saved = toy(GraphStore)
     saved.persist(tmp_path / "nx")
@@ -651,7 +651,7 @@ def test_falkordb_load_rehomes_a_networkx_saved_graph(falkordb_url: str, tmp_pat
 
 @pytest.mark.falkordb_server
 def test_falkordb_lost_server_is_a_one_line_error(tmp_path: Path) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
     with FalkorDBServer() as server:

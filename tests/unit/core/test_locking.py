@@ -1,4 +1,4 @@
-"""core.locking and the lock every BaseIndex inherits (issue 12, concurrency)."""
+"""core.index.locking and the lock every BaseIndex inherits (issue 12, concurrency)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.index_store import IndexStore
-from graphrag_integrations.core.locking import (
+from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.index.locking import (
     LockUpgradeError,
     ReadWriteLock,
     guard_methods,
@@ -25,6 +24,7 @@ from graphrag_integrations.core.locking import (
     read_locked,
     write_locked,
 )
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 
 WAIT = 10.0  # upper bound of every wait: a deadlock fails the test instead of hanging it

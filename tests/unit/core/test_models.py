@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from graphrag_integrations.core.models import LazyModel
+from graphrag_integrations.core.encoders.models import LazyModel
 
 
 def test_concurrent_first_use_loads_once() -> None:

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
-from graphrag_integrations.core.neighbourhood_reads import (
+from graphrag_integrations.core.graph.neighbourhood_reads import (
     VersionedLRU,
     edge_counts,
     incident_edges,
 )
+from graphrag_integrations.core.graph.store import GraphBackend, GraphStore
 
 IDS = ["a", "b", "c", "loop", "lonely", "unknown"]
 
@@ -90,8 +90,8 @@ def test_versioned_lru() -> None:
 
 @pytest.mark.falkordb_server
 def test_falkordb_reads_like_networkx(falkordb_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphrag_integrations.core import neighbourhood_reads
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph import neighbourhood_reads
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     graph = fill(FalkorDBGraph.at(falkordb_url)())
     expected = reads(fill(GraphStore()))

@@ -1,4 +1,4 @@
-"""Tests for core.nlp: entity normalisation, data classes, and the real spaCy pipeline."""
+"""Tests for core.text.nlp: entity normalisation, data classes, and the real spaCy pipeline."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphrag_integrations.core import nlp as nlp_module
-from graphrag_integrations.core.nlp import (
+from graphrag_integrations.core.text import nlp as nlp_module
+from graphrag_integrations.core.text.nlp import (
     Entity,
     ParsedText,
     Sentence,
@@ -124,7 +124,7 @@ def test_pieces_cut_at_boundaries_and_cover_text(caplog: pytest.LogCaptureFixtur
     assert all(len(p) <= 1_000 for _, p in pieces)
     assert all(text[off : off + len(p)] == p for off, p in pieces)
     assert all(p.rstrip().endswith(".") for _, p in pieces[:-1])
-    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.nlp"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_integrations.core.text.nlp"):
         hard = list(nlp._pieces("x" * 2_500))
     assert [len(p) for _, p in hard] == [1_000, 1_000, 500]
     assert "no whitespace" in caplog.text

@@ -9,7 +9,7 @@ import pytest
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core import progress as progress_module
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.index import ClueIndex

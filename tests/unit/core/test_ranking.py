@@ -1,4 +1,4 @@
-"""core.ranking.top_k: order, ties and bounds against a sort-based reference."""
+"""core.retrieval.ranking.top_k: order, ties and bounds against a sort-based reference."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.retrieval.ranking import top_k
 
 
 def test_top_k_ties_and_bounds() -> None:

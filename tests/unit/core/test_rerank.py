@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
-from graphrag_integrations.core.rerank import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.encoders.rerank import (
     BiEncoderReranker,
     CrossEncoderReranker,
     Reranker,

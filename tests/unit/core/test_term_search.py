@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
-from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.term_search import (
+from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.term_search import (
     MAX_TERM_BYTES,
     TermSearch,
     searchable,
@@ -30,7 +30,7 @@ def test_words_and_what_is_searchable() -> None:
 
 @pytest.mark.falkordb_server
 def test_falkordb_finds_every_node_holding_a_word(falkordb_url: str) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     graph: Any = FalkorDBGraph.at(falkordb_url)()
     assert isinstance(graph, TermSearch) and term_search(graph) is graph

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.errors import DocumentLoadError
 from graphrag_integrations.evaluation.datasets import (
     lihua_timestamp,

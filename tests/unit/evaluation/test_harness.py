@@ -114,7 +114,7 @@ def test_bad_requests_fail_before_anything_is_embedded(
 
 
 def test_python_objects_reach_the_builder() -> None:
-    from graphrag_integrations.core.rerank import BiEncoderReranker
+    from graphrag_integrations.core.encoders.rerank import BiEncoderReranker
     from graphrag_integrations.methods.clue.scoring import RerankerScorer
 
     ds = Dataset("plain", PASSAGES, QUESTIONS)

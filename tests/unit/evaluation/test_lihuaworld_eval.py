@@ -199,7 +199,7 @@ def test_closed_subset_logic_on_fake_data() -> None:
 @pytest.fixture
 def patched_embedder(monkeypatch: pytest.MonkeyPatch) -> FakeEmbedder:
     fake = FakeEmbedder()
-    from graphrag_integrations.core import embeddings
+    from graphrag_integrations.core.encoders import embeddings
 
     real = embeddings.as_embedder
 

@@ -11,7 +11,7 @@ import pytest
 
 from graphrag_integrations import cli
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core import embeddings
+from graphrag_integrations.core.encoders import embeddings
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.evaluation.show import render_html, retrieval_subgraph
 from graphrag_integrations.methods.clue.index import ClueIndex

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.encoders.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.core.llm.beam_generation import check_beams, eos_id_set, generate_rows
 from graphrag_integrations.core.llm.gguf import (
     CACHE_ENV,
@@ -38,7 +39,6 @@ from graphrag_integrations.core.llm.precision import (
 )
 from graphrag_integrations.core.llm.prompt_cache import PromptCache, shared_prompt_rows
 from graphrag_integrations.core.llm.protocol import LLMResult
-from graphrag_integrations.core.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.errors import ModelUnavailableError
 
 logger = logging.getLogger(__name__)

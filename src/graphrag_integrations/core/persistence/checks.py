@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphrag_integrations.core.models import same_embedding_model
+from graphrag_integrations.core.encoders.models import same_embedding_model
 from graphrag_integrations.core.persistence.manifest import (
     FORMAT_VERSION,
     Manifest,
@@ -14,7 +14,7 @@ from graphrag_integrations.core.persistence.manifest import (
 from graphrag_integrations.errors import IndexMismatchError
 
 if TYPE_CHECKING:
-    from graphrag_integrations.core.embeddings import Embedder
+    from graphrag_integrations.core.encoders.embeddings import Embedder
 
 
 def check_manifest(
@@ -97,7 +97,8 @@ def check_embedder(manifest: Manifest, embedder: Embedder, *, source: str | Path
     Call it at load time, so an embedding with the recorded model name but another vector
     length fails there with a clear message instead of at the first query. The dimension is
     only checked when the manifest records one (an index of no vectors records none). Model
-    names are compared by :func:`~graphrag_integrations.core.models.same_embedding_model`: the
+    names are compared by :func:`~graphrag_integrations.core.encoders.models.same_embedding_model`:
+    the
     bundled all-MiniLM-L6-v2's local path, its names and the default are the same model.
 
     Raises

@@ -12,7 +12,7 @@ from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import CorruptIndexError
 
 if TYPE_CHECKING:
-    from graphrag_integrations.core.embeddings import FloatMatrix
+    from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 
 #: File name under which :func:`write_passages` stores passages.
 PASSAGES_NAME = "passages.json"

@@ -4,7 +4,7 @@ LangChain / LlamaIndex vector store.
 Both backends store L2-normalised ``float32`` vectors and score by cosine similarity, accept
 the same metadata (``str``/``int``/``float``/``bool`` values) and the same ``where`` filters:
 
-the language of :mod:`graphrag_integrations.core.filters` (``{"field": value}``,
+the language of :mod:`graphrag_integrations.core.retrieval.filters` (``{"field": value}``,
 ``{"field": {"$gt": v}}``, ``$eq $ne $gt $gte $lt $lte $in $nin $contains``, ``$and``, ``$or``;
 a record without the field never matches). The in-memory backend masks the rows; the Chroma
 backend translates what Chroma can express with the same semantics into its ``where`` clause and
@@ -21,7 +21,7 @@ whole-record replace, filters translated or evaluated on a growing budget, score
 :mod:`.llamaindex_vectors` (:class:`LlamaIndexVectorIndex`, factory :class:`LlamaIndexVectors`)
 and :mod:`.falkordb` (:class:`FalkorDBVectorIndex`, factory :class:`FalkorDBVectors`: FalkorDB's
 vector index, one server for graph and vectors).
-Ranking helpers such as ``top_k`` live in :mod:`graphrag_integrations.core.ranking`.
+Ranking helpers such as ``top_k`` live in :mod:`graphrag_integrations.core.retrieval.ranking`.
 
 Examples
 --------

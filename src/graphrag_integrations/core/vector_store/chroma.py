@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import AllOf, AnyOf, Comparison, MetadataFilter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import Manifest, check_manifest
+from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
     check_count,
@@ -49,7 +49,7 @@ _CHROMA_ORDER = {"gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
 
 def _to_chroma_where(where: MetadataFilter | None) -> dict[str, Any] | None:
     """The Chroma ``where`` clause of ``where``, or ``None`` if Chroma cannot express it with
-    the semantics of :mod:`graphrag_integrations.core.filters` (then the caller filters).
+    the semantics of :mod:`graphrag_integrations.core.retrieval.filters` (then the caller filters).
 
     Chroma's ``$ne``/``$nin`` match records without the key, its ``$gt``... take numbers only
     and its ``$in`` one value type: those, ``NOT`` groups and the text and list operators are
@@ -57,7 +57,7 @@ def _to_chroma_where(where: MetadataFilter | None) -> dict[str, Any] | None:
 
     Examples
     --------
-    >>> from graphrag_integrations.core.filters import parse_filter
+    >>> from graphrag_integrations.core.retrieval.filters import parse_filter
     >>> _to_chroma_where(parse_filter({"a": 1, "b": {"$gt": 2}}))
     {'$and': [{'a': {'$eq': 1}}, {'b': {'$gt': 2}}]}
     >>> _to_chroma_where(parse_filter({"a": {"$ne": 1}})) is None
@@ -142,7 +142,7 @@ class CollectionOwner:
     ----------
     index_id : str
         The index's id (:attr:`IndexStore.index_id
-        <graphrag_integrations.core.index_store.IndexStore.index_id>`, kept across persist and
+        <graphrag_integrations.core.index.store.IndexStore.index_id>`, kept across persist and
         load).
     layer : str
         The vector layer of that index (``"units"``, ``"chunks"``...).

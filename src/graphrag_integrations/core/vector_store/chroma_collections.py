@@ -4,7 +4,7 @@ A graph index keeps each vector layer in one collection named ``<prefix>-<layer>
 (:func:`collection_name`). The prefix is the one you give to :class:`ChromaVectors`, or
 ``gi-<first 16 hex digits of the index id>`` (:func:`default_prefix`): the index id is made when
 an index is built and kept across persist and load
-(:attr:`~graphrag_integrations.core.index_store.IndexStore.index_id`), so loading the same
+(:attr:`~graphrag_integrations.core.index.store.IndexStore.index_id`), so loading the same
 index into the same Chroma again finds the same collections. Each collection records its owner
 (:class:`~graphrag_integrations.core.vector_store.chroma.CollectionOwner`: index id and layer)
 and the content checksum of the copy it holds; :func:`index_collections` lists the
@@ -104,8 +104,8 @@ def index_collections(client: Any, index_id: str | None = None) -> list[Collecti
         ``chromadb.HttpClient(host, port)``.
     index_id : str, optional
         Keep the collections of this index only (:attr:`IndexStore.index_id
-        <graphrag_integrations.core.index_store.IndexStore.index_id>`, or
-        :func:`~graphrag_integrations.core.index_store.stored_index_id` of a persisted index).
+        <graphrag_integrations.core.index.store.IndexStore.index_id>`, or
+        :func:`~graphrag_integrations.core.index.store.stored_index_id` of a persisted index).
     """
     found: list[CollectionInfo] = []
     for collection in _all_collections(client):
@@ -266,7 +266,7 @@ class ChromaVectors:
 
     def __call__(self, layer: str, dimension: int, model_name: str) -> ChromaVectorIndex:
         """A layer of an anonymous index (a random id made once per factory); an
-        :class:`~graphrag_integrations.core.index_store.IndexStore` calls :meth:`open_layer`
+        :class:`~graphrag_integrations.core.index.store.IndexStore` calls :meth:`open_layer`
         with its own id instead."""
         return self.open_layer(layer, dimension, model_name, index_id=self._anonymous_id)
 

@@ -9,7 +9,7 @@ gets the :class:`~graphrag_integrations.core.vector_store.protocol.VectorIndex` 
   (:func:`~graphrag_integrations.core.vector_store.validation.check_records`);
 * **replace** - ``add`` of an id already present removes the old record first, so no stale
   metadata or document survives (stores that upsert keep the old metadata otherwise);
-* **filters** - the ``where`` language of :mod:`graphrag_integrations.core.filters`: a
+* **filters** - the ``where`` language of :mod:`graphrag_integrations.core.retrieval.filters`: a
   subclass translates what its store expresses with the same semantics (``_native``); the
   result is always checked again on the returned metadata, and what the store cannot express
   is evaluated here on a growing candidate budget (``k``, ``4k``, ``16k``... until ``k``
@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
     check_count,

@@ -21,7 +21,7 @@ it in ``float32``.
   :class:`~graphrag_integrations.core.vector_store.chroma_collections.ChromaVectors` does for
   Chroma collections: loading the same index again reuses the graph, a graph of
   another index is refused, and only :meth:`FalkorDBVectors.drop` removes anything.
-* **connection** - :mod:`graphrag_integrations.core.falkordb_connection` (``falkordb://``
+* **connection** - :mod:`graphrag_integrations.core.graph.falkordb_connection` (``falkordb://``
   URLs; the password never written anywhere; :meth:`FalkorDBVectorIndex.pointer` is what may
   be saved).
 
@@ -40,13 +40,19 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.falkordb_connection import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.falkordb_connection import (
     FalkorDBLocation,
     connect,
     parse_falkordb_url,
 )
-from graphrag_integrations.core.filters import AllOf, AnyOf, Comparison, MetadataFilter, NoneOf
+from graphrag_integrations.core.retrieval.filters import (
+    AllOf,
+    AnyOf,
+    Comparison,
+    MetadataFilter,
+    NoneOf,
+)
 from graphrag_integrations.core.vector_store.external import Candidate, StoreVectorIndex
 from graphrag_integrations.core.vector_store.protocol import MetadataValue
 from graphrag_integrations.errors import IndexMismatchError
@@ -112,7 +118,7 @@ def cypher_filter(where: MetadataFilter) -> tuple[str, dict[str, Any]] | None:
 
     Examples
     --------
-    >>> from graphrag_integrations.core.filters import parse_filter
+    >>> from graphrag_integrations.core.retrieval.filters import parse_filter
     >>> condition, params = cypher_filter(parse_filter({"lang": "en", "year": {"$gt": 2000}}))
     >>> condition
     '(coalesce(n.`m.lang` = $f0, false)) AND (coalesce(n.`m.year` > $f1, false))'
@@ -151,7 +157,7 @@ class FalkorDBVectorIndex(StoreVectorIndex):
         :data:`DEFAULT_HNSW`; fixed once the layer exists).
     client : falkordb.FalkorDB, optional
         A connected client to reuse (else
-        :func:`~graphrag_integrations.core.falkordb_connection.connect`).
+        :func:`~graphrag_integrations.core.graph.falkordb_connection.connect`).
 
     Raises
     ------

@@ -48,8 +48,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.vector_store.chroma import _to_chroma_where
 from graphrag_integrations.core.vector_store.external import (
     Candidate,
@@ -163,7 +163,7 @@ def _is_in_memory(store: Any) -> bool:
 def chroma_filter(where: MetadataFilter) -> dict[str, Any] | None:
     """The Chroma-style ``filter=`` dict of ``where`` when it keeps our semantics, else ``None``.
 
-    >>> from graphrag_integrations.core.filters import parse_filter
+    >>> from graphrag_integrations.core.retrieval.filters import parse_filter
     >>> chroma_filter(parse_filter({"lang": "en"}))
     {'lang': {'$eq': 'en'}}
     """

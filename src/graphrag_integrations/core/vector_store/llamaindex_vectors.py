@@ -35,8 +35,8 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, cast
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import AllOf, AnyOf, Comparison, MetadataFilter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
 from graphrag_integrations.core.vector_store.external import (
     Candidate,
     ScoreConversion,
@@ -92,7 +92,7 @@ def to_metadata_filters(where: MetadataFilter, *, nested: bool = True) -> Any:
 
     Examples
     --------
-    >>> from graphrag_integrations.core.filters import parse_filter
+    >>> from graphrag_integrations.core.retrieval.filters import parse_filter
     >>> f = to_metadata_filters(parse_filter({"lang": "en", "year": {"$gt": 2000}}))
     >>> [(x.key, x.operator.value, x.value) for x in f.filters], f.condition.value
     ([('lang', '==', 'en'), ('year', '>', 2000)], 'and')

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import masked_top_k
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import (
     Manifest,
     atomic_directory,
@@ -25,7 +24,8 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.retrieval.filters import masked_top_k
+from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
     check_count,

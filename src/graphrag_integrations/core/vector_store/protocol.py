@@ -12,12 +12,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.filters import MetadataFilter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 
 #: Metadata value types every backend accepts.
 MetadataValue = str | int | float | bool
-#: A metadata filter: the dict form of :mod:`graphrag_integrations.core.filters`
+#: A metadata filter: the dict form of :mod:`graphrag_integrations.core.retrieval.filters`
 #: (``{"field": value}``, ``{"f": {"$gt": v}}``, ``{"$or": [...]}``...) or a filter tree.
 Where = Mapping[str, Any] | MetadataFilter
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix, normalize_rows
-from graphrag_integrations.core.filters import FILTER_NODES, MetadataFilter, parse_filter
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix, normalize_rows
+from graphrag_integrations.core.retrieval.filters import FILTER_NODES, MetadataFilter, parse_filter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 
 _SCALARS = (str, int, float, bool)
@@ -140,7 +140,7 @@ def check_records(
 def parse_where(where: Where | None) -> MetadataFilter | None:
     """Validate a ``where`` filter into a filter tree (``None``: no filter).
 
-    The language is :mod:`graphrag_integrations.core.filters` (the LangChain / Chroma dict
+    The language is :mod:`graphrag_integrations.core.retrieval.filters` (the LangChain / Chroma dict
     form: ``$eq $ne $gt $gte $lt $lte $in $nin $contains``, ``$and``, ``$or``) or a filter tree.
 
     Raises

@@ -1,7 +1,7 @@
 """Q-Iter's flat, derived view of the Clue-Index: chunks -> knowledge units -> entities.
 
 The source of truth is the index's core
-:class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layers,
+:class:`~graphrag_integrations.core.index.store.IndexStore` (graph backend + vector layers,
 schema in :mod:`~graphrag_integrations.methods.clue.store`). :class:`ClueGraph` turns it into
 arrays tuned for the beam search: one row per chunk / unit / entity, the L2-normalised
 vectors stacked into matrices, the two edge sets (chunk-unit ``E_C`` and unit-entity
@@ -22,8 +22,8 @@ from typing import SupportsIndex
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_store import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.store import (
     IndexStore,
     node_id,
     node_key,
@@ -162,14 +162,14 @@ class TermStats:
 
 
 class ClueGraph:
-    """Q-Iter's flat view of a Clue :class:`~graphrag_integrations.core.index_store.IndexStore`.
+    """Q-Iter's flat view of a Clue :class:`~graphrag_integrations.core.index.store.IndexStore`.
 
     A derived, immutable-after-build cache (:meth:`build`): rows of chunks / units / entities,
     the two edge sets as index arrays in both directions, the vectors stacked into matrices
     and the BM25 term statistics. Rows follow the graph's insertion order (chunks, units) and
     entity rows follow their first mention among the units, so the layout after ``insert`` +
     ``delete`` is exactly the layout of a graph built without the deleted document. It reads
-    the graph only through the :class:`~graphrag_integrations.core.graph_store.GraphBackend`
+    the graph only through the :class:`~graphrag_integrations.core.graph.store.GraphBackend`
     protocol.
 
     Examples

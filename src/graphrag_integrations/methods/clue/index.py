@@ -15,7 +15,7 @@ units) and the entities each sentence mentions (the unit-entity edges). Design d
 * every unique unit text, entity key and chunk is embedded once, in batches; the chunk vectors
   serve the final re-ranking without re-encoding at query time.
 
-Storage is the core :class:`~graphrag_integrations.core.index_store.IndexStore`
+Storage is the core :class:`~graphrag_integrations.core.index.store.IndexStore`
 (:attr:`ClueIndex.store`, schema in :mod:`~graphrag_integrations.methods.clue.store`): the
 chunk / unit / entity graph in a graph backend (:attr:`ClueIndex.graph_store`: networkx
 ``GraphStore`` by default, FalkorDB with ``graph_store="falkordb://HOST:PORT/GRAPH"``;
@@ -41,13 +41,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index_building import (
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,
     CheckpointDir,
     DocumentPaths,
@@ -55,14 +53,16 @@ from graphrag_integrations.core.index_building import (
     document_ids,
     drop_indexed,
 )
-from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
+from graphrag_integrations.core.index.store import IndexStore, VectorIndexFactory
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting
-from graphrag_integrations.core.query_binding import QueryParamsField
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k
 from graphrag_integrations.core.vector_store import VectorIndex
@@ -153,16 +153,16 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` making the vector index of each layer
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
-        :class:`~graphrag_integrations.core.index_store.ChromaVectors`; ``None``: exact
+        :class:`~graphrag_integrations.core.index.store.ChromaVectors`; ``None``: exact
         in-memory indexes.
     graph_store : str, GraphBackend class or GraphBackend, optional
         Where the graph lives (see
-        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
         ``"networkx"``: in the process (the networkx
-        :class:`~graphrag_integrations.core.graph_store.GraphStore`);
+        :class:`~graphrag_integrations.core.graph.store.GraphStore`);
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
-        :class:`~graphrag_integrations.core.graph_store.GraphBackend` class or instance.
+        :class:`~graphrag_integrations.core.graph.store.GraphBackend` class or instance.
         :meth:`load` takes it too: where the graph is now, if it moved.
 
     Attributes
@@ -171,7 +171,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Graph and vectors (the source of truth).
     graph_store : GraphBackend
         The chunk / unit / entity graph (explore with ``neighbors``; node ids from
-        :func:`~graphrag_integrations.core.index_store.node_id`).
+        :func:`~graphrag_integrations.core.index.store.node_id`).
     vector_indexes : dict of str to VectorIndex
         The vectors of each layer.
     graph : ClueGraph
@@ -323,7 +323,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
         ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``
         (``"local"``, ``"ray"`` or an Executor) runs the per-passage work
-        (:mod:`~graphrag_integrations.core.executors`).
+        (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

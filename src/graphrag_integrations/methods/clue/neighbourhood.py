@@ -40,10 +40,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_backends import is_in_process
-from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
-from graphrag_integrations.core.term_search import term_search
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.backends import is_in_process
+from graphrag_integrations.core.graph.term_search import term_search
+from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.statistics import (
@@ -71,7 +71,7 @@ R = TypeVar("R")
 
 def whole_graph_backend(store: IndexStore) -> bool:
     """Whether the store's graph lives in this process (the networkx ``GraphStore`` or
-    another in-process backend: :func:`~graphrag_integrations.core.graph_backends.is_in_process`):
+    another in-process backend: :func:`~graphrag_integrations.core.graph.backends.is_in_process`):
     Q-Iter then uses the flat view; a database backend (FalkorDB) gets the neighbourhood view.
 
     Examples

@@ -23,11 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.documents import content_id
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
-from graphrag_integrations.core.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, normalize_rows
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.text.chunking import split_title
+from graphrag_integrations.core.text.documents import content_id
+from graphrag_integrations.core.text.nlp import ParsedText, Sentence, SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.extraction import ExtractionStats
 from graphrag_integrations.methods.clue.params import ClueIndexParams

@@ -29,17 +29,16 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from graphrag_integrations.adapters.surface import QueryRetriever
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
-from graphrag_integrations.core.filters import FilterLike, parse_filter, retrieve_filtered
-from graphrag_integrations.core.index_building import check_query
-from graphrag_integrations.core.index_store import IndexStore
-from graphrag_integrations.core.locking import read_locked
-from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, normalize_rows
+from graphrag_integrations.core.encoders.rerank import as_reranker
+from graphrag_integrations.core.index.locking import read_locked
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.params import bind_query_params
-from graphrag_integrations.core.ranking import top_k as top_k_indices
-from graphrag_integrations.core.rerank import as_reranker
+from graphrag_integrations.core.retrieval.filters import FilterLike, parse_filter, retrieve_filtered
+from graphrag_integrations.core.retrieval.ranking import top_k as top_k_indices
+from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.neighbourhood import (
     NeighbourhoodCache,
@@ -191,7 +190,7 @@ class QIter(QueryRetriever):
     --------
     With the offline default models (MiniLM, spaCy ``en_core_web_sm``):
 
-    >>> from graphrag_integrations.core.documents import SourceDocument
+    >>> from graphrag_integrations.core.text.documents import SourceDocument
     >>> from graphrag_integrations.methods.clue.index import ClueIndex
     >>> index = ClueIndex.from_documents([
     ...     SourceDocument("Brian Clough managed Nottingham Forest.", "a", {"title": "Clough"}),
@@ -440,10 +439,12 @@ class QIter(QueryRetriever):
     ) -> list[RetrievedPassage]:
         """Top-``k`` chunks (default: :attr:`default_k`) with the paths that led to each.
 
-        Runs under the index's read lock (:func:`~graphrag_integrations.core.locking.read_locked`):
+        Runs under the index's read lock
+        (:func:`~graphrag_integrations.core.index.locking.read_locked`):
         its graph view and vector indexes stay those of one version for the whole query
         while other threads ``insert`` / ``delete``. ``filter`` keeps only chunks whose
-        metadata matches (:mod:`~graphrag_integrations.core.filters`, after the graph step).
+        metadata matches (:mod:`~graphrag_integrations.core.retrieval.filters`, after the graph
+        step).
         """
         question = check_query(query)
         k = check_k(k, self.default_k)

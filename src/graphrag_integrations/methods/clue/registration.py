@@ -65,7 +65,7 @@ def build(
 
     Examples
     --------
-    >>> from graphrag_integrations.core.embeddings import normalize_rows
+    >>> from graphrag_integrations.core.encoders.embeddings import normalize_rows
     >>> class Letters:  # a tiny embedder: counts of a-z
     ...     model_name, dimension = "letters", 26
     ...     def embed(self, texts, *, show_progress=False):

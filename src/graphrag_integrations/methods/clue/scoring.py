@@ -25,8 +25,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, normalize_rows
-from graphrag_integrations.core.rerank import Reranker
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, normalize_rows
+from graphrag_integrations.core.encoders.rerank import Reranker
 from graphrag_integrations.methods.clue.graph import tokenize
 from graphrag_integrations.methods.clue.view import QIterView, TermStatistics
 
@@ -120,7 +120,7 @@ class FusedScorer:
     --------
     With the offline default embedder (MiniLM) and an empty graph (no idf statistics yet):
 
-    >>> from graphrag_integrations.core.embeddings import as_embedder
+    >>> from graphrag_integrations.core.encoders.embeddings import as_embedder
     >>> from graphrag_integrations.methods.clue.graph import ClueGraph
     >>> scorer = FusedScorer(ClueGraph(), as_embedder(None))
     >>> texts = ["Hamlet was written by Shakespeare.", "Paris is the capital of France."]
@@ -221,7 +221,7 @@ class RerankerScorer:
     Examples
     --------
     Any object with ``model_name`` and ``score(query, texts)`` is a ``Reranker`` (e.g.
-    ``core.rerank.CrossEncoderReranker("BAAI/bge-reranker-base")``):
+    ``core.encoders.rerank.CrossEncoderReranker("BAAI/bge-reranker-base")``):
 
     >>> class Overlap:
     ...     model_name = "overlap"

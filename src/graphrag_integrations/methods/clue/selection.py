@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import normalize_rows
+from graphrag_integrations.core.encoders.embeddings import normalize_rows
 from graphrag_integrations.errors import EmptyCorpusError
 from graphrag_integrations.methods.clue.bleu import bleu_against_rest
 from graphrag_integrations.methods.clue.knapsack import solve_knapsack
@@ -182,7 +182,7 @@ def select_chunks(
         Relevance value of a chunk (see the module docstring).
     embeddings : array of shape (N, d) or Embedder, optional
         Needed for ``value="cosine"``: the chunk embeddings, or an
-        :class:`~graphrag_integrations.core.embeddings.Embedder` to compute them.
+        :class:`~graphrag_integrations.core.encoders.embeddings.Embedder` to compute them.
     core_size : int
         Core window of the knapsack solver.
 

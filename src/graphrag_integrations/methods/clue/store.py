@@ -1,4 +1,4 @@
-"""The Clue-Index's schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`.
+"""The Clue-Index's schema on the core :class:`~graphrag_integrations.core.index.store.IndexStore`.
 
 The multi-partite graph of the paper, in the store's graph backend:
 
@@ -6,7 +6,7 @@ The multi-partite graph of the paper, in the store's graph backend:
   words: :mod:`~graphrag_integrations.methods.clue.term_index`), ``unit``
   (``text``, ``doc_id``, ``source``) and ``entity`` (``name``, ``label``), with ids
   ``"chunk:<passage id>"``, ``"unit:<unit id>"`` and ``"entity:<normalised name>"``
-  (:func:`~graphrag_integrations.core.index_store.node_id`);
+  (:func:`~graphrag_integrations.core.index.store.node_id`);
 * edges ``contains`` (chunk -> unit, ``E_C``) and ``mentions`` (unit -> entity, ``E_E``,
   added in the unit's mention order);
 * provenance = the document id on every node and edge, so ``delete(doc_id)`` is
@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_store import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.store import (
     ChromaVectors,
     IndexStore,
     VectorIndexFactory,

@@ -4,7 +4,7 @@ Every chunk node carries the attribute ``terms`` (:data:`TERMS`): its distinct
 :func:`~graphrag_integrations.methods.clue.statistics.tokenize` tokens separated by spaces
 (:func:`chunk_terms`), written by :func:`~graphrag_integrations.methods.clue.store.add_units`
 with any backend, so a graph reads the same whatever holds it. On a backend with
-:class:`~graphrag_integrations.core.term_search.TermSearch` (FalkorDB's full-text index),
+:class:`~graphrag_integrations.core.graph.term_search.TermSearch` (FalkorDB's full-text index),
 :func:`ensure_term_index` indexes it, so that Q-Iter's top-up
 (:mod:`~graphrag_integrations.methods.clue.top_up`) finds the chunks holding a query word
 without reading the others. A graph written before the attribute existed gets it once, at
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import logging
 
-from graphrag_integrations.core.index_store import IndexStore
-from graphrag_integrations.core.term_search import term_search, term_text
+from graphrag_integrations.core.graph.term_search import term_search, term_text
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.methods.clue.schema import CHUNK
 from graphrag_integrations.methods.clue.statistics import tokenize
 

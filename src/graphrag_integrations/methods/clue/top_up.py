@@ -20,7 +20,7 @@ otherwise it fetches the rarest term not yet fetched if at most ``m`` chunks hol
 doubles ``m``. It ends with the same chunks, scores and order (exact ties in graph order) as
 scoring all of them, given an exact nearest-neighbour search (the in-memory vector layer; an
 approximate one - HNSW - is as good as its recall). Words the term index cannot answer
-(:func:`~graphrag_integrations.core.term_search.searchable`) stay in the bound.
+(:func:`~graphrag_integrations.core.graph.term_search.searchable`) stay in the bound.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.term_search import searchable
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.term_search import searchable
 from graphrag_integrations.methods.clue.scoring import FusedScorer, Query
 from graphrag_integrations.methods.clue.statistics import CollectionStats
 from graphrag_integrations.methods.clue.view import OrderKey

@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.types import Passage
 
 __all__ = ["IntRows", "OrderKey", "QIterView", "TermStatistics", "rank_hits"]

@@ -29,32 +29,31 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index_building import (
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,
     CheckpointDir,
     DocumentPaths,
     build_from_passages,
-    check_query,
     document_ids,
     drop_indexed,
 )
-from graphrag_integrations.core.index_store import VectorIndexFactory
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
+from graphrag_integrations.core.index.store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
-from graphrag_integrations.core.nlp import SpacyNLP
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
-from graphrag_integrations.core.query_binding import QueryParamsField
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
@@ -162,7 +161,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         ``factory(layer, dimension, model_name)`` of the passage vectors.
     graph_store : str, GraphBackend class or GraphBackend, optional
         Where the graph lives (see
-        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
         ``"networkx"``: in the process (the networkx ``GraphStore``);
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
@@ -282,7 +281,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
         ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the per-passage work (:mod:`~graphrag_integrations.core.executors`).
+        runs the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

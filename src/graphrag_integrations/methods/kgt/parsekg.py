@@ -1,6 +1,6 @@
 """Parsing-based KG construction (paper §3.2, appendix F.2): sentences become hyperedges.
 
-Each passage is parsed once by spaCy (:class:`~graphrag_integrations.core.nlp.SpacyNLP`):
+Each passage is parsed once by spaCy (:class:`~graphrag_integrations.core.text.nlp.SpacyNLP`):
 
 * every sentence ``s`` gives one hyperrelation ``r_s``: the sentence with each named entity
   replaced by ``"##"`` (``Sentence.masked``);
@@ -10,14 +10,14 @@ Each passage is parsed once by spaCy (:class:`~graphrag_integrations.core.nlp.Sp
   ``T_s = E_s \\ H_s`` (so ``H_s`` and ``T_s`` are disjoint even when a name occurs twice);
 * the hyperedge is directed ``H_s -> T_s`` and keeps its sentence and passage (provenance).
 
-Entities are keyed by :func:`~graphrag_integrations.core.nlp.normalize_entity`, the same
+Entities are keyed by :func:`~graphrag_integrations.core.text.nlp.normalize_entity`, the same
 function the query side uses. The mention text and label of each occurrence are kept on the
 incidence, so the display name of an entity is derived from the current graph (see
 :mod:`~graphrag_integrations.methods.kgt.store`) and a delete equals a rebuild.
 
 Examples
 --------
->>> from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence
+>>> from graphrag_integrations.core.text.nlp import Entity, ParsedText, Sentence
 >>> from graphrag_integrations.core.types import Passage
 >>> text = "Emily Rapp (born 1974) is an American memoirist."
 >>> ents = (Entity("Emily Rapp", "PERSON", 0, 10, True, "emily rapp"),
@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from graphrag_integrations.core.documents import content_id
-from graphrag_integrations.core.nlp import ParsedText
+from graphrag_integrations.core.text.documents import content_id
+from graphrag_integrations.core.text.nlp import ParsedText
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.params import PAPER_EXCLUDED_HEAD_LABELS
 

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
-from graphrag_integrations.core.nlp import ParsedText, SpacyNLP
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.text.chunking import split_title
+from graphrag_integrations.core.text.nlp import ParsedText, SpacyNLP
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.params import KGTIndexParams
 from graphrag_integrations.methods.kgt.parsekg import Hyperedge, hyperedges

@@ -1,7 +1,7 @@
 """All storage of KG-Translator: the ParseKG and passage vectors on the core ``IndexStore``.
 
 :class:`ParseKGStore` is KG-Translator's schema over a core
-:class:`~graphrag_integrations.core.index_store.IndexStore` (graph backend + vector layer,
+:class:`~graphrag_integrations.core.index.store.IndexStore` (graph backend + vector layer,
 persistence and checks, derived views). The directed hypergraph of the paper is encoded
 bipartitely:
 
@@ -49,10 +49,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_backends import is_in_process
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_store import IndexStore, VectorIndexFactory, node_id, node_key
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.backends import is_in_process
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.store import IndexStore, VectorIndexFactory, node_id, node_key
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_integrations.core.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.methods.kgt.constraints import separator_id
 from graphrag_integrations.methods.kgt.translation import translation_prompt
 
@@ -154,7 +154,7 @@ def build_training_examples(
     show_progress: bool = False,
 ) -> tuple[list[TrainingExample], Counter[str]]:
     """Appendix F.1 over ``hops``; returns the examples and the skip counts by reason."""
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
 
     nlp = nlp or SpacyNLP()
     emb = as_embedder(embedder)
@@ -523,7 +523,7 @@ def train(
     import hashlib
     import time
 
-    from graphrag_integrations.core.embeddings import as_embedder
+    from graphrag_integrations.core.encoders.embeddings import as_embedder
 
     file = dataset / "questions.json" if dataset.is_dir() else dataset
     if not file.is_file():

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes
 from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, KGTQueryParams
 from graphrag_integrations.methods.kgt.store import read_many

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 
 
 def keep_count(n: int, alpha: float) -> int:

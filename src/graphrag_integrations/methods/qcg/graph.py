@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 
 #: Rows per block when computing similarities (bounds memory at about block * N * 8 bytes).
 BLOCK = 512

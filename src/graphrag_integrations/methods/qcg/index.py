@@ -19,32 +19,31 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix, as_embedder
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.fusion import ScoreFusion
-from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index_building import (
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
+from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,
     CheckpointDir,
     DocumentPaths,
     build_from_passages,
-    check_query,
     document_ids,
     drop_indexed,
 )
-from graphrag_integrations.core.index_store import VectorIndexFactory
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
+from graphrag_integrations.core.index.store import VectorIndexFactory
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting, progress
-from graphrag_integrations.core.query_binding import QueryParamsField
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.retrieval.fusion import ScoreFusion
+from graphrag_integrations.core.retrieval.ranking import top_k
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.qcg.generation import (
     QUERY_SET_FILE,
@@ -113,7 +112,7 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         ``factory(layer, dimension, model_name)`` for the ``queries`` / ``chunks`` vectors.
     graph_store : str, GraphBackend class or GraphBackend, optional
         Where the graph lives (see
-        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
         ``"networkx"``: in the process (the networkx ``GraphStore``);
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a

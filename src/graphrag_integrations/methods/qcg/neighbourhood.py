@@ -28,8 +28,8 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_store import node_id, node_key
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.store import node_id, node_key
 from graphrag_integrations.methods.qcg.params import QCGQueryParams
 from graphrag_integrations.methods.qcg.retrieval import MatchedQuery, select_queries
 from graphrag_integrations.methods.qcg.store import CHUNK, QUERY, SIMILAR, QCGStore

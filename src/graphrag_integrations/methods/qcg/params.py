@@ -121,10 +121,12 @@ class QCGQueryParams(Params):
     ``chunk_similarity`` (a deviation; only read when ``chunk_weight`` or
     ``chunk_candidates`` is on) says where the chunk side comes from: ``"dense"`` is
     ``cos(q_u, chunk)``; ``"hybrid"`` (default) is the core's dense + BM25 fusion
-    (:class:`~graphrag_integrations.core.fusion.ScoreFusion` with the ``hybrid`` baseline's
+    (:class:`~graphrag_integrations.core.retrieval.fusion.ScoreFusion` with the ``hybrid``
+    baseline's
     defaults): the ``c`` candidates are the hybrid baseline's top ``c`` and a chunk's own
     similarity is its fused score mapped onto the candidates' cosine range
-    (:meth:`~graphrag_integrations.core.fusion.ScoreFusion.on_dense_scale`), so it mixes with
+    (:meth:`~graphrag_integrations.core.retrieval.fusion.ScoreFusion.on_dense_scale`), so it mixes
+    with
     ``s`` like a cosine. Presets ``fused-hybrid`` and ``lihuaworld-fused-hybrid``.
     """
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.filtering import similarities, top_alpha
 from graphrag_integrations.methods.qcg.generation import Doc2QueryGenerator, QAPair, QuerySet

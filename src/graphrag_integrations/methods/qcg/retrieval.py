@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.methods.qcg.graph import QueryGraph
 from graphrag_integrations.methods.qcg.params import QCGQueryParams
 

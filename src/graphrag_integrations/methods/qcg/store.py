@@ -1,7 +1,7 @@
-"""QCG-RAG's schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`.
+"""QCG-RAG's schema on the core :class:`~graphrag_integrations.core.index.store.IndexStore`.
 
 The two-layer graph of §3.3 lives in the store's graph backend (networkx ``GraphStore`` by
-default, any :class:`~graphrag_integrations.core.graph_store.GraphBackend` class):
+default, any :class:`~graphrag_integrations.core.graph.store.GraphBackend` class):
 
 * ``chunk`` nodes ``"chunk:<passage id>"`` (attributes ``text``, ``doc_id``, ``metadata``,
   ``pairs``: every generated pair ``[query, answer]`` before filtering, so the index is
@@ -40,17 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.graph_backends import is_in_process
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_store import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.backends import is_in_process
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.store import (
     IndexStore,
     VectorIndexFactory,
     node_id,
     node_key,
 )
-from graphrag_integrations.core.lexical import MATRIX_DIR, BM25Scorer
 from graphrag_integrations.core.persistence import atomic_write_json
+from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR, BM25Scorer
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.graph import QueryGraph
 from graphrag_integrations.methods.qcg.prompts import QAPair
@@ -227,7 +227,7 @@ class QCGStore:
     def reads_lazily(self) -> bool:
         """Whether retrieval reads per-query neighbourhoods instead of the :meth:`query_graph`
         view: :attr:`neighbourhood_reads`, by default whether the graph is in a database
-        (not :func:`~graphrag_integrations.core.graph_backends.is_in_process`)."""
+        (not :func:`~graphrag_integrations.core.graph.backends.is_in_process`)."""
         if self.neighbourhood_reads is not None:
             return self.neighbourhood_reads
         return not is_in_process(type(self.store.graph))

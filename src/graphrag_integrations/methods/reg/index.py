@@ -31,15 +31,13 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
-from graphrag_integrations.core.chunking import source_metadata
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import Embedder, as_embedder
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.graph_backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph_store import GraphBackend
-from graphrag_integrations.core.index_base import BaseIndex
-from graphrag_integrations.core.index_building import DEFAULT_SPLITTER, check_query, drop_indexed
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
+from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, drop_indexed
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     PASSAGES_NAME,
@@ -48,9 +46,11 @@ from graphrag_integrations.core.persistence import (
     read_passages,
     write_passages,
 )
-from graphrag_integrations.core.query_binding import QueryParamsField
+from graphrag_integrations.core.text.chunking import source_metadata
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.errors import (
     EmptyCorpusError,
     IndexMismatchError,
@@ -138,7 +138,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         documents (off for training).
     graph_store : str, GraphBackend class or GraphBackend, optional
         Where the KG lives (see
-        :func:`~graphrag_integrations.core.graph_backends.resolve_graph_backend`): ``None`` or
+        :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
         ``"networkx"``: in the process (the networkx ``GraphStore``);
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a backend class
@@ -178,7 +178,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     chunk_size = 512
     chunk_overlap = 32
     batch_methods = ("_add_texts",)  # the text-batch funnel (progress bars by size)
-    #: Also under the index lock (see ``core.index_base``): queries and training-label reads
+    #: Also under the index lock (see ``core.index.base``): queries and training-label reads
     #: as readers, triple insertion and training (which replaces the scorer) as writers.
     read_methods: ClassVar[tuple[str, ...]] = (
         *BaseIndex.read_methods,
@@ -265,7 +265,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         ``docs/reference/chunking.md``), triples extracted per sentence
         (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` /
         ``report``: the loader's; ``executor``: who runs the per-passage work
-        (:mod:`~graphrag_integrations.core.executors`; the triple files are read here).
+        (:mod:`~graphrag_integrations.core.index.executors`; the triple files are read here).
         ``.tsv`` / ``.csv`` files among them are read as triples
         (:func:`.kg.read_triples`; provenance: the file name)."""
         resolve_params(  # a bad combination fails before any document is read

@@ -29,12 +29,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from graphrag_integrations.core.documents import content_id
-from graphrag_integrations.core.nlp import ParsedText
+from graphrag_integrations.core.text.documents import content_id
+from graphrag_integrations.core.text.nlp import ParsedText
 from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError
 
 if TYPE_CHECKING:
-    from graphrag_integrations.core.graph_backends import GraphStoreSpec
+    from graphrag_integrations.core.graph.backends import GraphStoreSpec
     from graphrag_integrations.methods.reg.params import RegIndexParams, RegQueryParams
 
 Triple = tuple[str, str, str]
@@ -222,7 +222,7 @@ def triples_from_parses(
 
     Examples
     --------
-    >>> from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence
+    >>> from graphrag_integrations.core.text.nlp import Entity, ParsedText, Sentence
     >>> ents = (Entity("Paris", "GPE", 0, 5, True, "paris"),
     ...         Entity("France", "GPE", 24, 30, False, "france"))
     >>> s = Sentence("Paris is the capital of France.", 0, 31, ents)

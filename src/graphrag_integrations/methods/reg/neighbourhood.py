@@ -12,9 +12,10 @@ read into the query process. :class:`NeighbourhoodReads` answers a query from:
 2. **The subgraph** (:meth:`NeighbourhoodReads.subgraph`): the unchanged expansion of
    :func:`~graphrag_integrations.methods.reg.subgraph.expand`, fed per hop by one batched
    count of the frontier's triples
-   (:func:`~graphrag_integrations.core.neighbourhood_reads.edge_counts`, so a hub's triples
+   (:func:`~graphrag_integrations.core.graph.neighbourhood_reads.edge_counts`, so a hub's triples
    are never read unless it is an anchor) and two batched reads of the triples of the
-   entities it expands (:func:`~graphrag_integrations.core.neighbourhood_reads.incident_edges`).
+   entities it expands
+   (:func:`~graphrag_integrations.core.graph.neighbourhood_reads.incident_edges`).
 3. **A query-local view** over just those triples: a ``KGView`` whose entities (sorted) are
    the subgraph's, whose triples (sorted) are the subgraph's, and whose relation table is the
    whole KG's (sorted relation names and their vectors, read once per store version), so
@@ -24,7 +25,7 @@ read into the query process. :class:`NeighbourhoodReads` answers a query from:
    and chains.
 
 What is read per entity (its triple count, its outgoing and incoming triples) is kept in a
-:class:`~graphrag_integrations.core.neighbourhood_reads.VersionedLRU` of at most
+:class:`~graphrag_integrations.core.graph.neighbourhood_reads.VersionedLRU` of at most
 :data:`DEFAULT_CACHE_ENTITIES` entities, emptied when the index changes.
 """
 
@@ -36,13 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
-from graphrag_integrations.core.neighbourhood_reads import (
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.graph.neighbourhood_reads import (
     VersionedLRU,
     edge_counts,
     incident_edges,
 )
+from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.reg.kg import Triple
 from graphrag_integrations.methods.reg.linking import link_table

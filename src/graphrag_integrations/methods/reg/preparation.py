@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.reg.kg import Triple, triples_from_parses
 from graphrag_integrations.methods.reg.store import ENTITY, LAYERS, RELATION, relation_text

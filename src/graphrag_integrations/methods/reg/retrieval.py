@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_integrations.core.documents import content_id
+from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.methods.reg.candidates import render_triple
 from graphrag_integrations.methods.reg.kg import Triple

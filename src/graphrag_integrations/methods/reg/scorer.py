@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.methods.reg.params import RegIndexParams
 from graphrag_integrations.methods.reg.store import KGView
 from graphrag_integrations.methods.reg.subgraph import Subgraph, triple_dde

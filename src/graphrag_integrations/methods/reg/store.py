@@ -1,4 +1,4 @@
-"""ReG's storage schema on the core :class:`~graphrag_integrations.core.index_store.IndexStore`
+"""ReG's storage schema on the core :class:`~graphrag_integrations.core.index.store.IndexStore`
 and :class:`KGView`, the array view every query uses (a derived view of the store, rebuilt
 after each mutation).
 
@@ -14,7 +14,7 @@ after each mutation).
   :meth:`IndexStore.remove_document` (an entity, relation or triple also backed by another
   document survives).
 
-The graph is the core networkx :class:`~graphrag_integrations.core.graph_store.GraphStore`
+The graph is the core networkx :class:`~graphrag_integrations.core.graph.store.GraphStore`
 by default, or a backend with its ``edges`` / ``edge`` / ``provenance`` methods (FalkorDB's):
 the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
 does not offer. With a database graph (:attr:`RegStore.reads_lazily`) queries do not build
@@ -33,10 +33,10 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
-from graphrag_integrations.core.graph_backends import is_in_process
-from graphrag_integrations.core.graph_store import GraphBackend, GraphStore
-from graphrag_integrations.core.index_store import IndexStore, node_id, node_key
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.graph.backends import is_in_process
+from graphrag_integrations.core.graph.store import GraphBackend, GraphStore
+from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple
 
@@ -213,7 +213,7 @@ class RegStore:
         """Whether queries read the neighbourhood of their anchors
         (:mod:`~graphrag_integrations.methods.reg.neighbourhood`) instead of the whole-graph
         :meth:`view`: :attr:`neighbourhood_reads`, by default whether the graph is in a
-        database (not :func:`~graphrag_integrations.core.graph_backends.is_in_process`)."""
+        database (not :func:`~graphrag_integrations.core.graph.backends.is_in_process`)."""
         if self.neighbourhood_reads is not None:
             return self.neighbourhood_reads
         return not is_in_process(type(self.index_store.graph))

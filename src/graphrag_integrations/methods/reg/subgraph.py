@@ -25,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.methods.reg.store import IntArray, KGView
 
 N = TypeVar("N", bound=Hashable)

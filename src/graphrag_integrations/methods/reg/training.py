@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.progress import ProgressSetting, progress
 from graphrag_integrations.errors import InvalidArgumentError
 from graphrag_integrations.methods.reg.candidates import CandidatePool, PoolStats, relation_chain

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.index_store import (
+from graphrag_integrations.core.index.store import (
     STORE_FILE,
     ChromaVectors,
     IndexStore,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.filters import parse_filter
+from graphrag_integrations.core.retrieval.filters import parse_filter
 from graphrag_integrations.core.vector_store import (
     LangChainVectorIndex,
     LangChainVectors,

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.filters import AllOf, Comparison, parse_filter
 from graphrag_integrations.core.persistence import MANIFEST_NAME
+from graphrag_integrations.core.retrieval.filters import AllOf, Comparison, parse_filter
 from graphrag_integrations.core.vector_store import (
     ChromaVectorIndex,
     InMemoryVectorIndex,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing import FakeEmbedder, compliance_documents
 from graphrag_integrations.testing.compliance import EXTRA, EXTRA_QUERY, QUERIES

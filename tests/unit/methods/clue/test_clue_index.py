@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.text.chunking import split_title
+from graphrag_integrations.core.text.nlp import normalize_entity
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.clue.index import TITLE_LABEL, ClueIndex
 from graphrag_integrations.methods.clue.params import ClueIndexParams
@@ -266,7 +266,7 @@ def test_alpha_zero_reports_no_llm_use() -> None:
 
 
 def test_chunk_vectors_from_units_or_encoded(tmp_path: Path) -> None:
-    from graphrag_integrations.core.embeddings import normalize_rows
+    from graphrag_integrations.core.encoders.embeddings import normalize_rows
 
     summed = build(CORPUS[:3])  # the default
     encoded = build(CORPUS[:3], chunk_vectors="encode")

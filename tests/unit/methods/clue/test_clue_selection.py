@@ -161,7 +161,7 @@ def test_logs_a_summary(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.mark.slow
 def test_cosine_with_real_embedder() -> None:
-    from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+    from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     result = select_chunks(CORPUS, TOKENS, 0.3, value="cosine", embeddings=embedder)

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph_store import GraphStore
-from graphrag_integrations.core.nlp import normalize_entity
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.retrieval.ranking import top_k
+from graphrag_integrations.core.text.nlp import normalize_entity
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
@@ -245,7 +245,7 @@ def test_emptied_index_persists_and_grows_again(tmp_path: Path) -> None:
 
 
 def test_registry_build_accepts_a_vector_backend() -> None:
-    from graphrag_integrations.core.chunking import passages_from_documents
+    from graphrag_integrations.core.text.chunking import passages_from_documents
     from graphrag_integrations.methods.clue.registration import CLUE
 
     retriever = CLUE.build(
@@ -257,7 +257,7 @@ def test_registry_build_accepts_a_vector_backend() -> None:
 
 
 def test_registry_build_routes_index_options_and_the_index_llm() -> None:
-    from graphrag_integrations.core.chunking import passages_from_documents
+    from graphrag_integrations.core.text.chunking import passages_from_documents
     from graphrag_integrations.methods.clue.registration import CLUE
 
     def reply(prompt: str) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.core.falkordb_connection import connect, parse_falkordb_url
+from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.statistics import (
     STATS_NODE,
@@ -29,7 +29,7 @@ def edit(index: ClueIndex) -> ClueIndex:
 
 
 def test_clue_on_falkordb_answers_exactly_as_on_networkx(falkordb_url: str, tmp_path: Path) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     index = edit(build(CORPUS[:3], ("twin-a",), graph_store=FalkorDBGraph.at(falkordb_url)))
     reference = edit(build(CORPUS[:3], ("twin-a",)))
@@ -53,7 +53,7 @@ def test_clue_on_falkordb_answers_exactly_as_on_networkx(falkordb_url: str, tmp_
 def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
     falkordb_url: str, tmp_path: Path
 ) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.methods.clue.term_index import has_term_index
 
     corpus = CORPUS + FILLER

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.nlp import normalize_entity
+from graphrag_integrations.core.text.nlp import normalize_entity
 from graphrag_integrations.errors import (
     EmptyQueryError,
     InvalidArgumentError,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.term_search import TermSearch, searchable
+from graphrag_integrations.core.graph.term_search import TermSearch, searchable
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.neighbourhood import NeighbourhoodCache
 from graphrag_integrations.methods.clue.store import CHUNK

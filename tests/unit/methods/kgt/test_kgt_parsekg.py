@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence, SpacyNLP, normalize_entity
+from graphrag_integrations.core.text.nlp import (
+    Entity,
+    ParsedText,
+    Sentence,
+    SpacyNLP,
+    normalize_entity,
+)
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.params import PAPER_EXCLUDED_HEAD_LABELS, KGTIndexParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats, hyperedges

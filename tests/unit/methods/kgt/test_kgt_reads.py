@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph.store import GraphStore
 from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
@@ -212,7 +212,7 @@ def test_falkordb_index_loads_after_queries_embedded_passages_lazily(
     expected = answers(index)  # embeds passages: pvec nodes in the server's graph
     assert index.store.vector_count() > saved
     stats = index.stats()
-    with caplog.at_level("INFO", logger="graphrag_integrations.core.index_store"):
+    with caplog.at_level("INFO", logger="graphrag_integrations.core.index.store"):
         loaded = ParseKGTranslatorRetriever.load(
             tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
         )

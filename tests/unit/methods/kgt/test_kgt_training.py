@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from graphrag_integrations.core.llm import TransformersLLM
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.constraints import contains_span
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever

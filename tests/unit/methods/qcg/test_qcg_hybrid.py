@@ -14,8 +14,8 @@ import pytest
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.baselines.hybrid import HybridRetriever
 from graphrag_integrations.baselines.registration import HybridParams
-from graphrag_integrations.core.documents import SourceDocument
-from graphrag_integrations.core.fusion import ScoreFusion
+from graphrag_integrations.core.retrieval.fusion import ScoreFusion
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.methods.qcg import store as store_module
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams, preset

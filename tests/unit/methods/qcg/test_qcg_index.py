@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.documents import SourceDocument
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams

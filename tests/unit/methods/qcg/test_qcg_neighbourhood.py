@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph.store import GraphStore
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.neighbourhood import nearest_chunks, seed_queries
@@ -68,7 +68,7 @@ def test_an_in_process_graph_reads_the_view_by_default() -> None:
 def test_a_loaded_falkordb_index_reads_neighbourhoods_with_networkx_results(
     falkordb_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     options: dict[str, Any] = {"symmetric_knn": True, "h": 2, "n": 2, "chunk_candidates": 2}
     expected = results(build(**options))

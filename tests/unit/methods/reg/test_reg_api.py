@@ -79,7 +79,7 @@ def test_as_retriever_binds_k_and_query_params() -> None:
 def test_documents_without_triples_stay_listed_deletable_and_persisted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from graphrag_integrations.core.documents import SourceDocument
+    from graphrag_integrations.core.text.documents import SourceDocument
 
     docs = [
         SourceDocument("Marie Curie worked in Paris with Pierre Curie.", "curie"),

@@ -164,7 +164,7 @@ DOCS = [
 
 
 def test_from_documents_builds_a_text_kg_and_deletes_by_document() -> None:
-    from graphrag_integrations.core.documents import SourceDocument
+    from graphrag_integrations.core.text.documents import SourceDocument
 
     docs = [SourceDocument(text=t, id=f"d{i}") for i, t in enumerate(DOCS)]
     index = RegIndex.from_documents(docs, embedding=FakeEmbedder())

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_integrations.core.nlp import Entity, ParsedText, Sentence
+from graphrag_integrations.core.text.nlp import Entity, ParsedText, Sentence
 from graphrag_integrations.errors import DocumentLoadError
 from graphrag_integrations.methods.reg.kg import (
     check_triples,

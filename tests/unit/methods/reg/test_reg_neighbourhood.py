@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.graph_store import GraphStore
+from graphrag_integrations.core.graph.store import GraphStore
 from graphrag_integrations.methods.reg.index import RegIndex
 from graphrag_integrations.methods.reg.params import RegQueryParams
 from graphrag_integrations.methods.reg.scorer import TripleScorer
@@ -154,7 +154,7 @@ def test_an_in_process_graph_reads_the_view_by_default() -> None:
 def test_falkordb_index_reads_neighbourhoods_with_networkx_results(
     falkordb_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphrag_integrations.core.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
 
     whole = trained(movie_index(query_params=RegQueryParams(max_degree=3)))
     built = trained(

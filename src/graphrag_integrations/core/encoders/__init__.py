@@ -1,0 +1,1 @@
+"""Encoders: model resolution, embedding models, re-rankers."""

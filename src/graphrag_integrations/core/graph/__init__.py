@@ -1,0 +1,3 @@
+"""Graphs: the backend protocol, the networkx store, FalkorDB, batched neighbourhood reads,
+term search.
+"""

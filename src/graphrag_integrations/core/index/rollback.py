@@ -1,0 +1,228 @@
+"""Rolling an index back to its saved state: the unfinished batch of a killed checkpointed build.
+
+A checkpointed build (:mod:`~graphrag_integrations.core.index.checkpoint`) saves the index after
+each
+finished batch. With the graph in a database (FalkorDB), a batch killed before its save has
+already written part of its graph into the server, while its vectors (in the process) are
+lost: the saved index's vectors then cover fewer nodes than the graph holds. The checkpoint
+lists the documents of the batch it starts (``pending``); resuming, it loads the saved index
+inside :func:`rolling_back` of those documents:
+
+1. :meth:`~graphrag_integrations.core.index.store.IndexStore.load` accepts graph nodes without
+   a saved vector when *every* document of their provenance is pending (nodes of the killed
+   batch), and gives them a placeholder vector so that the method's load builds its views;
+   any other mismatch is the usual ``IndexMismatchError``;
+2. the index's ``load`` template calls :func:`roll_back` between reading the files and
+   checking them against the manifest: each pending document the index holds is removed by
+   the method's own ``delete`` (so derived state - Clue's statistics node, QCG's kNN lists,
+   KGT's and ReG's views - follows), then whatever the pending documents still carry (a
+   batch killed mid-write may leave nodes of a document not yet listed) is removed by
+   :meth:`~graphrag_integrations.core.index.store.IndexStore.remove_document`;
+3. every placeholder must be gone by then (else ``IndexMismatchError``: the graph holds
+   nodes of the killed batch the rollback could not remove), and what was rolled back is
+   logged (a warning).
+
+Only the pending documents' contributions are removed: the documents the checkpoint lists as
+done, and anything else in the graph, are kept.
+
+A build killed in its *first* batch saved no index: the graph it made holds nothing but that
+batch. The checkpoint records, before that batch, whether the database graph was empty
+(:func:`database_location`, :func:`holds_data`); only then does the resume remove the pending
+documents' provenance from it (:func:`roll_back_graph`; nodes left without provenance go), so
+that the new build finds it empty. A graph that held data before is never touched (the build
+refuses it, as without a checkpoint).
+
+Examples
+--------
+>>> with rolling_back(["d3", "d4"]) as state:
+...     active_rollback() is state, sorted(state.doc_ids)
+(True, ['d3', 'd4'])
+>>> active_rollback() is None
+True
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphrag_integrations.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Rollback:
+    """The documents being rolled back and the placeholder vectors a load gave their nodes.
+
+    Attributes
+    ----------
+    doc_ids : frozenset of str
+        The pending documents (their contributions are removed).
+    placeholders : list of (store, kind, keys)
+        Nodes of the pending documents that had no saved vector, per store and node kind.
+    """
+
+    doc_ids: frozenset[str]
+    placeholders: list[tuple[Any, str, list[str]]] = field(default_factory=list)
+
+    def owns(self, provenance: Iterable[str]) -> bool:
+        """Whether a node with this provenance comes from the pending documents only.
+
+        Examples
+        --------
+        >>> Rollback(frozenset({"d3"})).owns(["d3"]), Rollback(frozenset({"d3"})).owns(["d1", "d3"])
+        (True, False)
+        >>> Rollback(frozenset({"d3"})).owns([])  # a node of no document is nobody's batch
+        False
+        """
+        docs = set(provenance)
+        return bool(docs) and docs <= self.doc_ids
+
+
+_ACTIVE: ContextVar[Rollback | None] = ContextVar("graphrag_rollback", default=None)
+
+
+def active_rollback() -> Rollback | None:
+    """The rollback of the current :func:`rolling_back` block, or ``None``."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def rolling_back(doc_ids: Iterable[str]) -> Iterator[Rollback]:
+    """Load indexes in this block rolled back to before the documents ``doc_ids``.
+
+    See the module notes; outside such a block loads are strict (nothing rolled back).
+    """
+    state = Rollback(frozenset(doc_ids))
+    token = _ACTIVE.set(state)
+    try:
+        yield state
+    finally:
+        _ACTIVE.reset(token)
+
+
+def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
+    """Remove the pending documents of the active rollback from a freshly read ``index``.
+
+    Called by the ``load`` template after ``_read_files`` with the index's ``IndexStore``
+    objects (``stores``; a no-op outside :func:`rolling_back`). Returns the pending documents
+    that had something to remove.
+
+    Raises
+    ------
+    IndexMismatchError
+        If nodes of the pending documents without a saved vector remain afterwards.
+    """
+    state = _ACTIVE.get()
+    if state is None or not state.doc_ids:
+        return []
+    pending = sorted(state.doc_ids)
+    held = set(index.doc_ids())
+    rolled = [doc for doc in pending if doc in held]
+    index.delete_many(rolled)  # the method's own path: its derived state follows
+    from graphrag_integrations.core.graph.backends import is_in_process
+
+    unlisted = [doc for doc in pending if doc not in held]
+    for store in stores:
+        if is_in_process(type(store.graph)):  # read from its saved file: never half-written
+            continue
+        for doc in unlisted:  # leftovers of a batch killed mid-write (not yet a document)
+            if store.remove_document(doc) and doc not in rolled:
+                rolled.append(doc)
+    for store, kind, keys in state.placeholders:
+        left = [key for key in keys if store.has(kind, key)]
+        if left:
+            raise IndexMismatchError(
+                f"rolling back the unfinished batch left {len(left)} {kind} node(s) without a "
+                f"vector, e.g. {left[:3]} (corrupt index)"
+            )
+    if rolled:
+        logger.warning(
+            "rolled back %d document(s) of the unfinished batch from %s's graph: %s",
+            len(rolled),
+            type(index).__name__,
+            _some(sorted(rolled)),
+        )
+    return sorted(rolled)
+
+
+def _some(ids: list[str], shown: int = 10) -> str:
+    """The first ``shown`` ids, comma-separated, and how many more.
+
+    >>> _some(["a", "b", "c"], shown=2)
+    'a, b (and 1 more)'
+    """
+    more = f" (and {len(ids) - shown} more)" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def database_location(graph_store: Any) -> Any:
+    """The ``FalkorDBLocation`` a ``graph_store=`` argument names, or ``None`` for an
+    in-process graph, none, or a backend bound to replace what its graph holds (a build
+    through it clears the graph anyway).
+
+    Examples
+    --------
+    >>> database_location(None), database_location("networkx")
+    (None, None)
+    >>> database_location("falkordb://127.0.0.1:6390/papers").url
+    'falkordb://127.0.0.1:6390/papers'
+    """
+    if graph_store is None:
+        return None
+    from graphrag_integrations.core.graph.backends import is_in_process, resolve_graph_backend
+
+    backend = resolve_graph_backend(graph_store)
+    bound = getattr(backend, "bound_location", None)
+    if is_in_process(backend) or not callable(bound) or getattr(backend, "_bound_overwrite", False):
+        return None
+    return bound()
+
+
+def holds_data(location: Any) -> bool:
+    """Whether the FalkorDB graph at ``location`` exists and holds nodes (besides the marker
+    this package writes in a graph it makes)."""
+    from graphrag_integrations.core.graph import falkordb_cypher as cy
+    from graphrag_integrations.core.graph.falkordb_connection import connect
+
+    client = connect(location)
+    try:
+        if location.graph not in client.list_graphs():
+            return False
+        rows = client.select_graph(location.graph).query(cy.COUNT_FOREIGN).result_set
+        return bool(rows and int(rows[0][0]))
+    finally:
+        client.connection.close()
+
+
+def roll_back_graph(location: Any, doc_ids: Iterable[str]) -> dict[str, int]:
+    """Remove the provenance ``doc_ids`` from the FalkorDB graph at ``location`` (nodes and
+    edges left without any go); returns the nodes and edges removed. Nothing when the graph
+    does not exist.
+
+    Only for a graph the checkpoint found empty before its first batch (module notes).
+    """
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+
+    if not holds_data(location):
+        return {"nodes": 0, "edges": 0}
+    graph = FalkorDBGraph.open(location)
+    nodes = edges = 0
+    for doc in sorted(set(doc_ids)):
+        removed = graph.remove_provenance(doc)
+        nodes, edges = nodes + len(removed.nodes), edges + len(removed.edges)
+    graph.flush()
+    logger.warning(
+        "rolled back what an unfinished build wrote into %s: %d node(s) and %d edge(s) of %d "
+        "document(s) removed",
+        location.url,
+        nodes,
+        edges,
+        len(set(doc_ids)),
+    )
+    return {"nodes": nodes, "edges": edges}

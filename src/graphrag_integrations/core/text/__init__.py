@@ -1,0 +1,1 @@
+"""Text: source documents, chunking into passages, sentences and entities (spaCy)."""
