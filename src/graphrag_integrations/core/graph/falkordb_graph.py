@@ -62,6 +62,7 @@ from graphrag_integrations.core.graph.falkordb_connection import (
 from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
 from graphrag_integrations.core.graph.falkordb_identity import graph_identity, identity_error
+from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
 from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads, batches
 from graphrag_integrations.core.graph.falkordb_retry import one_line, retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
@@ -87,7 +88,7 @@ logger = logging.getLogger(__name__)
 POINTER_BACKEND = "falkordb"
 
 
-class FalkorDBGraph(FalkorDBReads):
+class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
     """A :class:`~graphrag_integrations.core.graph.store.GraphBackend` holding its graph in
     FalkorDB (see the module docstring).
 
@@ -391,6 +392,19 @@ class FalkorDBGraph(FalkorDBReads):
             self._flush_if_full()
         return edge_key
 
+    def discard_pending(self) -> None:
+        """After a failed write: drop the queued writes and everything known without asking
+        the server (what it holds is read again), so nothing of the failed write is sent
+        later and no cache answers for it."""
+        with self._lock:
+            self._nodes.clear()
+            self._edges.clear()
+            self._types.clear()
+            self._keyed.clear()
+            self._created.clear()
+            self._complete = False
+            self._next_seq = None
+
     def _flush_if_full(self) -> None:
         if len(self._nodes) + len(self._edges) >= self.batch_size:
             self.flush()
@@ -401,6 +415,8 @@ class FalkorDBGraph(FalkorDBReads):
         A failed flush keeps the queue (sending it again is harmless: writes merge).
         """
         with self._lock:
+            if self._journal is not None and (self._nodes or self._edges):
+                self._journal_cover(p.prov for p in (*self._nodes.values(), *self._edges.values()))
             if self._nodes:
                 rows = [
                     {
@@ -443,6 +459,7 @@ class FalkorDBGraph(FalkorDBReads):
         nodes and edges removed, reported in the same order)."""
         doc = {"doc": _enc(doc_id)}
         with self._lock:
+            self._journal_cover([[doc_id]], removing=True)
             rows = self._read(cy.PROV_EDGES, doc)
             removed_edges = [(_dec(u), _dec(v), _dec(k)) for u, v, k, n in rows if n == 1]
             if rows:
