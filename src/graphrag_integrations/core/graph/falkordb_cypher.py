@@ -271,3 +271,7 @@ TERM_NODES = (
     "WHERE $type IS NULL OR node._type = $type RETURN node._id"
 )
 NODES_WITHOUT = f"MATCH (n:{NODE}) WHERE n._type = $type AND n.`<PROP>` IS NULL RETURN n._id"
+
+# the write journal of an index's unfinished write (falkordb_journal): JSON in the meta node
+JOURNAL_READ = f"MATCH (m:{META}) RETURN m.journal"
+JOURNAL_WRITE = f"MATCH (m:{META}) SET m.journal = $journal"

@@ -61,7 +61,10 @@ from graphrag_integrations.core.graph.falkordb_connection import (
 )
 from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
+from graphrag_integrations.core.graph.falkordb_identity import graph_identity, identity_error
+from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
 from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads, batches
+from graphrag_integrations.core.graph.falkordb_retry import one_line, retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
 from graphrag_integrations.core.graph.store import (
     EdgeKey,
@@ -83,16 +86,9 @@ logger = logging.getLogger(__name__)
 
 #: ``"backend"`` of a pointer file written by :meth:`FalkorDBGraph.save`.
 POINTER_BACKEND = "falkordb"
-# what redis raises when the server went away (its own classes, not the builtin ones)
-_LOST = ("ConnectionError", "TimeoutError", "BusyLoadingError")
 
 
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-class FalkorDBGraph(FalkorDBReads):
+class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
     """A :class:`~graphrag_integrations.core.graph.store.GraphBackend` holding its graph in
     FalkorDB (see the module docstring).
 
@@ -189,7 +185,8 @@ class FalkorDBGraph(FalkorDBReads):
     # -- connection and layout -------------------------------------------------------------
     def _connect(self, location: FalkorDBLocation) -> None:
         self.location = location
-        self._client = connect(location)
+        self.graph_id = ""  # checked on every new connection once set (_check_identity)
+        self._client = connect(location, on_connect=self._check_identity)
         self._graph = self._client.select_graph(location.graph)
         self._lock = threading.RLock()
         self._nodes: dict[str, Pending] = {}
@@ -202,28 +199,36 @@ class FalkorDBGraph(FalkorDBReads):
         # full data of nodes created here (what the server holds, queued writes included)
         self._created = CreatedNodes(self.node_cache_size)
         self._next_seq: int | None = None
-        self.graph_id = ""
+
+    def _check_identity(self, connection: Any) -> None:
+        """On every new connection (the first and each reconnect), before anything is sent
+        on it: the graph must still be the one this object made or opened
+        (:mod:`~graphrag_integrations.core.graph.falkordb_identity`)."""
+        expected = self.graph_id
+        if not expected:  # still creating or opening the graph
+            return
+        found = graph_identity(connection, self.location.graph)
+        if found != expected:
+            connection.disconnect()
+            raise identity_error(self.location, found, expected)
 
     def _query(self, text: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        args = dict(params) if params else None
         try:
-            return list(self._graph.query(text, dict(params) if params else None).result_set)
-        except Exception as error:  # redis and the client raise several kinds
-            if isinstance(error, OSError) or type(error).__name__ in _LOST:
-                raise ConnectionError(
-                    f"FalkorDB at {self.location.host}:{self.location.port} "
-                    f"(graph {self.location.graph}): connection lost ({_one_line(error)})"
-                ) from None
+            return retrying(
+                self.location, lambda: list(self._graph.query(text, args).result_set), "query"
+            )
+        except (OSError, IndexMismatchError):
+            raise
+        except Exception as error:  # a Cypher error: one line
             raise RuntimeError(
-                f"FalkorDB graph {self.location.url}: query failed ({_one_line(error)})"
+                f"FalkorDB graph {self.location.url}: query failed ({one_line(error)})"
             ) from None
 
     def _exists(self) -> bool:
-        try:
-            return self.location.graph in self._client.list_graphs()
-        except Exception as error:
-            raise ConnectionError(
-                f"FalkorDB at {self.location.host}:{self.location.port}: {_one_line(error)}"
-            ) from None
+        return self.location.graph in retrying(
+            self.location, self._client.list_graphs, "list graphs"
+        )
 
     def _create(self, overwrite: bool) -> None:
         """Make the graph empty and ours: refuse data unless ``overwrite``."""
@@ -236,11 +241,12 @@ class FalkorDBGraph(FalkorDBReads):
                 )
             if held:
                 logger.warning("replacing the %d nodes of %s", held, self.location.url)
-            self._graph.delete()
+            retrying(self.location, self._graph.delete, "delete graph")
         for text in cy.INDEXES:
             self._query(text)
-        self.graph_id = uuid.uuid4().hex
-        self._query(cy.META_WRITE, {"layout": cy.LAYOUT_VERSION, "graph_id": self.graph_id})
+        graph_id = uuid.uuid4().hex
+        self._query(cy.META_WRITE, {"layout": cy.LAYOUT_VERSION, "graph_id": graph_id})
+        self.graph_id = graph_id
         self._complete = True
         self._next_seq = 1
 
@@ -386,6 +392,19 @@ class FalkorDBGraph(FalkorDBReads):
             self._flush_if_full()
         return edge_key
 
+    def discard_pending(self) -> None:
+        """After a failed write: drop the queued writes and everything known without asking
+        the server (what it holds is read again), so nothing of the failed write is sent
+        later and no cache answers for it."""
+        with self._lock:
+            self._nodes.clear()
+            self._edges.clear()
+            self._types.clear()
+            self._keyed.clear()
+            self._created.clear()
+            self._complete = False
+            self._next_seq = None
+
     def _flush_if_full(self) -> None:
         if len(self._nodes) + len(self._edges) >= self.batch_size:
             self.flush()
@@ -396,6 +415,8 @@ class FalkorDBGraph(FalkorDBReads):
         A failed flush keeps the queue (sending it again is harmless: writes merge).
         """
         with self._lock:
+            if self._journal is not None and (self._nodes or self._edges):
+                self._journal_cover(p.prov for p in (*self._nodes.values(), *self._edges.values()))
             if self._nodes:
                 rows = [
                     {
@@ -438,6 +459,7 @@ class FalkorDBGraph(FalkorDBReads):
         nodes and edges removed, reported in the same order)."""
         doc = {"doc": _enc(doc_id)}
         with self._lock:
+            self._journal_cover([[doc_id]], removing=True)
             rows = self._read(cy.PROV_EDGES, doc)
             removed_edges = [(_dec(u), _dec(v), _dec(k)) for u, v, k, n in rows if n == 1]
             if rows:

@@ -149,6 +149,7 @@ from graphrag_integrations.core.index.building import (
 )
 from graphrag_integrations.core.index.checkpoint import checkpointable
 from graphrag_integrations.core.index.executors.build import distributable
+from graphrag_integrations.core.index.journal import journal_methods
 from graphrag_integrations.core.index.locking import (
     ReadWriteLock,
     guard_methods,
@@ -304,7 +305,9 @@ class BaseIndex(IndexPersistence, ABC):
         for name in cls.batch_methods:
             if name in cls.__dict__ and not is_guarded(cls.__dict__[name]):
                 setattr(cls, name, track_batch(cls.__dict__[name]))
+        journal_methods(cls, guarded=False)  # database graphs: all-or-nothing writes
         guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
+        journal_methods(cls, ("retrieve",), guarded=True)  # a failed write rolled back first
 
     @property
     def default_k(self) -> int:

@@ -14,11 +14,12 @@ import logging
 import math
 import uuid
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from graphrag_integrations.core.index.rollback import roll_back
+from graphrag_integrations.core.index.rollback import active_rollback, roll_back, rolling_back
 from graphrag_integrations.core.index.store import index_stores_of
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -131,7 +132,8 @@ class IndexPersistence:
             Another method, a newer format, another embedding model or dimension, or files
             that disagree with the manifest.
         """
-        with reading_index(path) as src:
+        outer = active_rollback()  # a resumed checkpoint's; else one for a write journal
+        with reading_index(path) as src, nullcontext(outer) if outer else rolling_back(()):
             manifest = check_manifest(
                 read_manifest(src),
                 method=cls.method,
@@ -141,7 +143,8 @@ class IndexPersistence:
             index = cls._from_manifest(src, manifest, dict(kwargs))
             index._check_embedder(src, manifest)
             index._read_files(src, manifest)
-            roll_back(index, index_stores_of(index))  # a resumed checkpoint's unfinished batch
+            # a resumed checkpoint's unfinished batch, an unfinished write a journal records
+            roll_back(index, index_stores_of(index))
             index._check_loaded(src, manifest)
         index._restore_identity(manifest)
         return index

@@ -65,10 +65,19 @@ class Rollback:
         The pending documents (their contributions are removed).
     placeholders : list of (store, kind, keys)
         Nodes of the pending documents that had no saved vector, per store and node kind.
+    journals : list
+        Database graphs whose write journal (:mod:`~graphrag_integrations.core.index.journal`)
+        listed documents of ``doc_ids``: cleared once the rollback is done.
     """
 
     doc_ids: frozenset[str]
     placeholders: list[tuple[Any, str, list[str]]] = field(default_factory=list)
+    journals: list[Any] = field(default_factory=list)
+
+    def add_journal(self, graph: Any, doc_ids: Iterable[str]) -> None:
+        """Roll back ``doc_ids`` too (an unfinished write ``graph``'s journal records)."""
+        self.doc_ids = self.doc_ids | frozenset(doc_ids)
+        self.journals.append(graph)
 
     def owns(self, provenance: Iterable[str]) -> bool:
         """Whether a node with this provenance comes from the pending documents only.
@@ -106,12 +115,16 @@ def rolling_back(doc_ids: Iterable[str]) -> Iterator[Rollback]:
         _ACTIVE.reset(token)
 
 
-def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
+def roll_back(
+    index: Any, stores: Iterable[Any], *, what: str = "the unfinished batch"
+) -> list[str]:
     """Remove the pending documents of the active rollback from a freshly read ``index``.
 
     Called by the ``load`` template after ``_read_files`` with the index's ``IndexStore``
-    objects (``stores``; a no-op outside :func:`rolling_back`). Returns the pending documents
-    that had something to remove.
+    objects (``stores``; a no-op outside :func:`rolling_back`), and by
+    :func:`~graphrag_integrations.core.index.journal.recover` (``what`` names the write in
+    the log line). Returns the pending documents that had something to remove; the journals
+    of the rollback are cleared afterwards.
 
     Raises
     ------
@@ -119,7 +132,11 @@ def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
         If nodes of the pending documents without a saved vector remain afterwards.
     """
     state = _ACTIVE.get()
-    if state is None or not state.doc_ids:
+    if state is None:
+        return []
+    if not state.doc_ids:  # a write journaled before it wrote anything
+        for graph in state.journals:
+            graph.clear_journal()
         return []
     pending = sorted(state.doc_ids)
     held = set(index.doc_ids())
@@ -141,12 +158,16 @@ def roll_back(index: Any, stores: Iterable[Any]) -> list[str]:
                 f"rolling back the unfinished batch left {len(left)} {kind} node(s) without a "
                 f"vector, e.g. {left[:3]} (corrupt index)"
             )
+    for graph in state.journals:
+        graph.clear_journal()
     if rolled:
         logger.warning(
-            "rolled back %d document(s) of the unfinished batch from %s's graph: %s",
+            "rolled back %d document(s) of %s from %s's graph: %s%s",
             len(rolled),
+            "an unfinished write" if state.journals else what,
             type(index).__name__,
             _some(sorted(rolled)),
+            " (the index is as without them: run the failed call again)" if state.journals else "",
         )
     return sorted(rolled)
 

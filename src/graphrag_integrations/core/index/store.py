@@ -316,6 +316,31 @@ def _load_graph(src: Path, backend: type[GraphBackend]) -> GraphBackend:
     return target
 
 
+def _with_journal(src: Path, graph: GraphBackend, rollback: Rollback | None) -> Rollback | None:
+    """The rollback a load runs: ``rollback`` plus the documents of an unfinished write the
+    graph's journal records (:mod:`~graphrag_integrations.core.index.journal`); ``None`` when
+    there is nothing to roll back.
+
+    Raises
+    ------
+    IndexMismatchError
+        The journal's writer (another process) is still running.
+    """
+    read_journal = getattr(graph, "read_journal", None)
+    record = read_journal() if callable(read_journal) and rollback is not None else None
+    if record is not None and rollback is not None:
+        from graphrag_integrations.core.graph.falkordb_journal import abandoned
+
+        if not abandoned(record):
+            pid, host, op = record.get("pid"), record.get("host"), record.get("op")
+            raise IndexMismatchError(
+                f"{src}: process {pid} on {host} is writing its graph ({op}); load it again "
+                "when the write has finished"
+            )
+        rollback.add_journal(graph, record.get("docs", []))
+    return rollback if rollback is not None and rollback.doc_ids else None
+
+
 def _method_of(directory: Path) -> str:
     if not (directory / MANIFEST_NAME).is_file():
         return ""
@@ -791,7 +816,7 @@ class IndexStore:
         store.index_id = stored_index_id(src)
         rehome = factory is not None and factory is not in_memory_vectors
         checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
-        rollback = active_rollback()
+        rollback = _with_journal(src, opened, active_rollback())
         for kind, layer in store.layers.items():
             keys = store.keys(kind)
             if not keys:

@@ -46,6 +46,7 @@ from graphrag_integrations.core.graph.falkordb_connection import (
     connect,
     parse_falkordb_url,
 )
+from graphrag_integrations.core.graph.falkordb_retry import retrying
 from graphrag_integrations.core.retrieval.filters import (
     AllOf,
     AnyOf,
@@ -200,7 +201,10 @@ class FalkorDBVectorIndex(StoreVectorIndex):
         return {**self.location.pointer(), "layer": self.layer}
 
     def _q(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        return list(self.graph.query(query, dict(params or {})).result_set)
+        args = dict(params or {})
+        return retrying(
+            self.location, lambda: list(self.graph.query(query, args).result_set), "vector query"
+        )
 
     def _open(self, hnsw: dict[str, int]) -> None:
         rows = self._q(
@@ -430,9 +434,10 @@ class FalkorDBVectors:
     def drop(self, index_id: str) -> bool:
         """Delete the graph holding the layers of ``index_id``; ``False`` if there was none."""
         name = self.graph_name(index_id)
-        if name not in self.client.list_graphs():
+        where = self.location.with_graph(name)
+        if name not in retrying(where, self.client.list_graphs, "list graphs"):
             return False
-        self.client.select_graph(name).delete()
+        retrying(where, self.client.select_graph(name).delete, "delete vector graph")
         logger.info("dropped FalkorDB vector graph %r", name)
         return True
 

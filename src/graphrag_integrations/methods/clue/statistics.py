@@ -273,7 +273,9 @@ def _document_chunks(graph: GraphBackend, doc_id: str) -> list[str]:
     """Chunk node ids of a document: its document node's edges, else a scan of the chunks."""
     doc = node_id(DOCUMENT, doc_id)
     if doc in graph:
-        return graph.neighbors(doc, HAS_CHUNK)
+        linked = graph.neighbors(doc, HAS_CHUNK)
+        if linked:  # none: a write stopped before its edges (scan, as without the node)
+            return linked
     found: list[str] = []
     for batch in _batches(graph.nodes(CHUNK)):
         found += [n for n, d in graph.nodes_data(batch).items() if d.get("doc_id") == doc_id]
@@ -288,17 +290,26 @@ def remove_documents(store: IndexStore, doc_ids: Iterable[str]) -> dict[str, dic
     with store.writing():
         graph = store.graph
         stats, documents = _stored(graph)
+        partial = False  # a document half-written (a write that stopped): count afresh
         for doc_id in dict.fromkeys(doc_ids):
             chunks = _document_chunks(graph, doc_id)
             units = [u for us in graph.neighbors_many(chunks, CONTAINS).values() for u in us]
             texts = {n: d["text"] for n, d in graph.nodes_data([*chunks, *units]).items()}
             removed = out[doc_id] = store.remove_document(doc_id)
             documents = [d for d in documents if d != doc_id]
-            for key in removed.get(CHUNK, []):
-                stats.chunks.remove(texts[node_id(CHUNK, key)])
-            for key in removed.get(UNIT, []):
-                stats.units.remove(texts[node_id(UNIT, key)])
+            gone = [node_id(CHUNK, k) for k in removed.get(CHUNK, [])]
+            gone_units = [node_id(UNIT, k) for k in removed.get(UNIT, [])]
+            if partial or any(n not in texts for n in (*gone, *gone_units)):
+                partial = True
+                continue
+            for node in gone:
+                stats.chunks.remove(texts[node])
+            for node in gone_units:
+                stats.units.remove(texts[node])
             stats.entities -= len(removed.get(ENTITY, []))
+        if partial:
+            logger.info("counting the statistics afresh after removing a half-written document")
+            stats, documents = count_statistics(graph)
         # nothing removed (unknown documents), or the index is empty now (the node went with
         # the last document and was not counted from rows): nothing to write
         if any(out.values()) and (STATS_NODE in graph or documents):

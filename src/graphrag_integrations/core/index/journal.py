@@ -1,0 +1,216 @@
+"""All-or-nothing writes for an index whose graph lives in a database server.
+
+An index with a database graph (FalkorDB) keeps part of its state in the server (the graph,
+written at once) and part in the process (in-memory vector layers, the method's views). A
+write the server or the process stops half-way would leave the two apart. The index's
+``insert``, ``upsert``, ``delete`` and ``delete_many`` are therefore *journaled*
+(:func:`journal_methods`, applied by ``BaseIndex.__init_subclass__`` to every index):
+
+1. before the write, each database graph of the index records a journal in its meta node
+   (:mod:`~graphrag_integrations.core.graph.falkordb_journal`: who writes, and every document
+   the write touches, recorded before its data reaches the server);
+2. the write runs; when it completes, the journal is cleared;
+3. when it fails, the journal stays, and the write is rolled back at once if the server
+   answers, else **on the next call** of the index (a write, or a query: :func:`recover`) or
+   **at the next load** of a folder persisted from it
+   (:meth:`~graphrag_integrations.core.index.store.IndexStore.load`): every document the
+   journal lists is removed through the method's own ``delete_many`` (and what a document not
+   yet registered left in the graph through ``remove_document``), exactly as a killed
+   checkpointed batch is (:mod:`~graphrag_integrations.core.index.rollback`), and one warning
+   names them.
+
+The index is then the index without those documents: an interrupted ``insert`` left nothing,
+an interrupted ``delete`` / ``delete_many`` is completed, an interrupted ``upsert`` leaves
+the replaced documents out (its new versions were not all written). Running the failed call
+again gives the index a clean build gives.
+
+A journal written by another process that is still running (or, from another host, less than
+:data:`~graphrag_integrations.core.graph.falkordb_journal.STALE_AFTER_S` s ago) is never rolled
+back: the call raises :class:`~graphrag_integrations.errors.IndexMismatchError` (one writer at a
+time; a reader loads again when the write is done).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from graphrag_integrations.core.graph.falkordb_journal import abandoned
+from graphrag_integrations.core.index.locking import is_guarded
+from graphrag_integrations.core.index.rollback import roll_back, rolling_back
+from graphrag_integrations.core.index.store import index_stores_of
+from graphrag_integrations.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The index methods journaled (those an index has).
+JOURNALED = ("insert", "upsert", "delete", "delete_many")
+#: Methods whose journal leaves out the documents the index already holds (they add).
+_ADDING = frozenset({"insert", "upsert"})
+_MARK = "__journaled__"
+# instance flags (in __dict__): inside a journaled write / a failed write not yet recovered
+_ACTIVE = "_journal_active"
+_FAILED = "_journal_failed"
+
+
+def journal_graphs(index: Any) -> list[Any]:
+    """The graphs of ``index``'s stores that keep a write journal (database graphs)."""
+    graphs = [store.graph for store in index_stores_of(index)]
+    return [g for g in graphs if callable(getattr(g, "begin_journal", None))]
+
+
+def live_writer_error(where: str, record: dict[str, Any]) -> IndexMismatchError:
+    """The one-line error for a journal whose writer is still running."""
+    return IndexMismatchError(
+        f"{where}: process {record.get('pid')} on {record.get('host')} is writing this graph "
+        f"({record.get('op')} of {len(record.get('docs', []))} document(s)); one writer at a "
+        "time: try again when it has finished"
+    )
+
+
+def recover(index: Any) -> list[str]:
+    """Roll back the unfinished write a journal of ``index``'s graphs records (module notes);
+    returns the documents removed (``[]``: nothing to do).
+
+    Raises
+    ------
+    IndexMismatchError
+        A journal of a writer still running (another process).
+    """
+    docs: set[str] = set()
+    dirty = []
+    for graph in journal_graphs(index):
+        record = graph.read_journal()
+        if graph.unfinished_journal is not None:  # this object's failed write (maybe loaded
+            # and rolled back by another index since, which cleared the server's copy)
+            local = graph.unfinished_journal
+            record = {**local, "docs": sorted({*local["docs"], *(record or {}).get("docs", [])})}
+        if record is None:
+            continue
+        if not abandoned(record):
+            raise live_writer_error(getattr(graph.location, "url", repr(graph)), record)
+        docs.update(record.get("docs", []))
+        dirty.append(graph)
+    if not dirty:
+        index.__dict__.pop(_FAILED, None)
+        return []
+    index.__dict__[_ACTIVE] = True
+    try:
+        with rolling_back(docs) as state:
+            state.journals.extend(dirty)
+            rolled = roll_back(index, index_stores_of(index), what="an unfinished write")
+    finally:
+        index.__dict__[_ACTIVE] = False
+    index.__dict__.pop(_FAILED, None)
+    return rolled
+
+
+def journaled(func: F) -> F:
+    """Wrap an index write method with the journal (module notes). Nested journaled calls
+    (``upsert`` calling ``delete`` and ``insert``, a rollback's ``delete_many``) run inside the
+    outer one's journal."""
+    name = func.__name__
+
+    @functools.wraps(func)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        graphs = journal_graphs(self)
+        if not graphs or self.__dict__.get(_ACTIVE):
+            return func(self, *args, **kwargs)
+        recover(self)  # an earlier write of this index (or of a dead process) left a journal
+        exclude = self.doc_ids() if name in _ADDING else ()
+        args, kwargs, removing = _removed_ids(name, args, kwargs)
+        self.__dict__[_ACTIVE] = True
+        try:
+            for graph in graphs:
+                graph.begin_journal(name, exclude, removing)
+            result = func(self, *args, **kwargs)
+            for graph in graphs:
+                graph.end_journal()
+        except BaseException as error:
+            self.__dict__[_ACTIVE] = False
+            self.__dict__[_FAILED] = True
+            for graph in graphs:
+                graph.discard_pending()
+            if isinstance(error, Exception):
+                _recover_now(self, name, error)
+            raise
+        self.__dict__[_ACTIVE] = False
+        return result
+
+    setattr(run, _MARK, True)
+    return run  # type: ignore[return-value]
+
+
+def _removed_ids(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], list[str]]:
+    """The documents a ``delete`` / ``delete_many`` call removes (journaled before it runs, so
+    an interrupted one is completed), with the call's arguments (an iterator of ids made a
+    list)."""
+    key = {"delete": "doc_id", "delete_many": "doc_ids"}.get(name)
+    if key is None:
+        return args, kwargs, []
+    value = args[0] if args else kwargs.get(key)
+    ids = [value] if name == "delete" else list(value or [])
+    if name == "delete_many":
+        if args:
+            args = (ids, *args[1:])
+        else:
+            kwargs = {**kwargs, key: ids}
+    return args, kwargs, [i for i in ids if isinstance(i, str)]
+
+
+def _recover_now(index: Any, name: str, error: Exception) -> None:
+    """After a failed write: roll it back now if the server answers, else leave it to the
+    next call or load (logged)."""
+    try:
+        recover(index)
+    except Exception as again:
+        logger.warning(
+            "%s.%s failed (%s: %s); its partial write is rolled back at the next call or load "
+            "(now: %s)",
+            type(index).__name__,
+            name,
+            type(error).__name__,
+            str(error).splitlines()[0] if str(error) else "",
+            str(again).splitlines()[0] if str(again) else type(again).__name__,
+        )
+
+
+def recovers_first(func: F) -> F:
+    """Wrap a query method (outside its read lock): after a failed write of this index that
+    is not rolled back yet, roll it back first (under the write lock)."""
+
+    @functools.wraps(func)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.__dict__.get(_FAILED):
+            with self.rwlock.write():
+                if self.__dict__.get(_FAILED):
+                    recover(self)
+        return func(self, *args, **kwargs)
+
+    setattr(run, _MARK, True)
+    return run  # type: ignore[return-value]
+
+
+def journal_methods(cls: type, names: Iterable[str] = JOURNALED, *, guarded: bool) -> None:
+    """Wrap the methods ``names`` that ``cls`` has (own or inherited) with :func:`journaled`
+    (``guarded=False``: before the lock wrappers) or, for queries (``guarded=True``), with
+    :func:`recovers_first` (after them); each implementation is wrapped once."""
+    wrap = recovers_first if guarded else journaled
+    for name in names:
+        attr = inspect.getattr_static(cls, name, None)
+        if (
+            not inspect.isfunction(attr)
+            or inspect.iscoroutinefunction(attr)  # refused by the lock wrappers
+            or getattr(attr, "__isabstractmethod__", False)
+            or getattr(attr, _MARK, False)
+            or (not guarded and is_guarded(attr))
+        ):
+            continue
+        setattr(cls, name, wrap(attr))
