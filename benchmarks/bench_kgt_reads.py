@@ -31,12 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.types import Passage
-from graphrag_integrations.evaluation.process_memory import (
+from process_memory import (
     current_rss_mib,
     dir_size_mib,
     fresh_process_json,
 )
+
+from graphrag_integrations.core.types import Passage
 
 WARM_TEXTS = [
     "Marie Curie was born in Warsaw.",
