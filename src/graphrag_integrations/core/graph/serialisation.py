@@ -126,15 +126,9 @@ def check_format(data: Any, source: str) -> None:
 
 
 def read_graph_file(path: Path) -> Any:
-    """The records of the saved graph at ``path`` (:func:`check_format` passed).
-
-    Raises
-    ------
-    IndexNotFoundError
-        If the file does not exist.
-    IndexMismatchError
-        If it is not valid JSON, not a saved graph, or of a newer format.
-    """
+    """The records of the saved graph at ``path`` (:func:`check_format` passed); a missing
+    file raises ``IndexNotFoundError``, one that is not JSON or not a saved graph of a
+    supported version ``IndexMismatchError``."""
     if not path.is_file():
         raise IndexNotFoundError(f"no saved graph at {path}")
     try:
