@@ -36,9 +36,8 @@ import time
 from typing import Any
 
 import numpy as np
-
-from graphrag_integrations.evaluation.process_memory import current_rss_mib as rss_mib
-from graphrag_integrations.evaluation.process_memory import peak_rss_mib
+from process_memory import current_rss_mib as rss_mib
+from process_memory import peak_rss_mib
 
 TERM = 0
 MAX_SPAN = 16

@@ -24,7 +24,7 @@ from bench_clue import CachedEmbedder
 
 from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.evaluation.datasets import load_dataset
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.qiter import QIter

@@ -31,12 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.core.types import Passage
-from graphrag_integrations.evaluation.process_memory import (
+from process_memory import (
     current_rss_mib,
     dir_size_mib,
     fresh_process_json,
 )
+
+from graphrag_integrations.core.types import Passage
 
 WARM_TEXTS = [
     "Marie Curie was born in Warsaw.",
@@ -92,10 +93,8 @@ def settled_rss_mib() -> float:
 def stage_query(args: argparse.Namespace) -> dict[str, Any]:
     """Load the models (warmed), then the index at ``--index``; answer the questions."""
     from graphrag_integrations.core.encoders.embeddings import as_embedder
-    from graphrag_integrations.methods.kgt.index import (
-        ParseKGTranslatorRetriever,
-        resolve_translator,
-    )
+    from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+    from graphrag_integrations.methods.kgt.translator_model import resolve_translator
 
     path = args.data / "hotpotqa-100" / "questions.json"
     questions = json.loads(path.read_text(encoding="utf-8"))[: args.queries]

@@ -19,7 +19,7 @@ the clues that traced it), the dense and BM25 rankings, wall / CPU time of the K
 query and whether reverse translation ran. Passage vectors are the dense build's (as with
 ``passage_vectors="build"``), so the query time is translation + tracing + ranking.
 ``summarise`` computes from the records (``.jsonl`` or gzip-compressed ``.jsonl.gz``; the
-computation is :mod:`graphrag_integrations.evaluation.kgt_records`), for the same questions:
+computation is ``benchmarks/kgt_records.py``), for the same questions:
 
 * ``kgt paper``: the traced top-k (fewer when fewer are traced: the paper's Ctx);
 * ``kgt top-up``: the product mode - the traced top-k filled up to k with the nearest
@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.kgt_records import (
+from kgt_records import (
     DEPTH,
     format_table,
     read_records,

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.process_memory import (
+from process_memory import (
     MIB,
     current_rss_mib,
     dir_size_mib,

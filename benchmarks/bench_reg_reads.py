@@ -33,7 +33,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.process_memory import current_rss_mib, fresh_process_json
+from process_memory import current_rss_mib, fresh_process_json
 
 
 def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:

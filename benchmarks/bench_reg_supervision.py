@@ -37,8 +37,8 @@ as ``methods.reg.assets`` reads them.
 same questions, labels and validation) and measures each scorer: with one seed the output is
 the single-run one (default: the ``RegTrainParams`` seed, 42); with several, each run's entry
 holds the per-seed rows (``seeds``), their ``summary`` (mean, sample sd, min, max of every
-numeric figure) and ``paired`` differences to weak (same seed; ``evaluation.seed_statistics``),
-and a markdown table of AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then
+numeric figure) and ``paired`` differences to weak (same seed; ``seed_statistics.py``), and a
+markdown table of AnsR@K and Hit@1 is printed at the end (``--save-scorers`` then
 writes ``...-seed<S>``).
 """
 
@@ -56,6 +56,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from seed_statistics import (
+    paired_differences,
+    seed_summary,
+    seed_table,
+)
+
 from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.llm import LLMClient
 from graphrag_integrations.core.llm.protocol import estimate_tokens
@@ -66,11 +72,6 @@ from graphrag_integrations.evaluation.metaqa import (
     kgqa_metrics,
     load_questions,
     oracle_rows,
-)
-from graphrag_integrations.evaluation.seed_statistics import (
-    paired_differences,
-    seed_summary,
-    seed_table,
 )
 from graphrag_integrations.methods.reg.assets import save_scorer
 from graphrag_integrations.methods.reg.index import RegIndex, TrainingQuestion

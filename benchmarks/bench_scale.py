@@ -61,7 +61,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphrag_integrations.evaluation.process_memory import (
+from process_memory import (
     MIB,
     current_rss_mib,
     dir_size_mib,

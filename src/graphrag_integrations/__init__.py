@@ -35,7 +35,7 @@ _LAZY: dict[str, str] = {
     "as_reranker": "graphrag_integrations.core.encoders.rerank",
     "BiEncoderReranker": "graphrag_integrations.core.encoders.rerank",
     "CrossEncoderReranker": "graphrag_integrations.core.encoders.rerank",
-    "GraphStore": "graphrag_integrations.core.graph.store",
+    "GraphStore": "graphrag_integrations.core.graph.networkx_store",
     "FalkorDBGraph": "graphrag_integrations.core.graph.falkordb_graph",
     "IndexStore": "graphrag_integrations.core.index.store",
     "LocalExecutor": "graphrag_integrations.core.index.executors",

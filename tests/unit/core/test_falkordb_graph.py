@@ -16,7 +16,7 @@ from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.backends import resolve_graph_backend
 from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.errors import (
     IndexExistsError,
     IndexMismatchError,
@@ -49,7 +49,6 @@ def _snapshot(g: Any) -> dict[str, Any]:
     for direction in ("out", "in", "both"):
         out[direction] = g.neighbors_many(nodes, direction=direction)
         out[direction + "_r"] = g.neighbors_many(nodes, "r", direction, node_type="a")
-        out[direction + "_deg"] = [g.degree(n, direction=direction) for n in nodes]
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphrag_integrations.core.graph.backends import is_in_process, resolve_graph_backend
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.errors import InvalidArgumentError
 
 

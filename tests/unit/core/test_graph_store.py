@@ -1,6 +1,6 @@
-"""GraphStore: typed multigraph, direction, provenance, paths, GraphML and JSON round trips.
+"""GraphStore: typed multigraph, direction, provenance, GraphML and JSON round trips.
 
-The protocol tests (building, neighbourhoods, degree, provenance removal) run against every
+The protocol tests (building, neighbourhoods, provenance removal) run against every
 backend: the networkx ``GraphStore`` and ``FalkorDBGraph`` on the real server of the
 ``falkordb_server`` fixture (the ``backend`` fixture); the rest are ``GraphStore``'s own.
 """
@@ -16,7 +16,9 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from graphrag_integrations.core.graph.store import GRAPH_FORMAT_VERSION, GraphStore, Removed
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import Removed
+from graphrag_integrations.core.graph.serialisation import GRAPH_FORMAT_VERSION
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 
 Backend = Callable[[], Any]
@@ -149,91 +151,6 @@ def test_neighbors_direction_and_types(backend: Backend) -> None:
         g.neighbors("rome")
     with pytest.raises(ValueError, match="direction"):
         g.neighbors("paris", direction="sideways")  # type: ignore[arg-type]
-
-
-def test_degree(backend: Backend) -> None:
-    g = _kg(backend)
-    # out: capital_of + located_in (parallel, counted apart); in: flows_through + mentions
-    assert g.degree("paris") == 4
-    assert g.degree("paris", direction="out") == 2
-    assert g.degree("paris", direction="in") == 2
-    assert g.degree("paris", edge_type="mentions") == 1
-    g.add_edge("paris", "paris", "self")
-    assert g.degree("paris") == 6
-    assert g.degree("paris", direction="out") == g.degree("paris", direction="in") == 3
-    if isinstance(g, GraphStore):  # networkx counts the same way
-        assert g.degree("paris") == g.graph.degree("paris")
-
-
-# -- paths ---------------------------------------------------------------------------------
-def _chain() -> GraphStore:
-    g = GraphStore()
-    for n in "abcde":
-        g.add_node(n, "entity", {"d"})
-    g.add_edge("a", "b", "r", {"d"})
-    g.add_edge("b", "c", "r", {"d"})
-    g.add_edge("c", "d", "r", {"d"})
-    g.add_edge("a", "c", "s", {"d"})
-    g.add_edge("e", "d", "r", {"d"})
-    return g
-
-
-def test_shortest_path() -> None:
-    g = _chain()
-    assert g.shortest_path("a", "d") == ["a", "c", "d"]
-    assert g.shortest_path("a", "d", edge_types="r") == ["a", "b", "c", "d"]
-    assert g.shortest_path("a", "a") == ["a"]
-    assert g.shortest_path("d", "a") is None  # direction is kept
-    assert g.shortest_path("d", "a", direction="in") == ["d", "c", "a"]
-    assert g.shortest_path("a", "e") is None
-    assert g.shortest_path("a", "e", direction="both") == ["a", "c", "d", "e"]
-    with pytest.raises(KeyError):
-        g.shortest_path("a", "zz")
-
-
-def test_paths_bounded_simple() -> None:
-    g = _chain()
-    assert g.paths("a", 1) == [["a", "b"], ["a", "c"]]
-    assert g.paths("a", 2) == [["a", "b"], ["a", "b", "c"], ["a", "c"], ["a", "c", "d"]]
-    assert g.paths("a", 3, target="d") == [["a", "b", "c", "d"], ["a", "c", "d"]]
-    assert g.paths("a", 3, target="d", edge_types="r") == [["a", "b", "c", "d"]]
-    assert g.paths("a", 0) == []
-    assert g.paths("d", 2, direction="in") == [
-        ["d", "c"],
-        ["d", "c", "b"],
-        ["d", "c", "a"],
-        ["d", "e"],
-    ]
-    assert len(g.paths("a", 5, limit=2)) == 2
-    # no repeated nodes, even with a cycle and direction="both"
-    for path in g.paths("a", 6, direction="both"):
-        assert len(set(path)) == len(path)
-        assert len(path) - 1 <= 6
-    with pytest.raises(ValueError, match="max_hops"):
-        g.paths("a", -1)
-
-
-def test_paths_match_networkx_simple_paths() -> None:
-    g = _chain()
-    g.add_edge("d", "a", "back", {"d"})  # a cycle
-    ours = sorted(tuple(p) for p in g.paths("a", 3, target="d"))
-    ref = sorted({tuple(p) for p in nx.all_simple_paths(nx.DiGraph(g.graph), "a", "d", cutoff=3)})
-    assert ours == ref
-
-
-def test_subgraph() -> None:
-    g = _kg()
-    sub = g.subgraph(["paris", "france", "nowhere"])
-    assert sorted(sub.nodes()) == ["france", "paris"]
-    assert sorted(sub.edges()) == [
-        ("paris", "france", "capital_of"),
-        ("paris", "france", "located_in"),
-    ]
-    # independent copy, provenance sets included
-    sub.add_node("paris", "entity", {"dX"})
-    assert "dX" not in g.provenance("paris")
-    sub.remove_provenance("d1")
-    assert g.number_of_edges() == 5
 
 
 # -- provenance removal --------------------------------------------------------------------

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.core.graph.backends import is_in_process
-from graphrag_integrations.core.graph.store import GraphBackend, GraphStore, Removed
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import GraphBackend, Removed
 from graphrag_integrations.core.index import store as index_store
 from graphrag_integrations.core.index.store import (
     IndexStore,

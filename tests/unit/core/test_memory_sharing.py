@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.store import CHUNK, ENTITY, UNIT

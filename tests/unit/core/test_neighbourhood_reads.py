@@ -11,7 +11,8 @@ from graphrag_integrations.core.graph.neighbourhood_reads import (
     edge_counts,
     incident_edges,
 )
-from graphrag_integrations.core.graph.store import GraphBackend, GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import GraphBackend
 
 IDS = ["a", "b", "c", "loop", "lonely", "unknown"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +15,6 @@ from graphrag_integrations.core.encoders.rerank import (
     CrossEncoderReranker,
     Reranker,
     as_reranker,
-    ascore,
 )
 from graphrag_integrations.errors import EmptyQueryError, ModelUnavailableError
 
@@ -72,12 +70,6 @@ def test_as_reranker() -> None:
     assert isinstance(default, Reranker)
     with pytest.raises(TypeError, match="reranker must be"):
         as_reranker(3.5)
-
-
-def test_ascore() -> None:
-    reranker = BiEncoderReranker(BagOfWordsEmbedder())
-    scores = asyncio.run(ascore(reranker, "rome", ["rome italy", "paris"]))
-    assert scores[0] > scores[1]
 
 
 def _tiny_cross_encoder(path: Path, num_labels: int) -> Path:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.term_search import (
     MAX_TERM_BYTES,
     TermSearch,

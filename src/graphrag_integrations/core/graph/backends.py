@@ -1,12 +1,12 @@
 """Which graph backend an index uses: resolving a ``graph_store=`` specification.
 
 Every graph index keeps its graph in a
-:class:`~graphrag_integrations.core.graph.store.GraphBackend`. Users name it with a
+:class:`~graphrag_integrations.core.graph.protocol.GraphBackend`. Users name it with a
 :data:`GraphStoreSpec`, which :func:`resolve_graph_backend` turns into the backend class the
 :class:`~graphrag_integrations.core.index.store.IndexStore` instantiates:
 
 * ``None`` or ``"networkx"`` - the in-process
-  :class:`~graphrag_integrations.core.graph.store.GraphStore` (the default);
+  :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore` (the default);
 * ``"falkordb://[USER[:PASSWORD]@]HOST[:PORT]/GRAPH"`` - that graph in a FalkorDB server
   (:class:`~graphrag_integrations.core.graph.falkordb_graph.FalkorDBGraph`; the ``falkordb`` extra).
   A new index refuses a graph that already holds data unless ``overwrite=True``;
@@ -15,7 +15,7 @@ Every graph index keeps its graph in a
 
 Examples
 --------
->>> from graphrag_integrations.core.graph.store import GraphStore
+>>> from graphrag_integrations.core.graph.networkx_store import GraphStore
 >>> resolve_graph_backend(None) is GraphStore
 True
 >>> resolve_graph_backend("networkx") is GraphStore
@@ -33,7 +33,8 @@ from __future__ import annotations
 from typing import TypeAlias, Union, cast
 
 from graphrag_integrations.core.graph.falkordb_connection import is_falkordb_url, parse_falkordb_url
-from graphrag_integrations.core.graph.store import GraphBackend, GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.errors import InvalidArgumentError
 
 #: The names of the in-process backend.
@@ -50,7 +51,7 @@ _ACCEPTED = (
 def is_in_process(backend: type[GraphBackend]) -> bool:
     """Whether ``backend`` keeps its graph in this process (its ``save`` writes the data).
 
-    >>> from graphrag_integrations.core.graph.store import GraphStore
+    >>> from graphrag_integrations.core.graph.networkx_store import GraphStore
     >>> is_in_process(GraphStore)
     True
     """

@@ -1,11 +1,12 @@
-"""A graph backend in FalkorDB: the :class:`~graphrag_integrations.core.graph.store.GraphBackend`
+"""A graph backend in FalkorDB: the :class:`~graphrag_integrations.core.graph.protocol.GraphBackend`
 protocol over openCypher, so every method keeps its graph in a database server.
 
 :class:`FalkorDBGraph` has the semantics of the networkx
-:class:`~graphrag_integrations.core.graph.store.GraphStore` (its module docstring is the
-contract): typed nodes and edges, merging re-adds, provenance sets and ``remove_provenance``,
-insertion order of nodes and of edges (``neighbors`` lists neighbours in the order networkx
-does), ``remove_edges``, counts and copies. The layout in the database and the encoding of
+:class:`~graphrag_integrations.core.graph.networkx_store.GraphStore` (the contract is
+:mod:`~graphrag_integrations.core.graph.protocol`'s): typed nodes and edges, merging re-adds,
+provenance sets and ``remove_provenance``, insertion order of nodes and of edges
+(``neighbors`` lists neighbours in the order networkx does), ``remove_edges``, counts and
+copies. The layout in the database and the encoding of
 attribute values are in :mod:`~graphrag_integrations.core.graph.falkordb_cypher`; the connection is
 :func:`~graphrag_integrations.core.graph.falkordb_connection.connect` (the ``falkordb`` extra).
 
@@ -66,13 +67,13 @@ from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
 from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads, batches
 from graphrag_integrations.core.graph.falkordb_retry import one_line, retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
-from graphrag_integrations.core.graph.store import (
+from graphrag_integrations.core.graph.protocol import (
     EdgeKey,
     GraphBackend,
     Removed,
-    _check_attrs,
-    _check_id,
-    _provenance,
+    check_attrs,
+    check_id,
+    check_provenance,
 )
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.errors import (
@@ -89,7 +90,7 @@ POINTER_BACKEND = "falkordb"
 
 
 class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
-    """A :class:`~graphrag_integrations.core.graph.store.GraphBackend` holding its graph in
+    """A :class:`~graphrag_integrations.core.graph.protocol.GraphBackend` holding its graph in
     FalkorDB (see the module docstring).
 
     Parameters
@@ -312,8 +313,8 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
         return found
 
     def add_node(self, id: str, type: str, provenance: Iterable[str] = (), **attrs: Any) -> None:
-        """Add a node, or merge into an existing one (as
-        :meth:`GraphStore.add_node <graphrag_integrations.core.graph.store.GraphStore.add_node>`).
+        """Add a node, or merge into an existing one (as :meth:`GraphStore.add_node
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_node>`).
 
         Raises
         ------
@@ -323,10 +324,10 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
             If an attribute value cannot be stored (see
             :mod:`~graphrag_integrations.core.graph.falkordb_cypher`).
         """
-        _check_id(id, "node id")
-        _check_id(type, "node type")
-        prov = _provenance(provenance)
-        extra = _check_attrs(attrs)
+        check_id(id, "node id")
+        check_id(type, "node type")
+        prov = check_provenance(provenance)
+        extra = check_attrs(attrs)
         stored = cy.encode_attrs(extra, f"node {id!r}")
         with self._lock:
             known = self._node_type(id)
@@ -354,7 +355,7 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
     ) -> str:
         """Add a directed edge ``u -> v``, or merge into the existing one with the same key
         (as :meth:`GraphStore.add_edge
-        <graphrag_integrations.core.graph.store.GraphStore.add_edge>`).
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_edge>`).
 
         Returns
         -------
@@ -372,10 +373,10 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
             for node in (u, v):
                 if not isinstance(node, str) or self._node_type(node) is None:
                     raise KeyError(f"unknown node {node!r}: add_node it before adding edges")
-            _check_id(type, "edge type")
-            edge_key = _check_id(type if key is None else key, "edge key")
-            prov = _provenance(provenance)
-            stored = cy.encode_attrs(_check_attrs(attrs), f"edge {(u, v, edge_key)!r}")
+            check_id(type, "edge type")
+            edge_key = check_id(type if key is None else key, "edge key")
+            prov = check_provenance(provenance)
+            stored = cy.encode_attrs(check_attrs(attrs), f"edge {(u, v, edge_key)!r}")
             edge = (u, v, edge_key)
             known = self._edge_type(edge)
             if known is not None and known != type:
@@ -455,7 +456,7 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
     # -- deletion --------------------------------------------------------------------------
     def remove_provenance(self, doc_id: str) -> Removed:
         """Forget document ``doc_id`` (as :meth:`GraphStore.remove_provenance
-        <graphrag_integrations.core.graph.store.GraphStore.remove_provenance>`: the same
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.remove_provenance>`: the same
         nodes and edges removed, reported in the same order)."""
         doc = {"doc": _enc(doc_id)}
         with self._lock:

@@ -2,7 +2,7 @@
 :class:`~graphrag_integrations.core.graph.falkordb_graph.FalkorDBGraph`.
 
 :class:`FalkorDBReads` answers the reading calls of the ``GraphBackend`` protocol (and the
-``GraphStore`` extras the methods use: ``edge``, ``edges``, ``edges_between``, ``degree``...)
+``GraphStore`` extras the methods use: ``edge``, ``edges``, ``edges_between``...)
 with one query each - ``neighbors_many`` and ``nodes_data`` for many nodes at once - after
 flushing the writes its subclass queued; nodes the object created itself are answered from
 its :class:`~graphrag_integrations.core.graph.falkordb_state.CreatedNodes` without a round trip.
@@ -23,12 +23,12 @@ from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes
-from graphrag_integrations.core.graph.store import (
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import (
     Direction,
     EdgeKey,
-    GraphStore,
-    _check_direction,
-    _edge_types,
+    check_direction,
+    edge_types,
 )
 from graphrag_integrations.core.graph.term_search import searchable
 
@@ -89,7 +89,7 @@ class FalkorDBReads(ABC):
 
     def edges(self, type: str | None = None) -> list[EdgeKey]:
         """``(source, target, key)`` of every edge (of one type if given), in the order
-        :meth:`GraphStore.edges <graphrag_integrations.core.graph.store.GraphStore.edges>`
+        :meth:`GraphStore.edges <graphrag_integrations.core.graph.networkx_store.GraphStore.edges>`
         lists them."""
         where = "" if type is None else "WHERE e._type = $type"
         rows = self._read(cy.EDGE_KEYS.replace("<WHERE>", where), {"type": _enc(type or "")})
@@ -146,8 +146,8 @@ class FalkorDBReads(ABC):
         node_type: str | None,
     ) -> dict[str, list[tuple[bool, bool, int, str, int]]]:
         """Per id: ``(is_out, is_in, order, neighbour, edge count)`` rows, one query."""
-        _check_direction(direction)
-        types = _edge_types(edge_type)
+        check_direction(direction)
+        types = edge_types(edge_type)
         conditions = []
         params: dict[str, Any] = {"ids": [_enc(i) for i in ids]}
         if types is not None:
@@ -176,8 +176,8 @@ class FalkorDBReads(ABC):
         node_type: str | None = None,
     ) -> list[str]:
         """Distinct neighbours of ``id``, in edge insertion order (``"both"``: those along
-        leaving edges, then those along entering ones), as
-        :meth:`GraphStore.neighbors <graphrag_integrations.core.graph.store.GraphStore.neighbors>`.
+        leaving edges, then those along entering ones), as :meth:`GraphStore.neighbors
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.neighbors>`.
 
         Raises
         ------
@@ -196,9 +196,9 @@ class FalkorDBReads(ABC):
         node_type: str | None = None,
     ) -> dict[str, list[str]]:
         """``{id: neighbors(id, ...)}`` for each id, in the order given, in one round trip."""
-        _check_direction(direction)
+        check_direction(direction)
         wanted = list(dict.fromkeys(ids))
-        types = _edge_types(edge_type)
+        types = edge_types(edge_type)
         with self._lock:
             local = {
                 id: self._created.neighbors(id, types, direction, self._types.get, node_type)
@@ -220,20 +220,6 @@ class FalkorDBReads(ABC):
                     seen.setdefault(nbr, None)
             result[id] = list(seen)
         return result
-
-    def degree(
-        self,
-        id: str,
-        edge_type: str | Iterable[str] | None = None,
-        direction: Direction = "both",
-    ) -> int:
-        """Number of edges at ``id`` (parallel edges count separately; a self-loop counts
-        once per direction)."""
-        rows = self._adjacency([id], edge_type, direction, None)[id]
-        leaving, entering = direction in ("out", "both"), direction in ("in", "both")
-        return sum(
-            n * ((leaving and is_out) + (entering and is_in)) for is_out, is_in, _, _, n in rows
-        )
 
     # -- term search (core.graph.term_search.TermSearch) ----------------------------------------
     def has_term_index(self, attr: str) -> bool:
@@ -303,7 +289,7 @@ class FalkorDBReads(ABC):
                 yield "edge", ((_dec(u), _dec(v), _dec(k)), node_record(props))
 
     def to_graph_store(self) -> GraphStore:
-        """A networkx :class:`~graphrag_integrations.core.graph.store.GraphStore` copy."""
+        """A networkx :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore` copy."""
         store = GraphStore()
         for kind, (ident, data) in self.iter_records():
             attrs = {a: x for a, x in data.items() if a not in ("type", "provenance")}
@@ -316,13 +302,13 @@ class FalkorDBReads(ABC):
 
     def to_graphml(self, path: str | Path) -> None:
         """Write GraphML as :meth:`GraphStore.to_graphml
-        <graphrag_integrations.core.graph.store.GraphStore.to_graphml>` does (reads the whole
-        graph)."""
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.to_graphml>` does (reads the
+        whole graph)."""
         self.to_graph_store().to_graphml(path)
 
     def to_dict(self) -> dict[str, Any]:
         """The node-link form :meth:`GraphStore.to_dict
-        <graphrag_integrations.core.graph.store.GraphStore.to_dict>` gives (reads the whole
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.to_dict>` gives (reads the whole
         graph)."""
         return self.to_graph_store().to_dict()
 

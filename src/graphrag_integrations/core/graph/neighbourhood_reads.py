@@ -10,7 +10,7 @@ the backends the package ships, without reading the rest of the graph:
 * :func:`edge_counts`: ``{id: (edges leaving, edges entering)}`` (parallel edges count
   separately, a self-loop once each way), to skip reading the edges of hubs.
 
-The networkx :class:`~graphrag_integrations.core.graph.store.GraphStore` answers from its
+The networkx :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore` answers from its
 graph; a FalkorDB graph with one Cypher query per :attr:`batch_size` nodes; any other backend
 with ``neighbors_many`` plus its ``edges_between`` (one call per neighbour). Edge order is not
 specified (callers sort). Unknown nodes have no edges.
@@ -20,7 +20,7 @@ emptied as a whole when the owning store's version changes.
 
 Examples
 --------
->>> from graphrag_integrations.core.graph.store import GraphStore
+>>> from graphrag_integrations.core.graph.networkx_store import GraphStore
 >>> g = GraphStore()
 >>> for n in ("a", "b"):
 ...     g.add_node(n, "entity")
@@ -39,7 +39,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
-from graphrag_integrations.core.graph.store import EdgeKey, GraphBackend, GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 
 __all__ = ["VersionedLRU", "batch_size", "edge_counts", "incident_edges"]
 

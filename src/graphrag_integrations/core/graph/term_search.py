@@ -74,7 +74,7 @@ def term_search(graph: Any) -> TermSearch | None:
 
     Examples
     --------
-    >>> from graphrag_integrations.core.graph.store import GraphStore
+    >>> from graphrag_integrations.core.graph.networkx_store import GraphStore
     >>> term_search(GraphStore()) is None
     True
     """

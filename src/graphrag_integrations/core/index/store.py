@@ -1,8 +1,9 @@
 """The storage every graph index shares: one graph backend plus named vector layers.
 
-A graph-RAG index is a typed graph (a :class:`~graphrag_integrations.core.graph.store.GraphBackend`,
-by default the networkx :class:`~graphrag_integrations.core.graph.store.GraphStore`) whose
-nodes of some kinds carry an embedding. :class:`IndexStore` keeps both in step:
+A graph-RAG index is a typed graph (a
+:class:`~graphrag_integrations.core.graph.protocol.GraphBackend`, by default the networkx
+:class:`~graphrag_integrations.core.graph.networkx_store.GraphStore`) whose nodes of some kinds
+carry an embedding. :class:`IndexStore` keeps both in step:
 
 * **node ids** are ``"<kind>:<key>"`` (:func:`node_id` / :func:`node_key` / :func:`node_kind`),
   so the id spaces of the kinds (``chunk``, ``entity``, ``query``...) never collide;
@@ -79,7 +80,8 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
-from graphrag_integrations.core.graph.store import EdgeKey, GraphBackend, GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 from graphrag_integrations.core.index.rollback import Rollback, active_rollback
 from graphrag_integrations.core.persistence import (
     MANIFEST_NAME,

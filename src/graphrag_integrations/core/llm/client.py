@@ -166,18 +166,6 @@ class LLMClient(BatchCalls, GenerationCalls):
         text = self.complete(prompt, max_tokens=max_tokens, temperature=temperature)
         return self._parse_json(prompt, text, validate)
 
-    async def acomplete_json(
-        self,
-        prompt: str,
-        validate: Callable[[Any], Any] | None = None,
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Any | None:
-        """Async :meth:`complete_json`."""
-        text = await self.acomplete(prompt, max_tokens=max_tokens, temperature=temperature)
-        return self._parse_json(prompt, text, validate)
-
     def close(self) -> None:
         """Close the response cache; the client must not be used afterwards."""
         if self.cache is not None:

@@ -169,7 +169,7 @@ class ClueGraph:
     and the BM25 term statistics. Rows follow the graph's insertion order (chunks, units) and
     entity rows follow their first mention among the units, so the layout after ``insert`` +
     ``delete`` is exactly the layout of a graph built without the deleted document. It reads
-    the graph only through the :class:`~graphrag_integrations.core.graph.store.GraphBackend`
+    the graph only through the :class:`~graphrag_integrations.core.graph.protocol.GraphBackend`
     protocol.
 
     Examples

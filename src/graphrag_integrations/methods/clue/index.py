@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,
@@ -159,10 +159,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Where the graph lives (see
         :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
         ``"networkx"``: in the process (the networkx
-        :class:`~graphrag_integrations.core.graph.store.GraphStore`);
+        :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore`);
         ``"falkordb://HOST:PORT/GRAPH"``: that FalkorDB graph, which must be empty
         (``FalkorDBGraph.at(url, overwrite=True)`` replaces what it holds); or a
-        :class:`~graphrag_integrations.core.graph.store.GraphBackend` class or instance.
+        :class:`~graphrag_integrations.core.graph.protocol.GraphBackend` class or instance.
         :meth:`load` takes it too: where the graph is now, if it moved.
 
     Attributes

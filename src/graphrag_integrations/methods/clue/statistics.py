@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.schema import (

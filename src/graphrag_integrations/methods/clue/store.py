@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import (
     ChromaVectors,
     IndexStore,

@@ -16,5 +16,7 @@ Around them: ``store`` holds all storage (the ParseKG and passage vectors on the
 ``IndexStore``), ``lora`` the committed LoRA translator adapters (package data unpacked on
 first use), ``params`` the index / query / training parameters and presets, ``index`` the
 lifecycle class :class:`~graphrag_integrations.methods.kgt.index.ParseKGTranslatorRetriever`
-and ``registration`` the method registration (``"kgt"``: builder and trainer).
+(its persist / load hooks in ``persistence``, the translator it loads in
+``translator_model``) and ``registration`` the method registration (``"kgt"``: builder and
+trainer).
 """

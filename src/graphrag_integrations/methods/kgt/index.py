@@ -13,6 +13,9 @@ so the next query does not rebuild them), the clues are traced to passages, and 
 ranked by the embedder (:mod:`~graphrag_integrations.methods.kgt.retrieval`). Each result's
 explanation lists the clues (entity, relation span, direction, hyperedge sentence) that
 reached it.
+
+Persist / load: :mod:`~graphrag_integrations.methods.kgt.persistence` (a base of the class);
+which translator LM runs: :mod:`~graphrag_integrations.methods.kgt.translator_model`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,
@@ -44,20 +47,17 @@ from graphrag_integrations.core.index.building import (
 from graphrag_integrations.core.index.executors import ExecutorSpec
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.index.store import VectorIndexFactory
-from graphrag_integrations.core.llm.precision import precision_suffix, resolve_dtype
+from graphrag_integrations.core.llm.precision import precision_suffix
 from graphrag_integrations.core.params import resolve_params
-from graphrag_integrations.core.persistence import (
-    Manifest,
-)
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
-from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.constraints import ConstraintIndexes, tokenizer_fingerprint
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
+from graphrag_integrations.methods.kgt.persistence import KGTPersistence
 from graphrag_integrations.methods.kgt.preparation import KGTPreparer, PreparedHyperedges
 from graphrag_integrations.methods.kgt.reads import ParseKGReads
 from graphrag_integrations.methods.kgt.retrieval import (
@@ -66,14 +66,17 @@ from graphrag_integrations.methods.kgt.retrieval import (
     trace_clues,
 )
 from graphrag_integrations.methods.kgt.store import (
-    CONSTRAINTS_DIR,
     ParseKGStore,
     ParseKGView,
     load_constraint_cache,
     read_many,
-    save_constraint_cache,
 )
 from graphrag_integrations.methods.kgt.translation import TranslationResult, Translator
+from graphrag_integrations.methods.kgt.translator_model import (
+    resolve_translator,
+    translator_dtype,
+    translator_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,52 +94,7 @@ def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[
     return parse_next_query(text)
 
 
-def resolve_translator(translator: Any, *, dtype: str | None = None) -> Any:
-    """The translator as an ``LLMClient`` (cache, token accounting) over a causal LM.
-
-    ``None`` or ``"default"``: the committed MuSiQue-100 fold-a adapter; ``"base"``: the untuned
-    SmolLM2-135M-Instruct; the name of another committed adapter; a folder written by
-    ``train --method kgt`` or any causal LM path; a ``TransformersLLM``; an ``LLMClient``
-    over one (kept as given, with its response cache). ``dtype`` is the precision of a
-    translator loaded here (by name or path; ``TransformersLLM``'s ``dtype``); a given
-    model object keeps its own.
-
-    Raises
-    ------
-    TypeError
-        An object that cannot generate token-level beams.
-    """
-    from graphrag_integrations.core.llm import LLMClient, TransformersLLM
-    from graphrag_integrations.methods.kgt.lora import (
-        DEFAULT_TRANSLATOR,
-        adapter_path,
-        committed_adapters,
-    )
-
-    if translator is None or translator == "default":
-        translator = adapter_path(DEFAULT_TRANSLATOR)
-    elif translator == "base":
-        translator = TransformersLLM(dtype=dtype)
-    elif isinstance(translator, str) and translator in committed_adapters():
-        translator = adapter_path(translator)
-    if isinstance(translator, (str, Path)):
-        from graphrag_integrations.methods.kgt.training import load_translator
-
-        translator = load_translator(translator, dtype=dtype)
-    if isinstance(translator, LLMClient):
-        client = translator
-    else:
-        for attr in ("generate", "tokenizer", "eos_token_id"):
-            if not hasattr(type(translator), attr):
-                raise TypeError(
-                    f"translator must be a model path, a TransformersLLM or an LLMClient over "
-                    f"one; {type(translator).__name__} lacks {attr!r}"
-                )
-        client = LLMClient(translator)
-    return client
-
-
-class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
+class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
     """KG-Translator: ParseKG + constrained clue translation + clue-traced ranking.
 
     Parameters
@@ -432,10 +390,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         or ``"float32"``) for a translator loaded by name or path; a given model's own
         ``dtype`` (``None``: its checkpoint's).
         """
-        spec = self._translator_spec
-        if spec is None or isinstance(spec, (str, Path)):
-            return resolve_dtype(self.query_params.translator_dtype)
-        return getattr(getattr(spec, "llm", spec), "dtype", None)
+        return translator_dtype(self._translator_spec, self.query_params.translator_dtype)
 
     @property
     def translator_label(self) -> str:
@@ -443,8 +398,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
         name, a path) with the resolved precision, e.g. ``"default[bfloat16]"``."""
         spec = self._translator_spec
         if spec is None or isinstance(spec, (str, Path)):
-            return self._translator_name() + precision_suffix(self.translator_dtype)
-        return self._translator_name()  # a model object's name carries its precision
+            return translator_name(spec) + precision_suffix(self.translator_dtype)
+        return translator_name(spec)  # a model object's name carries its precision
 
     @property
     def client(self) -> Any:
@@ -689,112 +644,3 @@ class ParseKGTranslatorRetriever(FrameworkSurface, BaseIndex):
             )
             for pid, score in extra
         ]
-
-    # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
-    def manifest(self) -> Manifest:
-        """The manifest :meth:`persist` writes; the directory holds ``graph.json``,
-        ``vectors/`` and, when the constraint indexes were built, ``constraints/<tokenizer>/``."""
-        stats = self.stats()
-        return Manifest(
-            method=self.method,
-            parameters={
-                "index": self.index_params.to_dict(),
-                "query": self.query_params.to_dict(),
-                "passages": stats.passages,
-                "hyperrelations": stats.hyperrelations,
-                "entities": stats.entities,
-            },
-            models={
-                "embedding": self.embedder.model_name,
-                "spacy": self.parser.model_name,
-                "translator": self._translator_name(),
-                # resolved ("auto" -> this machine's precision); "checkpoint": the model's own
-                "translator_dtype": self.translator_dtype or "checkpoint",
-            },
-            # lazy vectors: none may exist yet, the embedder still fixes the dimension
-            embedding_dimension=self.store.dimension or int(self.embedder.dimension) or None,
-        )
-
-    def _translator_name(self) -> str:
-        spec = self._translator_spec
-        if spec is None:
-            return "default"
-        if isinstance(spec, (str, Path)):
-            return str(spec)
-        return str(getattr(spec, "model_name", type(spec).__name__))
-
-    def _write_files(self, directory: Path) -> None:
-        self.store.persist(directory)
-        old = self._cache_dir
-        if self._indexes is not None:
-            ix = self._indexes
-            save_constraint_cache(
-                directory / CONSTRAINTS_DIR / tokenizer_fingerprint(ix.tokenizer),
-                fingerprint=self.view.fingerprint(),
-                rel_tokens=None if ix.lazy else ix.rel_tokens,
-                tries=ix.tries,
-                entity_tokens=ix.entity_tokens,
-            )
-        elif old is not None and old.is_dir():
-            import shutil
-
-            shutil.copytree(old, directory / CONSTRAINTS_DIR)
-
-    def _after_persist(self, path: Path) -> None:
-        self._cache_dir = path / CONSTRAINTS_DIR
-
-    @classmethod
-    def _from_manifest(
-        cls, src: Path, manifest: Manifest, options: dict[str, Any]
-    ) -> ParseKGTranslatorRetriever:
-        """Build and query settings come from the manifest unless given; the recorded
-        translator (a local path) too; ``graph_store`` says where the graph is now
-        (``None``: where the index says)."""
-        graph_store = options.pop("graph_store", None)
-        params = manifest.parameters
-        if options.get("preset") is None:
-            options.pop("preset", None)
-            options.setdefault("index_params", KGTIndexParams.from_dict(params["index"]))
-            options.setdefault("query_params", KGTQueryParams.from_options(params["query"]))
-        recorded = manifest.models.get("translator", "default")
-        if "translator" not in options and recorded != "default" and Path(recorded).exists():
-            options["translator"] = recorded
-        index = cls(**options)
-        # opened by _read_files: None = where the index says (IndexStore.load)
-        index.graph_backend = None if graph_store is None else resolve_graph_backend(graph_store)
-        return index
-
-    def _read_files(self, src: Path, manifest: Manifest) -> None:
-        self.store = ParseKGStore.load(
-            src,
-            model_name=self.embedder.model_name,
-            dimension=int(manifest.embedding_dimension or 0),
-            excluded_head_labels=self.index_params.excluded_head_labels,
-            factory=self.vector_index,
-            graph=self.graph_backend,
-        )
-        self.store.reads_class = ParseKGReads
-        self._cache_dir = src / CONSTRAINTS_DIR
-
-    def _check_loaded(self, src: Path, manifest: Manifest) -> None:
-        self.view  # noqa: B018 - the read mode of the query params
-        build = self.index_params.passage_vectors == "build"
-        if self.store.reads_per_query:  # counts only: no scan of the graph
-            missing = self.store.summary.head["passages"] - self.store.check_node_count(src)
-        else:
-            missing = len(self.store.passages_without_vector()) if build else 0
-        if build and missing:
-            raise IndexMismatchError(
-                f"{src}: {missing} passages without a vector in a "
-                "passage_vectors='build' index (corrupt index)"
-            )
-        self._refresh()
-        stats = self.stats()
-        params = manifest.parameters
-        counts = (stats.passages, stats.hyperrelations, stats.entities)
-        expected = (params["passages"], params["hyperrelations"], params["entities"])
-        if counts != expected:
-            raise IndexMismatchError(
-                f"{src}: graph holds {counts} passages/hyperrelations/entities, the manifest "
-                f"{expected} (corrupt index)"
-            )

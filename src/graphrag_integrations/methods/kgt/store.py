@@ -51,7 +51,7 @@ import numpy as np
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import IndexStore, VectorIndexFactory, node_id, node_key
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.types import Passage

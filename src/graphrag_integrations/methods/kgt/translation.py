@@ -157,32 +157,6 @@ def constrained_generate_many(
     return out
 
 
-def constrained_generate(
-    client: Any,
-    prompt: str,
-    constraint: Callable[[tuple[int, ...]], Any],
-    *,
-    constraint_key: str | None,
-    num_beams: int,
-    max_tokens: int,
-    prefix: Sequence[int] = (),
-) -> list[Hypothesis]:
-    """One row of :func:`constrained_generate_many`: ``prompt ++ prefix`` under ``constraint``.
-
-    Returns
-    -------
-    list of Hypothesis
-        Best first, ids without the prefix and the closing ``eos``, with the verdict.
-    """
-    return constrained_generate_many(
-        client,
-        prompt,
-        [(prefix, constraint, constraint_key)],
-        num_beams=num_beams,
-        max_tokens=max_tokens,
-    )[0]
-
-
 @dataclass(frozen=True)
 class Clue:
     """A translated clue ``(entity, relation)`` with its direction and traced hyperedges.
@@ -341,13 +315,6 @@ class Translator:
                     entities.setdefault(key, "query_entity")
         return list(entities.items())
 
-    def translate_entities(
-        self, prompt: str, direction: str, result: TranslationResult | None = None
-    ) -> list[str]:
-        """Up to ``alpha`` entity keys decoded under the ``direction`` entity trie."""
-        decoded = self.translate_entities_many(prompt, [direction])[direction]
-        return self._entity_keys(direction, decoded, result)
-
     def translate_entities_many(
         self, prompt: str, directions: Sequence[str]
     ) -> dict[str, list[Hypothesis]]:
@@ -397,38 +364,19 @@ class Translator:
                 keys.append(key)
         return keys
 
-    def translate_relations(
-        self,
-        prompt: str,
-        entity: str,
-        direction: str,
-        source: str = "translated",
-        result: TranslationResult | None = None,
-    ) -> list[Clue]:
-        """Up to ``beta`` clues of ``entity``: relation spans decoded under its index."""
-        return self.translate_relations_many(prompt, [(entity, source)], direction, result)
-
-    def translate_relations_many(
-        self,
-        prompt: str,
-        entities: Sequence[tuple[str, str]],
-        direction: str,
-        result: TranslationResult | None = None,
-    ) -> list[Clue]:
-        """Up to ``beta`` clues per ``(entity, source)``, all relation searches in ONE LM call.
-
-        Row ``i`` continues ``prompt ++ entity_i ++ "@@"`` under entity ``i``'s relation
-        index; clues come out in the order of ``entities``, each entity's best first.
-        """
-        return self._relation_rows(prompt, [(e, s, direction) for e, s in entities], result)
-
     def _relation_rows(
         self,
         prompt: str,
         entities: Sequence[tuple[str, str, str]],
         result: TranslationResult | None,
     ) -> list[Clue]:
-        """:meth:`translate_relations_many` for ``(entity, source, direction)`` rows."""
+        """Up to ``beta`` clues per ``(entity, source, direction)`` row, all relation searches
+        in ONE LM call.
+
+        Row ``i`` continues ``prompt ++ entity_i ++ "@@"`` under entity ``i``'s relation
+        index of its direction; clues come out in the order of the rows, each entity's best
+        first.
+        """
         ix = self.indexes
         prefetch = getattr(ix.view, "prefetch", None)
         if prefetch is not None:  # per-query reads: every entity's hyperrelations at once

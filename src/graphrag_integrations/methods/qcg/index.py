@@ -21,7 +21,7 @@ from typing import Any
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
 from graphrag_integrations.core.index.building import (
     DEFAULT_SPLITTER,

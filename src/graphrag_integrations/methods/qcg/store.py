@@ -1,7 +1,7 @@
 """QCG-RAG's schema on the core :class:`~graphrag_integrations.core.index.store.IndexStore`.
 
 The two-layer graph of §3.3 lives in the store's graph backend (networkx ``GraphStore`` by
-default, any :class:`~graphrag_integrations.core.graph.store.GraphBackend` class):
+default, any :class:`~graphrag_integrations.core.graph.protocol.GraphBackend` class):
 
 * ``chunk`` nodes ``"chunk:<passage id>"`` (attributes ``text``, ``doc_id``, ``metadata``,
   ``pairs``: every generated pair ``[query, answer]`` before filtering, so the index is
@@ -42,7 +42,7 @@ from typing import Any
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import (
     IndexStore,
     VectorIndexFactory,

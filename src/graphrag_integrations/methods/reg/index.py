@@ -33,7 +33,7 @@ import numpy as np
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, drop_indexed
 from graphrag_integrations.core.index.executors import ExecutorSpec

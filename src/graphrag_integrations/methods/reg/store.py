@@ -14,7 +14,7 @@ after each mutation).
   :meth:`IndexStore.remove_document` (an entity, relation or triple also backed by another
   document survives).
 
-The graph is the core networkx :class:`~graphrag_integrations.core.graph.store.GraphStore`
+The graph is the core networkx :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore`
 by default, or a backend with its ``edges`` / ``edge`` / ``provenance`` methods (FalkorDB's):
 the view enumerates every edge (``GraphStore.edges``), which the ``GraphBackend`` protocol
 does not offer. With a database graph (:attr:`RegStore.reads_lazily`) queries do not build
@@ -35,7 +35,8 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
-from graphrag_integrations.core.graph.store import GraphBackend, GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple

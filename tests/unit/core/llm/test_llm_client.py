@@ -293,12 +293,6 @@ def test_complete_json_validator_bugs_propagate() -> None:
         client.complete_json("obj", validate=buggy)
 
 
-async def test_acomplete_json() -> None:
-    client = LLMClient(lambda p: "nothing")
-    assert await client.acomplete_json("q") is None
-    assert client.usage.parse_failures == 1
-
-
 def test_client_defaults_are_passed_to_the_model() -> None:
     llm = ScriptedLLM()
     client = LLMClient(llm, max_tokens=32, temperature=0.2)

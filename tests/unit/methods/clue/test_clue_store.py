@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.text.nlp import normalize_entity
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex

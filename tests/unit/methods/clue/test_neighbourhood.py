@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize

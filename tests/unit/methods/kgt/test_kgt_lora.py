@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_integrations.methods.kgt import lora
-from graphrag_integrations.methods.kgt.index import resolve_translator
+from graphrag_integrations.methods.kgt.translator_model import resolve_translator
 
 
 def _archive(assets: Path, name: str) -> None:

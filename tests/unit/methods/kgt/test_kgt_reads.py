@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever

@@ -22,7 +22,7 @@ from graphrag_integrations.methods.kgt.translation import (
     Clue,
     TranslationResult,
     Translator,
-    constrained_generate,
+    constrained_generate_many,
     translation_prompt,
 )
 from tests.conftest import FakeEmbedder
@@ -118,8 +118,8 @@ def test_dead_and_invalid_beams_are_dropped_and_counted(
     def dies_after_one(prefix: tuple[int, ...]) -> list[int]:
         return [first] if prefix == () else []
 
-    hyps = constrained_generate(
-        index.client, "q", dies_after_one, constraint_key=None, num_beams=3, max_tokens=4
+    (hyps,) = constrained_generate_many(
+        index.client, "q", [((), dies_after_one, None)], num_beams=3, max_tokens=4
     )
     assert hyps and all(h.verdict != "complete" for h in hyps)
     assert "dead" in {h.verdict for h in hyps}
@@ -132,7 +132,7 @@ def test_dead_and_invalid_beams_are_dropped_and_counted(
     ix.relations = lambda e, d: dying  # type: ignore[method-assign,assignment]
     try:
         result = TranslationResult()
-        clues = translator.translate_relations("q", "marie curie", "forward", result=result)
+        clues = translator._relation_rows("q", [("marie curie", "translated", "forward")], result)
     finally:
         ix.relations = original  # type: ignore[method-assign]
     assert clues == [] and result.dropped["dead"] >= 1
@@ -199,13 +199,14 @@ def test_reverse_certain_from_entities_is_one_call_and_equals_two(
     prompt = translation_prompt(query)
     sequential: list[Clue] = []
     for direction in ("forward", "reverse"):
-        keys = translator.translate_entities(prompt, direction)
+        decoded = translator.translate_entities_many(prompt, [direction])[direction]
+        keys = translator._entity_keys(direction, decoded, None)
         jobs = dict.fromkeys(keys, "translated")
         for e in ["marie curie", "1903"]:
             if index.view.rels_of(e, direction):
                 jobs.setdefault(e, "query_entity")
         for e, src in jobs.items():
-            sequential.extend(translator.translate_relations(prompt, e, direction, src))
+            sequential.extend(translator._relation_rows(prompt, [(e, src, direction)], None))
     assert [(c.entity, c.direction, c.relation_ids) for c in batched.clues] == [
         (c.entity, c.direction, c.relation_ids) for c in sequential
     ]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.neighbourhood import nearest_chunks, seed_queries

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.methods.reg.index import RegIndex
 from graphrag_integrations.methods.reg.params import RegQueryParams
 from graphrag_integrations.methods.reg.scorer import TripleScorer

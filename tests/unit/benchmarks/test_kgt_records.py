@@ -1,4 +1,4 @@
-"""KG-Translator record summaries (``evaluation.kgt_records``), plain and gzip-compressed."""
+"""KG-Translator record summaries (``benchmarks/kgt_records.py``), plain and gzip-compressed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from graphrag_integrations.evaluation.kgt_records import (
+from benchmarks.kgt_records import (
     read_jsonl,
     read_records,
     record_ids,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from benchmarks.process_memory import current_rss_mib, peak_rss_mib
 
-from graphrag_integrations.evaluation.process_memory import current_rss_mib, peak_rss_mib
+#: What a benchmark script has on ``sys.path`` first: its own folder.
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -19,8 +22,8 @@ def test_a_child_process_reports_its_own_peak_not_its_parents() -> None:
         ballast[i] = 1
     assert peak_rss_mib() >= 300
     code = (
-        "from graphrag_integrations.evaluation.process_memory import peak_rss_mib; "
-        "print(peak_rss_mib())"
+        f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); "
+        "from process_memory import peak_rss_mib; print(peak_rss_mib())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     del ballast
@@ -35,7 +38,7 @@ def test_fresh_process_json_reads_the_last_line_and_passes_env() -> None:
     import os
     import sys
 
-    from graphrag_integrations.evaluation.process_memory import fresh_process_json
+    from benchmarks.process_memory import fresh_process_json
 
     code = "import json, os; print('noise'); print(json.dumps({'x': os.environ['GI_X']}))"
     env = {**os.environ, "GI_X": "7"}

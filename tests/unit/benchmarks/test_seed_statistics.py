@@ -1,10 +1,9 @@
-"""The multi-seed summaries of ``evaluation.seed_statistics`` (``bench_reg_supervision.py``)."""
+"""The multi-seed summaries of ``benchmarks/seed_statistics.py`` (``bench_reg_supervision.py``)."""
 
 from __future__ import annotations
 
 import pytest
-
-from graphrag_integrations.evaluation.seed_statistics import (
+from benchmarks.seed_statistics import (
     numeric_leaves,
     paired_differences,
     seed_summary,
