@@ -34,7 +34,7 @@ _STRING_CHARS = 60
 #: Entries of a nested mapping shown in an explanation summary.
 _MAPPING_ITEMS = 4
 #: Nesting shown in an explanation summary (deeper values become ``...``).
-_DEPTH = 3
+_DEPTH = 4
 
 #: JSON schema of one row of :func:`passage_row`.
 PASSAGE_SCHEMA: dict[str, Any] = {
