@@ -8,9 +8,9 @@ into MCP tools.
 Tools
     ``search`` (one per index): arguments ``query``, ``k`` (default: the index's, at most
     the server's ``max_k``) and ``filter`` (LangChain's dict language, see
-    :mod:`graphrag_integrations.core.retrieval.filters`; a JSON string of it is accepted too). A server
-    filter (``--filter``) is ANDed with the call's, so a call can narrow what the server
-    shows but never widen it: ``{}`` or ``null`` leave the server filter alone.
+    :mod:`graphrag_integrations.core.retrieval.filters`; a JSON string of it is accepted
+    too). A server filter (``--filter``) is ANDed with the call's, so a call can narrow what
+    the server shows but never widen it: ``{}`` or ``null`` leave the server filter alone.
     ``insert`` / ``delete`` (``--allow-writes``): add documents
     (``[{"text", "id"?, "metadata"?}]``) or remove documents by id, then persist the index
     to its folder; one write at a time per index, while searches go on.

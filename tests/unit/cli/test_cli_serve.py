@@ -284,6 +284,19 @@ def test_bad_serve_arguments_are_one_line_errors_before_serving(
     assert "unknown option 'bm25.kk'" in _serve_error(capsys, *index, "--option", "kk=2", *http)
 
 
+def test_without_the_mcp_extra_serve_says_how_to_install_it(
+    bm25_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    err = _serve_error(capsys, "--index", str(bm25_dir))
+    assert err == "error: serve needs the MCP SDK: pip install 'graphrag-integrations[mcp]'"
+
+
 def test_a_corrupted_index_is_a_one_line_error(
     bm25_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
