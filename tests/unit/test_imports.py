@@ -30,6 +30,8 @@ HEAVY = (
     "bm25s",
     "networkx",
     "pytest",
+    "mcp",
+    "uvicorn",
 )
 
 TOP_LEVEL_ALL = [
@@ -201,6 +203,7 @@ def test_version_matches_the_distribution() -> None:
         "graphrag_integrations.methods.qcg.index",
         "graphrag_integrations.methods.reg.index",
         "graphrag_integrations.methods.reg.registration",
+        "graphrag_integrations.cli",
     ],
 )
 def test_import_loads_no_heavy_library(module: str) -> None:

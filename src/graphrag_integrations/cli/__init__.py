@@ -1,5 +1,5 @@
 """The ``graphrag-integrations`` command: ``eval``, ``methods``, ``index``, ``query``, ``show``,
-``train``.
+``train``, ``serve``.
 
 Examples
 --------
@@ -47,6 +47,13 @@ Train a method's learned component (methods that register a trainer) and save it
 
     graphrag-integrations train --method NAME --dataset DATA --out model-dir/ --option KEY=VALUE
 
+Serve persisted indexes as MCP tools, one search tool per index, for any agent that speaks
+the Model Context Protocol (needs the ``[mcp]`` extra; stdio by default, streamable HTTP with
+``--http``; read-only unless ``--allow-writes``; see :mod:`~graphrag_integrations.cli.serve`)::
+
+    graphrag-integrations serve --index ./clue-index --index ./bm25-index
+    graphrag-integrations serve --index ./clue-index --http --port 8000
+
 Global options (before the command): ``--version``; ``-v/--verbose`` logs at INFO level and
 lets the model libraries (transformers, sentence-transformers, huggingface_hub, torch) print
 their progress bars and warnings, which are silenced otherwise
@@ -70,6 +77,7 @@ from graphrag_integrations.cli.methods import cmd_methods, cmd_train
 from graphrag_integrations.cli.options import parse_options, query_options
 from graphrag_integrations.cli.parser import build_parser, version_text
 from graphrag_integrations.cli.query import cmd_query, cmd_show
+from graphrag_integrations.cli.serve import cmd_serve
 
 __all__ = [
     "EXIT_USAGE",
@@ -80,6 +88,7 @@ __all__ = [
     "cmd_index",
     "cmd_methods",
     "cmd_query",
+    "cmd_serve",
     "cmd_show",
     "cmd_train",
     "main",

@@ -12,6 +12,7 @@ from graphrag_integrations.cli.index import _cli_wording, cmd_index
 from graphrag_integrations.cli.methods import cmd_methods, cmd_train
 from graphrag_integrations.cli.parser import build_parser
 from graphrag_integrations.cli.query import cmd_query, cmd_show
+from graphrag_integrations.cli.serve import cmd_serve
 from graphrag_integrations.errors import GraphRAGError, IndexExistsError
 
 EXIT_USAGE = 2
@@ -28,6 +29,7 @@ _COMMANDS = {
     "index": cmd_index,
     "query": cmd_query,
     "show": cmd_show,
+    "serve": cmd_serve,
     "train": cmd_train,
 }
 

@@ -219,7 +219,63 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_option(sh)
     _add_graph_store(sh, "this graph instead of the one the index names (it moved)")
     sh.add_argument("--no-open", action="store_true", help="do not open a browser")
+    _add_serve(sub)
     return parser
+
+
+def _add_serve(sub: Any) -> None:
+    se = sub.add_parser(
+        "serve",
+        help="serve persisted indexes as MCP tools (stdio, or streamable HTTP with --http)",
+    )
+    se.add_argument(
+        "--index",
+        required=True,
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="index directory (repeatable: one search tool per index)",
+    )
+    se.add_argument(
+        "--name",
+        action="append",
+        help="search tool name, once per --index (default: search_<folder name>)",
+    )
+    se.add_argument(
+        "--description",
+        action="append",
+        help="search tool description, once per --index (default: from the corpus and method)",
+    )
+    se.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
+    _add_query_option(se)
+    se.add_argument(
+        "--filter",
+        metavar="JSON",
+        help="metadata filter ANDed with every call's (LangChain dict form; a caller cannot "
+        'widen it), e.g. \'{"tenant": "acme"}\'',
+    )
+    se.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="add <name>_insert and <name>_delete tools that change and persist the index",
+    )
+    se.add_argument(
+        "--max-k",
+        type=int,
+        default=50,
+        metavar="N",
+        help="largest k a call may ask for (default 50)",
+    )
+    se.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio"
+    )
+    se.add_argument("--host", help="with --http: address to bind (default 127.0.0.1)")
+    se.add_argument("--port", type=int, help="with --http: port (default 8000; 0: a free one)")
+    se.add_argument(
+        "--token",
+        help="with --http: bearer token every request must carry (default: "
+        "$GRAPHRAG_INTEGRATIONS_MCP_TOKEN; required on a non-loopback --host)",
+    )
 
 
 def _add_query_option(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,8 @@
 options; the global ``--threads`` / ``--quiet`` / ``--verbose`` options.
 
 The per-method tests iterate the registry, so a new method is covered without editing this
-file (with the passage corpus and no options unless :func:`_index_options` knows better).
+file (with the passage corpus and no options unless ``method_fixtures.index_options`` knows
+better; the fixtures are in ``tests/unit/cli/conftest.py``).
 """
 
 from __future__ import annotations
@@ -11,81 +12,19 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graphrag_integrations import __version__, cli
-from graphrag_integrations.core.encoders import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.threads import apply_thread_limit
 from graphrag_integrations.evaluation import registry
 from tests.conftest import FakeEmbedder
+from tests.unit.cli.method_fixtures import QUESTION, index_options, method_input
 
-FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 ROOT = Path(__file__).resolve().parents[3]
-TEXTS = {"paris.txt": "Paris is the capital of France.", "rome.txt": "Rome is in Italy."}
-QUESTION = "Where is Rome?"
-
-
-@pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
-    """Every ``as_embedder(None | str)`` of every loaded module returns one FakeEmbedder."""
-    fake = FakeEmbedder()
-    real = embeddings.as_embedder
-
-    def patched(obj: Any = None) -> Any:
-        return fake if obj is None or isinstance(obj, str) else real(obj)
-
-    for reg in registry.registrations().values():  # import each index module, then patch it
-        reg.resolve_index_class()
-    for name, module in list(sys.modules.items()):
-        if name.startswith("graphrag_integrations") and hasattr(module, "as_embedder"):
-            monkeypatch.setattr(module, "as_embedder", patched)
-    yield fake
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("corpus")
-    for name, text in TEXTS.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def query_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A QCG query set over :data:`TEXTS` (no LLM at index time)."""
-    from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet
-
-    qs = QuerySet({}, model="fake", prompt_hash="0" * 16, M=1)
-    qs.update([(t, [QAPair(f"Where is {t.split()[0]}?", t)]) for t in TEXTS.values()])
-    path = tmp_path_factory.mktemp("qs") / "qs.jsonl.gz"
-    qs.save(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random Llama folder: KG-Translator's cheapest offline translator."""
-    from tests.unit.kgt_fixtures import make_tiny_lm
-
-    return make_tiny_lm(tmp_path_factory.mktemp("lm") / "tiny")
-
-
-def _index_options(method: str, request: pytest.FixtureRequest) -> list[str]:
-    """The cheapest offline ``index`` options of ``method`` (none for most)."""
-    if method == "qcg":
-        return ["--option", f"query_set={request.getfixturevalue('query_set')}"]
-    if method == "kgt":
-        return ["--option", f"translator={request.getfixturevalue('tiny_lm')}"]
-    return []
-
-
-def _input(reg: MethodRegistration, corpus: Path) -> Path:
-    return FIX / "metaqa" if "triples" in reg.inputs else corpus
 
 
 def _int_query_option(reg: MethodRegistration) -> str | None:
@@ -113,8 +52,9 @@ def test_index_query_show_every_method(
 ) -> None:
     reg = registry.get_registration(method)
     out = tmp_path / "index"
-    argv = ["index", "--method", method, "--input", str(_input(reg, corpus)), "--out", str(out)]
-    assert cli.main([*argv, *_index_options(method, request), "--no-progress"]) == 0
+    source = str(method_input(reg, corpus))
+    argv = ["index", "--method", method, "--input", source, "--out", str(out)]
+    assert cli.main([*argv, *index_options(method, request), "--no-progress"]) == 0
     index_class = registry.get_registration(method).resolve_index_class()
     assert json.loads((out / "manifest.json").read_text())["method"] == index_class.method
     capsys.readouterr()
