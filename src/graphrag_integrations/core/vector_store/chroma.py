@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import tenacity
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import Manifest, check_manifest
@@ -555,23 +555,26 @@ class ChromaVectorIndex:
         return None if doc is None else str(doc)
 
 
+def _log_locked(state: tenacity.RetryCallState) -> None:
+    logger.info(
+        "chroma: database is locked, retry %d in %.2f s", state.attempt_number, state.upcoming_sleep
+    )
+
+
+@tenacity.retry(
+    retry=tenacity.retry_if_exception(lambda exc: "database is locked" in str(exc)),
+    stop=tenacity.stop_after_attempt(_BUSY_RETRIES),
+    wait=tenacity.wait_exponential(multiplier=_BUSY_FIRST_WAIT_S),
+    before_sleep=_log_locked,
+    reraise=True,
+)
 def _retry_busy(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """Run a chroma call, retrying with exponential back-off while SQLite says it is locked.
 
     Any other error, and a lock that outlasts ``_BUSY_RETRIES`` attempts (6.35 s of waiting), is
     raised unchanged.
     """
-    wait = _BUSY_FIRST_WAIT_S
-    for attempt in range(1, _BUSY_RETRIES + 1):
-        try:
-            return call(*args, **kwargs)
-        except Exception as exc:
-            if "database is locked" not in str(exc) or attempt == _BUSY_RETRIES:
-                raise
-            logger.info("chroma: database is locked, retry %d in %.2f s", attempt, wait)
-            time.sleep(wait)
-            wait *= 2
-    raise AssertionError("unreachable")  # pragma: no cover
+    return call(*args, **kwargs)
 
 
 def _is_not_found(exc: Exception) -> bool:
