@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
@@ -70,9 +71,8 @@ def _falkordb(graph: GraphBackend) -> Any:
 
 def _rows(db: Any, text: str, ids: Sequence[str]) -> list[list[Any]]:
     out: list[list[Any]] = []
-    for start in range(0, len(ids), batch_size):
-        chunk = [cy.encode_string(i) for i in ids[start : start + batch_size]]
-        out += db._read(text, {"ids": chunk})
+    for batch in batches(ids, batch_size):
+        out += db._read(text, {"ids": [cy.encode_string(i) for i in batch]})
     return out
 
 
