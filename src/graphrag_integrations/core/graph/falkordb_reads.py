@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from graphrag_integrations.core.batching import batches as batches  # falkordb_graph's too
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
