@@ -171,10 +171,10 @@ def stage_falkordb(args: argparse.Namespace) -> None:
 def stage_build(args: argparse.Namespace) -> None:
     """Build the largest index once, snapshotting at every size (see the module docstring)."""
     from graphrag_integrations.baselines.dense import DenseRetriever
+    from graphrag_integrations.core.batching import batches
     from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
     from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
     from graphrag_integrations.core.index.executors import RayExecutor
-    from graphrag_integrations.core.index.executors.build import batches_of
     from graphrag_integrations.core.vector_store import FalkorDBVectors
     from graphrag_integrations.evaluation.datasets import make_passage
     from graphrag_integrations.methods.clue.index import ClueIndex
@@ -225,7 +225,7 @@ def stage_build(args: argparse.Namespace) -> None:
             batch = passages[done : min(done + args.batch, size)]
             t = time.perf_counter()
             if isinstance(index, ClueIndex) and runner is not None:  # prepare on Ray, merge here
-                parts = batches_of(batch, runner.batch_size)
+                parts = list(batches(batch, runner.batch_size))
                 index.merge(runner.map(index.preparer(), parts, show_progress=False))
             elif index is not None:
                 index.add_passages(batch)

@@ -8,9 +8,12 @@ keyword arguments of the method's constructor; :meth:`Params.describe` is the ta
 and the docs print.
 
 Supported field types: ``int``, ``float``, ``bool``, ``str``, ``Literal[...]``,
-``X | None``, ``tuple[str, ...]`` and ``frozenset[str]``. A string value is converted to the
-field type (``"3"`` -> 3, ``"true"``/``"false"`` -> bool, ``"none"`` -> ``None`` for an
-optional field, ``"a,b"`` or ``'["a", "b"]'`` -> a collection of strings).
+``X | None``, ``tuple[str, ...]`` and ``frozenset[str]``. Validation is pydantic's, in lax
+mode (``"3"`` -> 3, ``"off"`` -> False, ``Literal`` choices, bounds; no bool as a number, no
+nan or infinity); this module adds the command-line syntax pydantic does not read (``"none"``
+-> ``None`` for an optional field, ``"a,b"`` or ``'["a", "b"]'`` -> a collection of strings)
+and turns pydantic's errors into one line. :func:`param` puts the doc line, symbol and bounds
+in the field's metadata under the names of :func:`pydantic.Field`.
 
 A class may define named presets (:attr:`Params.PRESETS`): the option ``preset=NAME`` applies
 the preset's values, and explicit options override them.
@@ -29,7 +32,7 @@ Examples
 ...     mode: Literal["fast", "exact"] = param("fast", doc="search mode")
 >>> ToyParams.from_options({"K": "5"}).to_kwargs()
 {'K': 5, 'mode': 'fast'}
->>> for bad in ({"KK": 5}, {"K": "0"}, {"mode": "slow"}):
+>>> for bad in ({"KK": 5}, {"K": "0"}, {"mode": "slow"}, {"K": "x", "mode": 1}):
 ...     try:
 ...         ToyParams.from_options(bad, prefix="toy.")
 ...     except InvalidParameterError as exc:
@@ -37,18 +40,22 @@ Examples
 unknown option 'toy.KK'; valid options: K, mode
 option toy.K: must be >= 1, got 0
 option toy.mode: expected one of 'fast', 'exact', got 'slow'
+option toy.K: expected an integer, got 'x'; option toy.mode: expected one of 'fast', 'exact', got 1
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+
+import pydantic
+from pydantic_core import ErrorDetails, PydanticCustomError
+from typing_extensions import TypedDict
 
 from graphrag_integrations.errors import (
     GraphRAGError,
@@ -70,11 +77,18 @@ __all__ = [
 P = TypeVar("P", bound="Params")
 Q = TypeVar("Q", bound="Params")
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
 _NONE = frozenset({"none", "null"})
 #: The option name that selects a preset (never a field name).
 PRESET_OPTION = "preset"
+#: The bounds :func:`param` takes: pydantic's constraint name -> (error type, operator).
+_BOUNDS = {
+    "ge": ("greater_than_equal", ">="),
+    "gt": ("greater_than", ">"),
+    "le": ("less_than_equal", "<="),
+    "lt": ("less_than", "<"),
+}
+#: What a value of a field type is expected to be (in an error message).
+_EXPECTED = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}
 
 
 class InvalidParameterError(GraphRAGError, ValueError):
@@ -94,6 +108,10 @@ def param(
 ) -> Any:
     """A :class:`Params` field: its default, paper symbol, doc line and optional bounds.
 
+    The metadata uses the argument names of :func:`pydantic.Field` (``description``, the
+    bounds, ``json_schema_extra`` holding the symbol), which pydantic reads from a dataclass
+    field; ``kwarg`` is this module's.
+
     Parameters
     ----------
     default : Any
@@ -110,10 +128,12 @@ def param(
     Examples
     --------
     >>> spec = param(0.5, doc="mixing weight", symbol="λ", ge=0, le=1)
-    >>> spec.default, spec.metadata["symbol"]
-    (0.5, 'λ')
+    >>> spec.default, spec.metadata["json_schema_extra"]["symbol"], spec.metadata["le"]
+    (0.5, 'λ', 1)
     """
-    meta = {"doc": doc, "symbol": symbol, "ge": ge, "gt": gt, "le": le, "lt": lt, "kwarg": kwarg}
+    bounds = {"ge": ge, "gt": gt, "le": le, "lt": lt}
+    meta = {"description": doc, "json_schema_extra": {"symbol": symbol}, "kwarg": kwarg}
+    meta.update((name, bound) for name, bound in bounds.items() if bound is not None)
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -140,17 +160,40 @@ class ParamSpec:
     @property
     def bounds(self) -> str:
         """The declared range, e.g. ``[0, 1]`` or ``>= 1`` (empty when unbounded)."""
-        lower = [f">= {self.ge:g}"] if self.ge is not None else []
-        lower += [f"> {self.gt:g}"] if self.gt is not None else []
-        upper = [f"<= {self.le:g}"] if self.le is not None else []
-        upper += [f"< {self.lt:g}"] if self.lt is not None else []
         if self.ge is not None and self.le is not None:
             return f"[{self.ge:g}, {self.le:g}]"
-        return ", ".join(lower + upper)
+        declared = ((op, getattr(self, name)) for name, (_, op) in _BOUNDS.items())
+        return ", ".join(f"{op} {bound:g}" for op, bound in declared if bound is not None)
 
     def label(self) -> str:
         """``name (symbol)``, or ``name`` when the symbol is the name or empty."""
         return self.name if self.symbol in ("", self.name) else f"{self.name} ({self.symbol})"
+
+    def annotation(self, *, bounded: bool = True) -> Any:
+        """The type pydantic validates the option with (bounds on numbers if ``bounded``)."""
+        return _pydantic_type(self.type, {n: getattr(self, n) for n in _BOUNDS} if bounded else {})
+
+    def problem(self, error: ErrorDetails, given: Any) -> str:
+        """One pydantic error about this option (whose value was ``given``) as one line."""
+        kind, shown = error["type"], error["input"]
+        base = _optional_inner(self.type) or self.type
+        if kind == "value_error":
+            return str(error.get("ctx", {}).get("error", error["msg"]))
+        if get_origin(base) in (tuple, frozenset):
+            return f"expected strings (comma-separated or a list), got {given!r}"
+        for name, (bound_kind, op) in _BOUNDS.items():
+            if kind == bound_kind:  # shown as the field type, as it was compared
+                try:
+                    shown = pydantic.TypeAdapter(self.annotation(bounded=False)).validate_python(
+                        shown
+                    )
+                except pydantic.ValidationError as exc:  # nan: out of every bound, not finite
+                    return self.problem(exc.errors()[0], given)
+                return f"must be {op} {getattr(self, name):g}, got {shown!r}"
+        if get_origin(base) is Literal:
+            choices = ", ".join(repr(c) for c in get_args(base))
+            return f"expected one of {choices}, got {shown!r}"
+        return f"expected {_EXPECTED.get(base, base)}, got {shown!r}"
 
 
 def _type_name(tp: Any) -> str:
@@ -177,114 +220,58 @@ def _optional_inner(tp: Any) -> Any | None:
 
 
 def _check_type(tp: Any) -> None:
-    """Raise TypeError (at class definition) for a field type :func:`convert` cannot handle."""
+    """Raise TypeError (at first use of the class) for a field type outside the supported
+    ones (those with a command-line syntax)."""
     inner = _optional_inner(tp)
     if inner is not None:
         _check_type(inner)
-        return
-    origin = get_origin(tp)
-    if origin is Literal:
-        return
-    if origin is tuple and get_args(tp) == (str, Ellipsis):
-        return
-    if origin is frozenset and get_args(tp) == (str,):
-        return
-    if tp in (int, float, bool, str):
-        return
-    raise TypeError(f"unsupported parameter type {tp!r}")
+    elif not (
+        get_origin(tp) is Literal
+        or (get_origin(tp) is tuple and get_args(tp) == (str, Ellipsis))
+        or (get_origin(tp) is frozenset and get_args(tp) == (str,))
+        or tp in (int, float, bool, str)
+    ):
+        raise TypeError(f"unsupported parameter type {tp!r}")
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"invalid JSON list {value!r}") from exc
-        else:
-            return [part.strip() for part in text.split(",") if part.strip()]
-    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise ValueError(f"expected strings (comma-separated or a list), got {value!r}")
+def _none_from_text(value: Any) -> Any:
+    """``"none"`` / ``"null"`` (any case) -> ``None``, for an optional field."""
+    return None if isinstance(value, str) and value.strip().lower() in _NONE else value
 
 
-def convert(tp: Any, value: Any) -> Any:
-    """``value`` as type ``tp``; strings (command-line values) are parsed.
+def _strings_from_text(value: Any) -> Any:
+    """``"a, b"`` or ``'["a", "b"]'`` -> a list of strings; other values as given."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text.startswith("["):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON list {value!r}") from exc
 
-    Raises
-    ------
-    ValueError
-        If the value cannot be read as ``tp``.
 
-    Examples
-    --------
-    >>> convert(int, "3"), convert(bool, "off"), convert(float | None, "none")
-    (3, False, None)
-    >>> sorted(convert(frozenset[str], "DATE, TIME"))
-    ['DATE', 'TIME']
-    """
+def _not_a_bool(value: Any) -> Any:
+    """Refuse ``True`` / ``False`` as a number (pydantic's lax mode reads them as 1 / 0)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("bool_as_number", "a bool is not a number")
+    return value
+
+
+def _pydantic_type(tp: Any, bounds: Mapping[str, float | None]) -> Any:
+    """``tp`` as pydantic validates it: the command-line syntax, ``bounds`` on numbers."""
     inner = _optional_inner(tp)
     if inner is not None:
-        if value is None or (isinstance(value, str) and value.strip().lower() in _NONE):
-            return None
-        return convert(inner, value)
-    origin = get_origin(tp)
-    if origin is Literal:
-        for choice in get_args(tp):
-            if value == choice or (isinstance(value, str) and value == str(choice)):
-                return choice
-        allowed = ", ".join(repr(c) for c in get_args(tp))
-        raise ValueError(f"expected one of {allowed}, got {value!r}")
-    if origin is tuple:
-        return tuple(_strings(value))
-    if origin is frozenset:
-        return frozenset(_strings(value))
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise ValueError(f"expected true or false, got {value!r}")
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
-        raise ValueError(f"expected an integer, got {value!r}")
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                pass
-            else:
-                if math.isfinite(number):
-                    return number
-        raise ValueError(f"expected a finite number, got {value!r}")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ValueError(f"expected a string, got {value!r}")
-    raise TypeError(f"unsupported parameter type {tp!r}")
-
-
-def _check_bounds(spec: ParamSpec, value: Any) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return
-    if spec.ge is not None and value < spec.ge:
-        raise ValueError(f"must be >= {spec.ge:g}, got {value!r}")
-    if spec.gt is not None and value <= spec.gt:
-        raise ValueError(f"must be > {spec.gt:g}, got {value!r}")
-    if spec.le is not None and value > spec.le:
-        raise ValueError(f"must be <= {spec.le:g}, got {value!r}")
-    if spec.lt is not None and value >= spec.lt:
-        raise ValueError(f"must be < {spec.lt:g}, got {value!r}")
+        optional: Any = Union[_pydantic_type(inner, bounds), None]  # noqa: UP007 (a value)
+        return Annotated[optional, pydantic.BeforeValidator(_none_from_text)]
+    if get_origin(tp) in (tuple, frozenset):
+        return Annotated[tp, pydantic.BeforeValidator(_strings_from_text)]
+    if tp in (int, float):
+        ge, gt, le, lt = (bounds.get(name) for name in _BOUNDS)
+        checks = pydantic.Field(allow_inf_nan=False, ge=ge, gt=gt, le=le, lt=lt)
+        return Annotated[tp, pydantic.BeforeValidator(_not_a_bool), checks]
+    return tp
 
 
 @dataclass(frozen=True)
@@ -306,15 +293,9 @@ class Params:
     PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     def __post_init__(self) -> None:
-        for spec in self.specs():
-            value = getattr(self, spec.name)
-            try:
-                checked = convert(spec.type, value)
-                _check_bounds(spec, checked)
-            except ValueError as exc:
-                raise InvalidParameterError(f"option {spec.name}: {exc}") from None
-            if checked is not value:
-                object.__setattr__(self, spec.name, checked)
+        for name, value in self._validated(self.values()).items():
+            if value is not getattr(self, name):
+                object.__setattr__(self, name, value)
 
     @classmethod
     def specs(cls) -> tuple[ParamSpec, ...]:
@@ -334,18 +315,42 @@ class Params:
                     name=f.name,
                     type=hints[f.name],
                     default=f.default,
-                    doc=str(meta.get("doc", "")),
-                    symbol=str(meta.get("symbol", "")),
-                    ge=meta.get("ge"),
-                    gt=meta.get("gt"),
-                    le=meta.get("le"),
-                    lt=meta.get("lt"),
+                    doc=str(meta.get("description", "")),
+                    symbol=str(meta.get("json_schema_extra", {}).get("symbol", "")),
+                    **{name: meta[name] for name in _BOUNDS if name in meta},
                     kwarg=bool(meta.get("kwarg", True)),
                 )
             )
         result = tuple(specs)
         type.__setattr__(cls, "_specs_cache", result)
         return result
+
+    @classmethod
+    def _validated(cls, values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+        """``values`` (field names) validated by pydantic: converted to the field types.
+
+        Raises
+        ------
+        InvalidParameterError
+            One line naming every bad option and what is wrong with it.
+        """
+        adapter: pydantic.TypeAdapter[Any] | None = cls.__dict__.get("_adapter")
+        if adapter is None:
+            fields = {s.name: s.annotation() for s in cls.specs()}
+            options = TypedDict(f"{cls.__name__}Options", fields, total=False)  # type: ignore[misc]
+            adapter = pydantic.TypeAdapter(options)
+            type.__setattr__(cls, "_adapter", adapter)
+        try:
+            return adapter.validate_python(values)
+        except pydantic.ValidationError as exc:
+            specs = {s.name: s for s in cls.specs()}
+            problems: dict[str, str] = {}  # each bad option's first error
+            for error in exc.errors():
+                name = str(error["loc"][0])
+                problems.setdefault(name, specs[name].problem(error, values[name]))
+            raise InvalidParameterError(
+                "; ".join(f"option {prefix}{name}: {text}" for name, text in problems.items())
+            ) from None
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -382,9 +387,9 @@ class Params:
         ------
         InvalidParameterError
             One line: an unknown option (naming the valid ones with their symbols), an unknown
-            preset, or a value that does not convert or is out of range.
+            preset, or the values that do not convert or are out of range.
         """
-        known = {s.name: s for s in cls.specs()}
+        known = {s.name for s in cls.specs()}
         values = dict(options)
         for name in values:
             if name not in known and not (cls.PRESETS and name == PRESET_OPTION):
@@ -399,14 +404,7 @@ class Params:
                     f"valid presets: {', '.join(cls.PRESETS)}"
                 )
             values = {**cls.PRESETS[preset], **values}
-        converted: dict[str, Any] = {}
-        for name, value in values.items():
-            try:
-                converted[name] = convert(known[name].type, value)
-                _check_bounds(known[name], converted[name])
-            except ValueError as exc:
-                raise InvalidParameterError(f"option {prefix}{name}: {exc}") from None
-        return cls(**converted)
+        return cls(**cls._validated(values, prefix))
 
     def to_kwargs(self) -> dict[str, Any]:
         """The constructor keyword arguments (fields declared with ``kwarg=False`` left out)."""

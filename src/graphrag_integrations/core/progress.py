@@ -196,24 +196,9 @@ LOG_INTERVAL = 30.0
 LOG_FRACTION = 0.1
 
 
-def format_duration(seconds: float) -> str:
-    """A short duration: ``"45s"``, ``"12m05s"``, ``"2h03m"``.
-
-    Examples
-    --------
-    >>> format_duration(44.6), format_duration(725), format_duration(7380)
-    ('45s', '12m05s', '2h03m')
-    """
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
-
-
 def format_count(n: float) -> str:
-    """A token count with a unit: ``"950"``, ``"12.3k"``, ``"475k"``, ``"1.9M"``.
+    """A token count with a unit: ``"950"``, ``"12.3k"``, ``"475k"``, ``"1.9M"`` (tqdm's
+    ``format_sizeof`` gives ``"42.0"`` and ``"5.00k"``: three digits of a size, not a count).
 
     Examples
     --------
@@ -279,9 +264,9 @@ class LLMProgress:
     ...     used[0], now[0] = 1300, 85.0
     ...     bar.update()
     >>> print(out.getvalue().strip())
-    Doc2Query: 0/2 calls (0%), elapsed 0s
-    Doc2Query: 1/2 calls (50%), elapsed 40s, ETA 40s, tokens 600/~1.2k
-    Doc2Query: 2/2 calls (100%), elapsed 1m25s, tokens 1.3k
+    Doc2Query: 0/2 calls (0%), elapsed 00:00
+    Doc2Query: 1/2 calls (50%), elapsed 00:40, ETA 00:40, tokens 600/~1.2k
+    Doc2Query: 2/2 calls (100%), elapsed 01:25, tokens 1.3k
     """
 
     def __init__(
@@ -383,15 +368,18 @@ class LLMProgress:
         return f"tokens {format_count(self.tokens)}/~{format_count(estimate)}"
 
     def status(self) -> str:
-        """One line: ``desc: done/total units (pct), elapsed, ETA, tokens so far/~estimate``."""
+        """One line: ``desc: done/total units (pct), elapsed, ETA, tokens so far/~estimate``
+        (times as the ``tqdm`` bar shows them, ``[H:]MM:SS``)."""
+        from tqdm import tqdm
+
         pct = 100 * self.done // self.total if self.total else 100
         parts = [
             f"{self.desc}: {self.done}/{self.total} {self.unit}s ({pct}%)",
-            f"elapsed {format_duration(self._clock() - self._start)}",
+            f"elapsed {tqdm.format_interval(round(self._clock() - self._start))}",
         ]
         eta = self.eta()
         if eta is not None and self.done < self.total:
-            parts.append(f"ETA {format_duration(eta)}")
+            parts.append(f"ETA {tqdm.format_interval(round(eta))}")
         tokens = self._token_text()
         if tokens:
             parts.append(tokens)

@@ -6,11 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.graph.neighbourhood_reads import (
-    VersionedLRU,
-    edge_counts,
-    incident_edges,
-)
+from graphrag_integrations.core.graph.neighbourhood_reads import edge_counts, incident_edges
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import GraphBackend
 
@@ -72,21 +68,6 @@ def test_generic_backend_reads_like_networkx() -> None:
     assert reads(Generic(store)) == reads(store)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="edges_between"):
         incident_edges(object(), ["a"], "out")  # type: ignore[arg-type]
-
-
-def test_versioned_lru() -> None:
-    cache: VersionedLRU[int] = VersionedLRU(2)
-    cache.check(3)
-    cache.put({"a": 1, "b": 2})
-    assert cache.get(["a"]) == {"a": 1}  # a is now the most recent
-    cache.put({"c": 3})
-    assert cache.get(["a", "b", "c"]) == {"a": 1, "c": 3}
-    cache.check(3)
-    assert len(cache) == 2
-    cache.check(4)
-    assert len(cache) == 0
-    with pytest.raises(ValueError, match="capacity"):
-        VersionedLRU(0)
 
 
 @pytest.mark.falkordb_server

@@ -12,7 +12,6 @@ from graphrag_integrations.core.params import (
     InvalidParameterError,
     NoParams,
     Params,
-    convert,
     param,
 )
 from graphrag_integrations.methods.clue.params import PAPER_QITER, ClueIndexParams, QIterParams
@@ -148,9 +147,13 @@ def test_unsupported_field_types_fail_at_first_use() -> None:
         Reserved.specs()
 
 
-def test_convert_union_other_than_optional_is_refused() -> None:
-    with pytest.raises(TypeError):
-        convert(int | str, "1")
+def test_union_other_than_optional_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Either(Params):
+        value: int | str = param(1, doc="a number or a name")
+
+    with pytest.raises(TypeError, match=r"only X \| None unions"):
+        Either.specs()
 
 
 # -- the indexes take their parameter classes (the API contract) ----------------------------

@@ -142,7 +142,7 @@ def test_llm_progress_starts_before_the_first_call_and_reports_totals(
     assert (
         rest.rstrip()
         .splitlines()[-1]
-        .endswith(f"Work: 3/3 calls (100%), elapsed 0s, tokens {total}")
+        .endswith(f"Work: 3/3 calls (100%), elapsed 00:00, tokens {total}")
     )
 
 
@@ -182,7 +182,7 @@ def test_llm_progress_lines_without_a_terminal() -> None:
             now[0] += 40.0  # every item takes longer than the interval: one line each
             bar.update()
     assert len(out.getvalue().splitlines()) == 1 + 5 + 1
-    assert "ETA 11h06m" in out.getvalue().splitlines()[1]  # 40 s x 999 items left
+    assert "ETA 11:06:00" in out.getvalue().splitlines()[1]  # 40 s x 999 items left
 
 
 def test_llm_progress_bar_on_a_terminal() -> None:
@@ -282,6 +282,6 @@ def test_llm_progress_heartbeat_while_a_long_call_runs() -> None:
         assert len(out.getvalue().splitlines()) == 1
         now[0] = 45.0
         bar.beat()  # the first call still runs: a line anyway
-        assert out.getvalue().splitlines()[-1] == "Job: 0/3 calls (0%), elapsed 45s"
+        assert out.getvalue().splitlines()[-1] == "Job: 0/3 calls (0%), elapsed 00:45"
         bar.update(3)
     assert out.getvalue().splitlines()[-1].startswith("Job: 3/3 calls (100%)")

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.falkordb_connection import (
     FalkorDBLocation,
@@ -64,7 +65,7 @@ from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _d
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
 from graphrag_integrations.core.graph.falkordb_identity import graph_identity, identity_error
 from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
-from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads, batches
+from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads
 from graphrag_integrations.core.graph.falkordb_retry import one_line, retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
 from graphrag_integrations.core.graph.protocol import (

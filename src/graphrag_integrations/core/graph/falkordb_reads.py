@@ -15,10 +15,11 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.falkordb_cypher import decode_string as _dec
 from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _enc
@@ -311,12 +312,6 @@ class FalkorDBReads(ABC):
         <graphrag_integrations.core.graph.networkx_store.GraphStore.to_dict>` gives (reads the whole
         graph)."""
         return self.to_graph_store().to_dict()
-
-
-def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    """``items`` in slices of ``size``."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def _order(row: tuple[bool, bool, int, str, int]) -> int:

@@ -26,10 +26,11 @@ Examples
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from graphrag_integrations.core.lru import LRUCache
 
 EdgeKey = tuple[str, str, str]
 
@@ -57,7 +58,7 @@ class CreatedNodes:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._nodes: OrderedDict[str, _Created] = OrderedDict()
+        self._nodes: LRUCache[str, _Created] = LRUCache(size)
 
     def remember(
         self, id: str, new: bool, type: str, prov: set[str], attrs: dict[str, Any]
@@ -67,11 +68,9 @@ class CreatedNodes:
         if known is not None:
             known.data["provenance"] = known.data["provenance"] | prov
             known.data.update(attrs)
-            self._nodes.move_to_end(id)
+            self._nodes.use(id)
         elif new and self.size > 0:
-            self._nodes[id] = _Created({"type": type, "provenance": set(prov), **attrs}, {}, {})
-            if len(self._nodes) > self.size:
-                self._nodes.popitem(last=False)
+            self._nodes.add(id, _Created({"type": type, "provenance": set(prov), **attrs}, {}, {}))
 
     def link(self, u: str, v: str, key: str, type: str) -> None:
         """Record an ``add_edge`` (a re-added edge keeps its place)."""

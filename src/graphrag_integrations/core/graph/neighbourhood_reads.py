@@ -15,8 +15,7 @@ graph; a FalkorDB graph with one Cypher query per :attr:`batch_size` nodes; any 
 with ``neighbors_many`` plus its ``edges_between`` (one call per neighbour). Edge order is not
 specified (callers sort). Unknown nodes have no edges.
 
-:class:`VersionedLRU` is the bounded cache of such reads: at most ``capacity`` records,
-emptied as a whole when the owning store's version changes.
+:class:`~graphrag_integrations.core.lru.VersionedLRU` is the bounded cache of such reads.
 
 Examples
 --------
@@ -33,18 +32,15 @@ Examples
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 
-__all__ = ["VersionedLRU", "batch_size", "edge_counts", "incident_edges"]
-
-V = TypeVar("V")
+__all__ = ["batch_size", "edge_counts", "incident_edges"]
 
 #: Nodes per query of a database backend.
 batch_size = 500
@@ -75,9 +71,8 @@ def _falkordb(graph: GraphBackend) -> Any:
 
 def _rows(db: Any, text: str, ids: Sequence[str]) -> list[list[Any]]:
     out: list[list[Any]] = []
-    for start in range(0, len(ids), batch_size):
-        chunk = [cy.encode_string(i) for i in ids[start : start + batch_size]]
-        out += db._read(text, {"ids": chunk})
+    for batch in batches(ids, batch_size):
+        out += db._read(text, {"ids": [cy.encode_string(i) for i in batch]})
     return out
 
 
@@ -140,55 +135,3 @@ def edge_counts(graph: GraphBackend, ids: Sequence[str]) -> dict[str, tuple[int,
         return counts
     leaving, entering = incident_edges(graph, wanted, "out"), incident_edges(graph, wanted, "in")
     return {i: (len(leaving[i]), len(entering[i])) for i in wanted}
-
-
-class VersionedLRU(Generic[V]):
-    """At most ``capacity`` records by key (least recently used dropped first), for one
-    version of a store: :meth:`check` empties it when the version it is given changed.
-    Thread-safe.
-
-    Examples
-    --------
-    >>> cache: VersionedLRU[int] = VersionedLRU(2)
-    >>> cache.check(0); cache.put({"a": 1, "b": 2, "c": 3}); cache.get(["a", "c"])
-    {'c': 3}
-    >>> cache.check(1); len(cache)
-    0
-    """
-
-    def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError(f"capacity must be >= 1, got {capacity}")
-        self.capacity = capacity
-        self.version: int | None = None
-        self._lru: OrderedDict[str, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._lru)
-
-    def check(self, version: int) -> None:
-        """Empty the cache if ``version`` is not the one its records were read at."""
-        with self._lock:
-            if version != self.version:
-                self._lru.clear()
-                self.version = version
-
-    def get(self, keys: Sequence[str]) -> dict[str, V]:
-        """The cached records of ``keys`` (marked as recently used)."""
-        found: dict[str, V] = {}
-        with self._lock:
-            for key in keys:
-                if key in self._lru:
-                    self._lru.move_to_end(key)
-                    found[key] = self._lru[key]
-        return found
-
-    def put(self, records: dict[str, V]) -> None:
-        """Store ``records``, dropping the least recently used beyond the capacity."""
-        with self._lock:
-            for key, value in records.items():
-                self._lru[key] = value
-                self._lru.move_to_end(key)
-            while len(self._lru) > self.capacity:
-                self._lru.popitem(last=False)

@@ -71,6 +71,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from graphrag_integrations.core import batching
 from graphrag_integrations.core.graph.falkordb_connection import is_falkordb_url, parse_falkordb_url
 from graphrag_integrations.core.index.rollback import (
     database_location,
@@ -195,11 +196,6 @@ def prepared_state(
     """The ``checkpoint.json`` of an executor build: ``done`` is filled once the index is
     merged and saved (``batches`` counts the prepared batches of the whole build)."""
     return {**_state(method, settings, done, batches), PREPARED_KEY: True, "executor": executor}
-
-
-def _batches(items: list[T], size: int) -> Iterable[list[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def checkpoint_settings(cls: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -396,7 +392,7 @@ def build_with_checkpoint(
     database = None if index is not None else database_location(kwargs.get("graph_store"))
     if database is not None and pending and state.get(EMPTY_GRAPH_KEY):
         roll_back_graph(database, pending)  # a first batch killed before its save
-    for batch in _batches(todo, every):
+    for batch in batching.batches(todo, every):
         # a database graph keeps what a killed batch wrote: the resume rolls these back
         running = {**state_of(done, batches), PENDING_KEY: [d.id for d in batch]}
         if index is None and database is not None:  # may the resume empty the graph?

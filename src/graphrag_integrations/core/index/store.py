@@ -78,6 +78,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.networkx_store import GraphStore
@@ -740,8 +741,7 @@ class IndexStore:
         :data:`COPY_BATCH` at a time (one read of a whole server layer made the process hold
         it several times over as the client's reply)."""
         keys = self.keys(kind)
-        for start in range(0, len(keys), COPY_BATCH):
-            part = keys[start : start + COPY_BATCH]
+        for part in batches(keys, COPY_BATCH):
             target.add(part, source.get_embeddings(part), self._metadatas(kind, part))
 
     @classmethod

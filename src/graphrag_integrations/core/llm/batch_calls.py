@@ -10,6 +10,7 @@ import functools
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.llm.cache import cache_key
 from graphrag_integrations.core.llm.call_path import CallPath
 from graphrag_integrations.core.llm.estimate import (
@@ -157,8 +158,7 @@ class BatchCalls(CallPath):
         with self.progress(
             len(misses), desc, enabled=show_progress and bool(misses), estimated_tokens=rough
         ) as bar:
-            for start in range(0, len(misses), self.batch_size):
-                chunk = misses[start : start + self.batch_size]
+            for chunk in batches(misses, self.batch_size):
                 batch = [prompts[i] for i in chunk]
                 results: list[LLMResult] = self._retrying(
                     functools.partial(complete_batch, batch, **params)

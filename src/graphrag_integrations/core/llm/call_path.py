@@ -3,11 +3,11 @@ retries, the response cache and token accounting (:class:`CallPath`, a base of t
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+import tenacity
 
 from graphrag_integrations.core.llm.cache import ResponseCache, cache_key
 from graphrag_integrations.core.llm.protocol import LLM, LLMResult
@@ -67,34 +67,42 @@ class CallPath:
             self.cache.put(key, self.llm.model_name, result)
         return result.text
 
-    def _on_failure(self, attempt: int, exc: Exception) -> float:
-        """Log a failed attempt; return the wait before the retry, or re-raise if none is left."""
-        if isinstance(exc, GraphRAGError):  # our own errors are deterministic: never retried
-            raise exc
-        if attempt >= self.max_retries:
-            logger.error("%s failed after %d attempt(s): %r", self.llm.model_name, attempt + 1, exc)
-            raise exc
-        delay = self.retry_backoff * (2**attempt)
-        self.usage.record_retry()
-        logger.warning(
-            "%s call failed (%r); retry %d/%d in %.2fs",
-            self.llm.model_name,
-            exc,
-            attempt + 1,
-            self.max_retries,
-            delay,
-        )
-        return delay
+    def _retry_policy(self) -> dict[str, Any]:
+        """The client's retry policy as tenacity arguments: an exception other than the
+        package's own (deterministic, never retried) is retried up to ``max_retries`` times,
+        ``retry_backoff * 2**i`` seconds after failure ``i``, each retry counted and logged;
+        the last failure is logged and re-raised."""
+
+        def log_retry(state: tenacity.RetryCallState) -> None:
+            self.usage.record_retry()
+            logger.warning(
+                "%s call failed (%r); retry %d/%d in %.2fs",
+                self.llm.model_name,
+                _failure(state),
+                state.attempt_number,
+                self.max_retries,
+                state.upcoming_sleep,
+            )
+
+        def give_up(state: tenacity.RetryCallState) -> Any:
+            model, attempts = self.llm.model_name, state.attempt_number
+            logger.error("%s failed after %d attempt(s): %r", model, attempts, _failure(state))
+            raise _failure(state)
+
+        return {
+            "retry": tenacity.retry_if_exception(
+                lambda exc: isinstance(exc, Exception) and not isinstance(exc, GraphRAGError)
+            ),
+            "stop": tenacity.stop_after_attempt(self.max_retries + 1),
+            "wait": tenacity.wait_exponential(multiplier=self.retry_backoff),
+            "before_sleep": log_retry,
+            "retry_error_callback": give_up,
+        }
 
     def _retrying(self, call: Callable[[], T]) -> T:
         """Run ``call`` with the client's retry policy."""
-        attempt = 0
-        while True:
-            try:
-                return call()
-            except Exception as exc:
-                time.sleep(self._on_failure(attempt, exc))
-                attempt += 1
+        result: T = tenacity.Retrying(**self._retry_policy())(call)
+        return result
 
     def _capability(self, name: str, what: str) -> Callable[..., Any]:
         """The model's method ``name``, or a clear error saying what is needed."""
@@ -131,12 +139,13 @@ class CallPath:
         key, text = self._cached(prompt, params)
         if text is not None:
             return text
-        attempt = 0
-        while True:
-            try:
-                result = await self.llm.acomplete(prompt, **params)
-            except Exception as exc:
-                await asyncio.sleep(self._on_failure(attempt, exc))
-                attempt += 1
-                continue
-            return self._store(key, result)
+        retrying = tenacity.AsyncRetrying(**self._retry_policy())
+        return self._store(key, await retrying(self.llm.acomplete, prompt, **params))
+
+
+def _failure(state: tenacity.RetryCallState) -> BaseException:
+    """The exception of the attempt ``state`` is about."""
+    assert state.outcome is not None and state.outcome.failed
+    failure = state.outcome.exception()
+    assert failure is not None
+    return failure

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.encoders.models import DEFAULT_LOCAL_LM, LazyModel
 from graphrag_integrations.core.llm.beam_generation import check_beams, eos_id_set, generate_rows
 from graphrag_integrations.core.llm.gguf import (
@@ -626,8 +627,7 @@ class TransformersLLM:
         head, last = prompt_ids[:-1], prompt_ids[-1]
         conts = [self.encode_continuation(c) for c in continuations]
         scores: list[float] = []
-        for start in range(0, len(conts), batch_size):
-            batch = conts[start : start + batch_size]
+        for batch in batches(conts, batch_size):
             longest = max(len(c) for c in batch)
             # row i: the prompt's last token, then continuation i, right-padded
             ids = torch.full((len(batch), 1 + longest), self.pad_token_id, dtype=torch.long)

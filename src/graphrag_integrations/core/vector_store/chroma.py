@@ -12,15 +12,16 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import tenacity
 
+from graphrag_integrations.core.batching import slices
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import Manifest, check_manifest
 from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
@@ -82,11 +83,6 @@ def _to_chroma_where(where: MetadataFilter | None) -> dict[str, Any] | None:
     if op == "in" and isinstance(value, tuple) and len({type(v) for v in value}) == 1:
         return {where.key: {"$in": list(value)}}
     return None
-
-
-def _batches(n: int, size: int) -> Iterator[slice]:
-    for start in range(0, n, size):
-        yield slice(start, min(start + size, n))
 
 
 _META_PREFIX = "graphrag_integrations:"
@@ -454,7 +450,7 @@ class ChromaVectorIndex:
         )
         if id_list:
             self._changing()
-        for part in _batches(len(id_list), self.batch_size):
+        for part in slices(len(id_list), self.batch_size):
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
             # delete existing records first so an add always replaces the whole record
@@ -476,7 +472,7 @@ class ChromaVectorIndex:
         id_list = check_ids(ids)
         if id_list:
             self._changing()
-        for part in _batches(len(id_list), self.batch_size):
+        for part in slices(len(id_list), self.batch_size):
             _retry_busy(self._collection.delete, ids=id_list[part])
 
     def query(
@@ -528,7 +524,7 @@ class ChromaVectorIndex:
 
     def _get(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
-        for part in _batches(len(ids), self.batch_size):
+        for part in slices(len(ids), self.batch_size):
             res = _retry_busy(self._collection.get, ids=ids[part], include=include)
             for j, id_ in enumerate(res["ids"]):
                 found[id_] = {key: res[key][j] for key in include}
@@ -555,23 +551,26 @@ class ChromaVectorIndex:
         return None if doc is None else str(doc)
 
 
+def _log_locked(state: tenacity.RetryCallState) -> None:
+    logger.info(
+        "chroma: database is locked, retry %d in %.2f s", state.attempt_number, state.upcoming_sleep
+    )
+
+
+@tenacity.retry(
+    retry=tenacity.retry_if_exception(lambda exc: "database is locked" in str(exc)),
+    stop=tenacity.stop_after_attempt(_BUSY_RETRIES),
+    wait=tenacity.wait_exponential(multiplier=_BUSY_FIRST_WAIT_S),
+    before_sleep=_log_locked,
+    reraise=True,
+)
 def _retry_busy(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """Run a chroma call, retrying with exponential back-off while SQLite says it is locked.
 
     Any other error, and a lock that outlasts ``_BUSY_RETRIES`` attempts (6.35 s of waiting), is
     raised unchanged.
     """
-    wait = _BUSY_FIRST_WAIT_S
-    for attempt in range(1, _BUSY_RETRIES + 1):
-        try:
-            return call(*args, **kwargs)
-        except Exception as exc:
-            if "database is locked" not in str(exc) or attempt == _BUSY_RETRIES:
-                raise
-            logger.info("chroma: database is locked, retry %d in %.2f s", attempt, wait)
-            time.sleep(wait)
-            wait *= 2
-    raise AssertionError("unreachable")  # pragma: no cover
+    return call(*args, **kwargs)
 
 
 def _is_not_found(exc: Exception) -> bool:

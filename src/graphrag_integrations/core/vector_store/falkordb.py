@@ -40,6 +40,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.falkordb_connection import (
     FalkorDBLocation,
@@ -310,21 +311,21 @@ class FalkorDBVectorIndex(StoreVectorIndex):
             }
             for i, v, m, d in zip(ids, vectors.tolist(), metadatas, documents, strict=True)
         ]
-        for start in range(0, len(rows), BATCH):
+        for batch in batches(rows, BATCH):
             self._q(
                 # the vector last: a node whose properties change after its vector is indexed
                 # stays in the HNSW graph twice, and queries then return fewer than k nodes
                 f"UNWIND $rows AS r CREATE (n:{self.label} {{id: r.id}}) "
                 "SET n += r.p, n.v = vecf32(r.v)",
-                {"rows": rows[start : start + BATCH]},
+                {"rows": batch},
             )
 
     def _remove(self, ids: list[str]) -> None:
         self._changing()
-        for start in range(0, len(ids), BATCH):
+        for batch in batches(ids, BATCH):
             self._q(
                 f"UNWIND $ids AS i MATCH (n:{self.label} {{id: i}}) DELETE n",
-                {"ids": ids[start : start + BATCH]},
+                {"ids": batch},
             )
 
     def _native(self, where: MetadataFilter) -> Any:

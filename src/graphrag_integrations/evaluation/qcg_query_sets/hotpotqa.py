@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.evaluation.qcg_query_sets.usage import (
     USAGE_KEYS,
     Log,
@@ -92,8 +93,8 @@ def generate_hotpotqa(
     )
     client = generator.client
     items = raw[start:end]
-    for g in range(0, len(items), group):
-        batch = [q for q in items[g : g + group] if q["_id"] not in done]
+    for part in batches(items, group):
+        batch = [q for q in part if q["_id"] not in done]
         if not batch:
             continue
         titles = list(dict.fromkeys(str(t) for q in batch for t, _ in q["context"]))

@@ -34,7 +34,7 @@ the chunk: ``add_units`` adds units chunk by chunk; an entity's is its first men
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -44,6 +44,7 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.term_search import term_search
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.lru import LRUCache
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.statistics import (
@@ -142,7 +143,7 @@ class NeighbourhoodCache:
         self.version = store.version
         self.capacity = capacity
         self.reads: Counter[str] = Counter()
-        self._lru: OrderedDict[str, Any] = OrderedDict()
+        self._lru: LRUCache[str, Any] = LRUCache(capacity)
         self._lock = threading.Lock()
         self._stats: QIterStats | None = None
         self._chunk_order: tuple[list[str], dict[str, int]] | None = None
@@ -184,14 +185,10 @@ class NeighbourhoodCache:
         with self._lock:
             for key in keys:
                 name = node_id(kind, key)
-                record = self._lru.get(name)
-                if record is None:
-                    record = self._lru[name] = make()
-                else:
-                    self._lru.move_to_end(name)
-                out.append(record)
-            while len(self._lru) > self.capacity:
-                self._lru.popitem(last=False)
+                if name not in self._lru:
+                    self._lru[name] = make()
+                out.append(self._lru.use(name))
+            self._lru.trim()
         return out
 
     # -- reads: fill the missing fields of records, a batched call per field --------------

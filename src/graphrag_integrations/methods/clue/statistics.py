@@ -31,12 +31,13 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.core.types import Passage
@@ -200,20 +201,15 @@ class QIterStats:
         )
 
 
-def _batches(items: Sequence[str], size: int = SCAN_BATCH) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def count_statistics(graph: GraphBackend) -> tuple[QIterStats, list[str]]:
     """The statistics counted from every unit and chunk of ``graph`` (read in batches) and
     the ids of its documents."""
     stats = QIterStats()
     documents: dict[str, None] = {}
-    for batch in _batches(graph.nodes(UNIT)):
+    for batch in batches(graph.nodes(UNIT), SCAN_BATCH):
         for data in graph.nodes_data(batch).values():
             stats.units.add(data["text"])
-    for batch in _batches(graph.nodes(CHUNK)):
+    for batch in batches(graph.nodes(CHUNK), SCAN_BATCH):
         for data in graph.nodes_data(batch).values():
             stats.chunks.add(data["text"])
             documents.setdefault(data["doc_id"], None)
@@ -277,7 +273,7 @@ def _document_chunks(graph: GraphBackend, doc_id: str) -> list[str]:
         if linked:  # none: a write stopped before its edges (scan, as without the node)
             return linked
     found: list[str] = []
-    for batch in _batches(graph.nodes(CHUNK)):
+    for batch in batches(graph.nodes(CHUNK), SCAN_BATCH):
         found += [n for n, d in graph.nodes_data(batch).items() if d.get("doc_id") == doc_id]
     return found
 

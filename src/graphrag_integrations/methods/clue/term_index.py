@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph.term_search import term_search, term_text
 from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.methods.clue.schema import CHUNK
@@ -61,8 +62,7 @@ def ensure_term_index(store: IndexStore) -> bool:
     if missing:
         logger.info("writing the words of %d chunks for the term index (once)", len(missing))
     graph = store.graph
-    for start in range(0, len(missing), BATCH):
-        batch = missing[start : start + BATCH]
+    for batch in batches(missing, BATCH):
         texts = graph.nodes_data(batch)
         with store.writing():
             for name in batch:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.core.constraints import SubstringIndex, TokenIds, TokenTrie
+from graphrag_integrations.core.lru import LRUCache
 from graphrag_integrations.methods.kgt.store import ParseKGView
 
 logger = logging.getLogger(__name__)
@@ -204,14 +204,14 @@ class ConstraintIndexes:
         self.max_relation_tokens = max_relation_tokens
         self.backend = backend
         self.cache_size = cache_size
-        self._relations: OrderedDict[tuple[str, str], RelationConstraint] = OrderedDict()
+        self._relations: LRUCache[tuple[str, str], RelationConstraint] = LRUCache(cache_size)
         self.skipped_entities = 0
         self.tokenised = 0
         self._known = dict(known or {})
         #: Per-query reads (``view.lazy``): hyperrelations are tokenised when their entity is
         #: translated (token ids by text, an LRU of ``cache_size * 16``), not all up front.
         self.lazy = bool(getattr(view, "lazy", False))
-        self._text_tokens: OrderedDict[str, tuple[int, ...] | None] = OrderedDict()
+        self._text_tokens: LRUCache[str, tuple[int, ...] | None] = LRUCache(cache_size * 16)
         if cached is not None:
             self.rel_tokens, self.tries, self.entity_tokens = cached
             if self.lazy:
@@ -304,10 +304,8 @@ class ConstraintIndexes:
     def relations(self, entity: str, direction: str) -> RelationConstraint | None:
         """The relation constraint of ``entity`` in ``direction`` (``None``: no hyperedges)."""
         key = (entity, direction)
-        hit = self._relations.get(key)
-        if hit is not None:
-            self._relations.move_to_end(key)
-            return hit
+        if key in self._relations:
+            return self._relations.use(key)
         if self.lazy:
             rel_ids, tokens = self._entity_rel_tokens(entity, direction)
         else:
@@ -323,9 +321,7 @@ class ConstraintIndexes:
             tokens,
             SpanConstraint(index, eos_token_id=self.eos_id, max_tokens=self.max_relation_tokens),
         )
-        self._relations[key] = made
-        if len(self._relations) > self.cache_size:
-            self._relations.popitem(last=False)
+        self._relations.add(key, made)
         return made
 
     def _entity_rel_tokens(
@@ -348,13 +344,11 @@ class ConstraintIndexes:
         kept: list[str] = []
         tokens: list[tuple[int, ...]] = []
         for rel, text in zip(rel_ids, texts, strict=True):
-            ids = self._text_tokens[text]
-            self._text_tokens.move_to_end(text)
+            ids = self._text_tokens.use(text)
             if ids is None:
                 logger.warning("hyperrelation %s holds the eos token; it is left out", rel)
                 continue
             kept.append(rel)
             tokens.append(ids)
-        while len(self._text_tokens) > self.cache_size * 16:
-            self._text_tokens.popitem(last=False)
+        self._text_tokens.trim()
         return tuple(kept), tuple(tokens)

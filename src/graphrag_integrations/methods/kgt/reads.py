@@ -26,9 +26,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphrag_integrations.core.graph.neighbourhood_reads import VersionedLRU
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.store import node_id, node_key
+from graphrag_integrations.core.lru import VersionedLRU
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
 from graphrag_integrations.methods.kgt.store import (
@@ -50,7 +50,7 @@ DEFAULT_CACHE_NODES = 4096
 
 class NodeCache:
     """An LRU of at most ``capacity`` records (thread-safe; the core
-    :class:`~graphrag_integrations.core.graph.neighbourhood_reads.VersionedLRU`); :attr:`reads`
+    :class:`~graphrag_integrations.core.lru.VersionedLRU`); :attr:`reads`
     counts backend calls.
 
     Examples

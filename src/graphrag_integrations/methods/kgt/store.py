@@ -49,6 +49,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from graphrag_integrations.core import batching
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.protocol import GraphBackend
@@ -312,9 +313,8 @@ class ParseKGStore:
         logger.debug("computing the ParseKG summary from the whole graph")
 
         def batches(kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
-            ids = graph.nodes(kind)
-            for start in range(0, len(ids), 1024):
-                yield from graph.nodes_data(ids[start : start + 1024]).items()
+            for batch in batching.batches(graph.nodes(kind), 1024):
+                yield from graph.nodes_data(batch).items()
 
         passages = [(node_key(n), d["doc_id"]) for n, d in batches(PASSAGE)]
         rels = ((node_key(n), d["relation"], d["mentions"]) for n, d in batches(REL))

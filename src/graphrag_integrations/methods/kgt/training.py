@@ -258,6 +258,22 @@ def _base_lm(base_model: Any) -> Any:
     return base_model
 
 
+def cosine_schedule(optimizer: Any, total: int, warmup: int) -> Any:
+    """The learning-rate schedule of :func:`train_translator`: step ``i`` (from 0) of
+    ``total`` runs at ``lr * (i + 1) / (warmup + 1)`` for the ``warmup`` first, then at
+    ``lr * (1 + cos(pi * (i - warmup) / (total - warmup))) / 2``.
+
+    That is transformers' ``get_cosine_schedule_with_warmup`` one step ahead (it would run
+    the first step at lr 0): made for ``warmup + 1`` and ``total + 1`` steps and started at
+    step 1, as a scheduler resumed at ``last_epoch=0`` is.
+    """
+    from transformers import get_cosine_schedule_with_warmup
+
+    for group in optimizer.param_groups:  # what a resumed scheduler starts from
+        group.setdefault("initial_lr", group["lr"])
+    return get_cosine_schedule_with_warmup(optimizer, warmup + 1, total + 1, last_epoch=0)
+
+
 def train_translator(
     examples: Sequence[TrainingExample],
     output_dir: str | Path,
@@ -322,14 +338,7 @@ def train_translator(
     total = max_steps if max_steps is not None else max(1, math.ceil(epochs * per_epoch))
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=learning_rate)
-    warmup = int(total * warmup_ratio)
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    scheduler = cosine_schedule(optimizer, total, int(total * warmup_ratio))
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rng = np.random.default_rng(seed)
     order: list[int] = []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 
 #: Rows per block when computing similarities (bounds memory at about block * N * 8 bytes).
@@ -68,8 +69,7 @@ def knn_lists(
         return {ids[r]: [] for r in todo}
     kk = min(k, n - 1)
     order_key = np.arange(n)
-    for start in range(0, len(todo), BLOCK):
-        block = todo[start : start + BLOCK]
+    for block in batches(todo, BLOCK):
         sims = similarity_block(matrix[block], matrix)
         sims[np.arange(len(block)), block] = -np.inf  # no self-loop
         for i, row in enumerate(block):
@@ -116,8 +116,7 @@ def repair_knn(
     new_rows = [row[q] for q in added if q in row]
     old = [q for q in ids if q not in affected and q not in added]
     if new_rows and old and kk > 0:
-        for start in range(0, len(old), BLOCK):
-            block = old[start : start + BLOCK]
+        for block in batches(old, BLOCK):
             rows = [row[q] for q in block]
             best_new = similarity_block(matrix[rows], matrix[new_rows]).max(axis=1)
             last = [row[current[q][-1]] if current.get(q) else None for q in block]

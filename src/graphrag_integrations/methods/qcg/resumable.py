@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.prompts import QAPair
 from graphrag_integrations.methods.qcg.query_set import QuerySet
@@ -102,8 +103,7 @@ def generate_by_document(
     order = list(docs)
     whole = passages if corpus is None else corpus
     query_set.extra[done_key] = covered_documents(whole, query_set)
-    for start in range(0, len(order), group):
-        batch = order[start : start + group]
+    for batch in batches(order, group):
         texts = list(
             dict.fromkeys(p.text for d in batch for p in docs[d] if query_set.get(p.text) is None)
         )

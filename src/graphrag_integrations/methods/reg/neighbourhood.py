@@ -25,7 +25,7 @@ read into the query process. :class:`NeighbourhoodReads` answers a query from:
    and chains.
 
 What is read per entity (its triple count, its outgoing and incoming triples) is kept in a
-:class:`~graphrag_integrations.core.graph.neighbourhood_reads.VersionedLRU` of at most
+:class:`~graphrag_integrations.core.lru.VersionedLRU` of at most
 :data:`DEFAULT_CACHE_ENTITIES` entities, emptied when the index changes.
 """
 
@@ -38,12 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
-from graphrag_integrations.core.graph.neighbourhood_reads import (
-    VersionedLRU,
-    edge_counts,
-    incident_edges,
-)
+from graphrag_integrations.core.graph.neighbourhood_reads import edge_counts, incident_edges
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.lru import VersionedLRU
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.reg.kg import Triple
 from graphrag_integrations.methods.reg.linking import link_table

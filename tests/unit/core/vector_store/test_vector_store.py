@@ -587,7 +587,7 @@ class _LockedCollection:
 
 def test_chroma_retries_while_database_is_locked(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(chroma.time, "sleep", waits.append)
+    monkeypatch.setattr(time, "sleep", waits.append)  # tenacity sleeps with time.sleep
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     locked = _LockedCollection(index.collection, locked=3)
     index._collection = locked
@@ -606,7 +606,7 @@ def test_chroma_lock_that_persists_or_other_errors_are_raised(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(chroma.time, "sleep", waits.append)
+    monkeypatch.setattr(time, "sleep", waits.append)  # tenacity sleeps with time.sleep
     index = ChromaVectorIndex(_unique(), embedding_model="m", dimension=DIM)
     index._collection = _LockedCollection(index.collection, locked=100)
     with pytest.raises(RuntimeError, match="database is locked"):

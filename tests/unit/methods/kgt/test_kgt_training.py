@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from graphrag_integrations.methods.kgt.training import (
     TRANSLATOR_CONFIG,
     SingleHop,
     build_training_examples,
+    cosine_schedule,
     load_translator,
     musique_single_hops,
     split_fold,
@@ -36,6 +38,31 @@ HOPS = [
     SingleHop("Where was Marie Curie born?", PASSAGE, "Marie Curie", "Warsaw"),
     SingleHop("Who taught Marie Curie?", PASSAGE, "Marie Curie", "her mother"),  # not an entity
 ]
+
+
+@pytest.mark.parametrize(("total", "warmup"), [(1, 0), (7, 0), (10, 1), (37, 3), (100, 10), (9, 9)])
+def test_cosine_schedule_warms_up_from_the_first_step_then_decays_to_zero(
+    total: int, warmup: int
+) -> None:
+    """The schedule train_translator ran before it was transformers' (its formula)."""
+    import warnings
+
+    def expected(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=2e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "scheduler stepped before the optimizer"
+        scheduler = cosine_schedule(optimizer, total, warmup)
+        rates = []
+        for _ in range(total):
+            rates.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()
+            scheduler.step()
+    assert rates == pytest.approx([2e-4 * expected(i) for i in range(total)], rel=1e-12, abs=1e-18)
+    assert rates[0] > 0
 
 
 @pytest.fixture(scope="module")

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
 
+from graphrag_integrations.core import batching
 from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, pop_splitter
 from graphrag_integrations.core.index.checkpoint import (
     CHECKPOINT_FILE,
@@ -59,7 +60,6 @@ from graphrag_integrations.core.text.documents import (
     pop_load_options,
     require_nonempty,
 )
-from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import (
     EmptyCorpusError,
     IndexExistsError,
@@ -68,18 +68,7 @@ from graphrag_integrations.errors import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["batches_of", "build_with_executor", "distributable"]
-
-
-def batches_of(passages: Sequence[Passage], size: int) -> list[list[Passage]]:
-    """``passages`` cut into batches of ``size``, in order.
-
-    Examples
-    --------
-    >>> [len(b) for b in batches_of([Passage(str(i), "t", "d") for i in range(5)], 2)]
-    [2, 2, 1]
-    """
-    return [list(passages[i : i + size]) for i in range(0, len(passages), size)]
+__all__ = ["build_with_executor", "distributable"]
 
 
 def check_split_build(cls: Any, executor: Executor) -> None:
@@ -153,7 +142,7 @@ def build_with_executor(cls: Any, documents: Iterable[Any], executor: Any, **kwa
         index.splitter = chosen
     if setup is not None:
         setup(index)
-    batches = batches_of(passages, runner.batch_size)
+    batches = list(batching.batches(passages, runner.batch_size))
     saved = PreparedBatches(target) if target is not None else None
     prepared: list[Any] = [None] * len(batches)
     if saved is not None:
