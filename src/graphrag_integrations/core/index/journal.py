@@ -103,6 +103,7 @@ def recover(index: Any) -> list[str]:
     try:
         with rolling_back(docs) as state:
             state.journals.extend(dirty)
+            state.unfinished = True
             rolled = roll_back(index, index_stores_of(index), what="an unfinished write")
     finally:
         index.__dict__[_ACTIVE] = False
@@ -122,12 +123,13 @@ def journaled(func: F) -> F:
         if not graphs or self.__dict__.get(_ACTIVE):
             return func(self, *args, **kwargs)
         recover(self)  # an earlier write of this index (or of a dead process) left a journal
-        exclude = self.doc_ids() if name in _ADDING else ()
+        held = self.doc_ids()
+        exclude = held if name in _ADDING else ()
         args, kwargs, removing = _removed_ids(name, args, kwargs)
         self.__dict__[_ACTIVE] = True
         try:
             for graph in graphs:
-                graph.begin_journal(name, exclude, removing)
+                graph.begin_journal(name, exclude, removing, held=held)
             result = func(self, *args, **kwargs)
             for graph in graphs:
                 graph.end_journal()

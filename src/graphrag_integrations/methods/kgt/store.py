@@ -535,7 +535,9 @@ class ParseKGStore:
                 f"{directory}: {len(stray)} passage vectors without a passage (corrupt index)"
             )
         out = cls(model_name, excluded_head_labels, store=store)
-        if not is_in_process(type(store.graph)):  # an in-process graph is its own summary
+        # an in-process graph is its own summary; a database graph written after the persist
+        # (store.later_writes, being rolled back) is summed up afresh from the graph
+        if not is_in_process(type(store.graph)) and not store.later_writes:
             out._summary = ParseKGSummary.load(directory)
         return out
 
