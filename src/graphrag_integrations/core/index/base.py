@@ -576,6 +576,14 @@ class BaseIndex(IndexPersistence, ABC):
         """
         return [name for store in index_stores_of(self) for name in store.drop_vector_store()]
 
+    def _after_failed_write(self) -> None:
+        """Hook: a journaled write (``insert``, ``upsert``, ``delete``, ``delete_many``) of an
+        index with a database graph failed, and the graph writes it had queued were dropped
+        (:mod:`~graphrag_integrations.core.index.journal`); before the rollback, drop the
+        in-process state the write derived that the graph may not hold (counts, caches).
+        Default: nothing."""
+        return None
+
     def _unknown_document(self, doc_id: str) -> bool:
         """What :meth:`delete` does for an id the index does not hold: warn, return False."""
         logger.warning(

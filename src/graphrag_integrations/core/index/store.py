@@ -472,6 +472,17 @@ class IndexStore:
         """Whether node ``key`` of kind ``kind`` is in the graph."""
         return node_id(kind, key) in self.graph
 
+    def has_vector(self, kind: str, key: str) -> bool:
+        """Whether node ``key`` of kind ``kind`` has a vector in this store: its node is in the
+        graph and, when the layer can tell (in-process layers), the layer holds it (a database
+        graph shared with another index may hold a node whose vector that index made)."""
+        if not self.has(kind, key):
+            return False
+        index = self.vectors.get(self.layers.get(kind, ""))
+        if index is None:  # no vector of the kind yet in this store
+            return False
+        return not hasattr(index, "__contains__") or key in index
+
     def keys(self, kind: str) -> list[str]:
         """Keys of the nodes of ``kind``, in insertion order."""
         return [node_key(n) for n in self.graph.nodes(kind)]

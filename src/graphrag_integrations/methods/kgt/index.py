@@ -355,6 +355,12 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
             with self._lazy_lock:
                 self._constraint_indexes(reuse, why="updating them for the changed graph")
 
+    def _after_failed_write(self) -> None:
+        """A write failed half-way: the summary and the constraint indexes may count passages
+        that never reached the graph; they are read from the graph again."""
+        self.store.forget_summary()
+        self._refresh()
+
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""
         return sorted(self.store.document_ids())
