@@ -17,6 +17,14 @@ environment variables the libraries read when they load and, for those already l
 intra-op thread count and (with ``threadpoolctl`` installed) numpy's BLAS / OpenMP pools; it
 imports nothing heavy itself.
 
+**Library users get the same default.** :func:`default_thread_limit` runs right before the
+package loads a model (a sentence-transformers embedder or cross-encoder, a transformers LM),
+once per process, unless the process applied a limit already (the CLI, or the user calling
+:func:`apply_thread_limit`). One switch, the environment variable :data:`THREADS_VARIABLE`
+(``GRAPHRAG_INTEGRATIONS_THREADS``): unset or ``auto``, the policy above; a number, that many
+threads; ``off``, the libraries keep their own counts (torch: one thread per core). Measured:
+``benchmarks/bench_library_threads.py`` (``docs/reference/failures.md``).
+
 Examples
 --------
 >>> env = {}
@@ -40,7 +48,14 @@ from collections.abc import MutableMapping
 
 from graphrag_integrations.errors import InvalidArgumentError
 
-__all__ = ["DEFAULT_THREADS", "THREAD_VARIABLES", "apply_thread_limit", "free_cores"]
+__all__ = [
+    "DEFAULT_THREADS",
+    "THREADS_VARIABLE",
+    "THREAD_VARIABLES",
+    "apply_thread_limit",
+    "default_thread_limit",
+    "free_cores",
+]
 
 #: Intra-op threads where the load cannot be read (measured: docs/lab/threads.md).
 DEFAULT_THREADS = 1
@@ -52,6 +67,20 @@ THREAD_VARIABLES = (
     "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
 )
+#: The library default's switch (:func:`default_thread_limit`): ``auto`` (or unset), a
+#: thread count, or ``off``.
+THREADS_VARIABLE = "GRAPHRAG_INTEGRATIONS_THREADS"
+
+
+class _Applied:
+    """Whether this process has settled its thread counts (and to what: ``None`` for the
+    libraries' own, ``GRAPHRAG_INTEGRATIONS_THREADS=off``)."""
+
+    done = False
+    threads: int | None = None
+
+
+_APPLIED = _Applied()
 
 
 def _env_threads(environ: MutableMapping[str, str]) -> int | None:
@@ -113,6 +142,8 @@ def apply_thread_limit(
         raise InvalidArgumentError(f"threads must be an integer >= 1, got {threads!r}")
     env = os.environ if environ is None else environ
     n = threads if threads is not None else (_env_threads(env) or free_cores())
+    if env is os.environ:
+        _APPLIED.done, _APPLIED.threads = True, n
     for name in THREAD_VARIABLES:
         env[name] = str(n)
     if env is os.environ:  # libraries already loaded read the variables too late
@@ -127,3 +158,48 @@ def apply_thread_limit(
             else:
                 threadpool_limits(n)
     return n
+
+
+def default_thread_limit(*, environ: MutableMapping[str, str] | None = None) -> int | None:
+    """The library default: apply the thread policy once, before the package's first model
+    load (module notes); later calls do nothing.
+
+    Parameters
+    ----------
+    environ : mutable mapping, optional
+        Where to read :data:`THREADS_VARIABLE` and write the thread variables (default
+        ``os.environ``; another mapping is for tests: the process is not marked as settled).
+
+    Returns
+    -------
+    int or None
+        The thread count in force (``None``: the libraries' own,
+        ``GRAPHRAG_INTEGRATIONS_THREADS=off``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If :data:`THREADS_VARIABLE` is neither ``auto``, ``off`` nor an integer >= 1.
+
+    Examples
+    --------
+    >>> default_thread_limit(environ={"GRAPHRAG_INTEGRATIONS_THREADS": "off"}) is None
+    True
+    >>> env = {"GRAPHRAG_INTEGRATIONS_THREADS": "3"}
+    >>> default_thread_limit(environ=env), env["OMP_NUM_THREADS"]
+    (3, '3')
+    """
+    real = environ is None
+    if real and _APPLIED.done:
+        return _APPLIED.threads
+    env = os.environ if environ is None else environ
+    raw = env.get(THREADS_VARIABLE, "").strip().lower()
+    if raw == "off":
+        if real:
+            _APPLIED.done, _APPLIED.threads = True, None
+        return None
+    if raw not in ("", "auto") and not (raw.isdigit() and int(raw) >= 1):
+        raise InvalidArgumentError(
+            f"{THREADS_VARIABLE} must be 'auto', 'off' or an integer >= 1, got {raw!r}"
+        )
+    return apply_thread_limit(int(raw) if raw.isdigit() else None, environ=env)

@@ -2,17 +2,33 @@
 
 One function per argument, so the core ``retrieve`` paths, the LangChain/LlamaIndex adapters
 and the command line reject the same inputs with the same message.
+
+Queries are also *bounded*: :func:`check_query` keeps at most :data:`MAX_QUERY_CHARS`
+characters of a question (an index may set a tighter bound, ``max_query_chars``) and logs one
+warning when it cuts, so the work of a query never grows with its length past that point
+(KG-Translator took 291 s on a 52,800-character question before; ``docs/reference/failures.md``).
 """
 
 from __future__ import annotations
 
+import logging
 import numbers
+import re
 
 from graphrag_integrations.errors import (
     EmptyQueryError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
+
+logger = logging.getLogger(__name__)
+
+#: The longest query (in characters, about 1,000 tokens of English) an index processes; the
+#: rest is cut off with one warning (:func:`check_query`). Longer than any question of the
+#: evaluation sets and than the embedding models' input windows (MiniLM: 256 tokens).
+MAX_QUERY_CHARS = 4_000
+# a partial word at the cut: whitespace, then non-whitespace to the end
+_PARTIAL_WORD = re.compile(r"\s+\S*$")
 
 
 def check_k(k: object, default: int | None = None, *, name: str = "k") -> int:
@@ -69,13 +85,49 @@ def check_k(k: object, default: int | None = None, *, name: str = "k") -> int:
     return value
 
 
-def check_query(query: str) -> str:
-    """Return ``query`` stripped, or raise :class:`EmptyQueryError` if nothing is left.
+def bound_text(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters of ``text``, without a word cut in two (when a
+    space falls in the second half of what is kept), stripped.
+
+    Examples
+    --------
+    >>> bound_text("capital of France", 12)
+    'capital of'
+    >>> bound_text("capital of France", 100)
+    'capital of France'
+    >>> bound_text("Llanfairpwllgwyngyll", 6)  # one long word: cut inside it
+    'Llanfa'
+    """
+    if len(text) <= max_chars:
+        return text
+    kept = text[:max_chars]
+    if not text[max_chars].isspace():
+        whole = _PARTIAL_WORD.sub("", kept)
+        if len(whole) >= max_chars // 2:
+            kept = whole
+    return kept.rstrip()
+
+
+def check_query(query: str, max_chars: int | None = MAX_QUERY_CHARS, *, owner: str = "") -> str:
+    """Return ``query`` stripped and bounded, or raise :class:`EmptyQueryError` if nothing is
+    left.
+
+    Parameters
+    ----------
+    query : str
+        The question.
+    max_chars : int, optional
+        At most this many characters are kept (:func:`bound_text`); a longer query is cut with
+        one warning naming ``owner`` (the index; its ``max_query_chars``). ``None``: no bound.
+    owner : str
+        Who bounds (in the warning), e.g. ``"ClueIndex"``.
 
     Examples
     --------
     >>> check_query("  capital of France ")
     'capital of France'
+    >>> len(check_query("word " * 2000, 100))
+    99
     >>> check_query("   ")
     Traceback (most recent call last):
     ...
@@ -86,4 +138,13 @@ def check_query(query: str) -> str:
     stripped = query.strip()
     if not stripped:
         raise EmptyQueryError("query is empty")
+    if max_chars is not None and len(stripped) > max_chars:
+        bounded = bound_text(stripped, max_chars)
+        logger.warning(
+            "query of %s characters cut to its first %s (%smax_query_chars): the rest is ignored",
+            f"{len(stripped):,}",
+            f"{len(bounded):,}",
+            f"{owner}." if owner else "",
+        )
+        return bounded
     return stripped

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import pytest
 
 from graphrag_integrations.testing.fault_cases import FaultComplianceTests
+from graphrag_integrations.testing.later_write_cases import LaterWriteComplianceTests
 
 #: Prefix of the graphs the suite makes (``<prefix>_<32 hex digits>``).
 GRAPH_PREFIX = "compliance"
@@ -73,7 +74,7 @@ GRAPH_CASES: frozenset[str] = frozenset(
 )
 
 
-class FalkorDBComplianceTests(FaultComplianceTests):
+class FalkorDBComplianceTests(FaultComplianceTests, LaterWriteComplianceTests):
     """Mixin: each index of the compliance suite keeps its graph in its own FalkorDB graph.
 
     Needs the ``falkordb_server`` fixture (see the module docstring). Graphs are named

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.models import LazyModel, resolve_embedding_model
 from graphrag_integrations.core.progress import progress
+from graphrag_integrations.core.threads import default_thread_limit
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -142,6 +143,7 @@ class SentenceTransformerEmbedder:
         return embedder
 
     def _load(self) -> Any:
+        default_thread_limit()  # the library's thread default, before torch starts its pools
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(self._path, device=self._device or "cpu")

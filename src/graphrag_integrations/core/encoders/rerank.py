@@ -20,6 +20,7 @@ import numpy as np
 
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.encoders.models import LazyModel
+from graphrag_integrations.core.threads import default_thread_limit
 from graphrag_integrations.core.validation import check_query
 from graphrag_integrations.errors import ModelUnavailableError
 
@@ -123,6 +124,7 @@ class CrossEncoderReranker:
         self._model: LazyModel[Any] = LazyModel(self._load)
 
     def _load(self) -> Any:
+        default_thread_limit()  # the library's thread default, before torch starts its pools
         from sentence_transformers import CrossEncoder
 
         try:

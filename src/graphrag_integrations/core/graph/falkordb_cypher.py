@@ -275,3 +275,6 @@ NODES_WITHOUT = f"MATCH (n:{NODE}) WHERE n._type = $type AND n.`<PROP>` IS NULL 
 # the write journal of an index's unfinished write (falkordb_journal): JSON in the meta node
 JOURNAL_READ = f"MATCH (m:{META}) RETURN m.journal"
 JOURNAL_WRITE = f"MATCH (m:{META}) SET m.journal = $journal"
+# the write log of finished writes (falkordb_write_log): JSON in the meta node
+WRITES_READ = f"MATCH (m:{META}) RETURN m.writes"
+WRITES_WRITE = f"MATCH (m:{META}) SET m.writes = $writes"

@@ -14,6 +14,10 @@ document an unfinished write touched: removing those documents (through the meth
 Documents the index held before an ``insert`` are left out of its journal (``exclude``): an
 insert may merge into nodes of older documents, which a rollback must keep.
 
+Clearing a journal (a write that ended, or one rolled back) appends its documents to the
+graph's write log (:mod:`~graphrag_integrations.core.graph.falkordb_write_log`), which a load
+of a folder persisted before the write reads.
+
 Examples
 --------
 >>> record = journal_record("insert", ["d2", "d1"])
@@ -34,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
+from graphrag_integrations.core.graph.falkordb_write_log import FalkorDBWriteLog
 
 logger = logging.getLogger(__name__)
 
@@ -72,15 +77,15 @@ def abandoned(record: Mapping[str, Any]) -> bool:
     return time.time() - float(record.get("started", 0.0)) > STALE_AFTER_S
 
 
-class FalkorDBJournal:
+class FalkorDBJournal(FalkorDBWriteLog):
     """Mixin of :class:`~graphrag_integrations.core.graph.falkordb_graph.FalkorDBGraph`: the
     write journal (module notes)."""
 
     _journal: dict[str, Any] | None = None
     _journal_exclude: frozenset[str] = frozenset()
-
-    def _query(self, text: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        raise NotImplementedError
+    # the documents held before the write, and those the write added or removed
+    _journal_held: frozenset[str] = frozenset()
+    _journal_subject: frozenset[str] = frozenset()
 
     def flush(self) -> None:
         raise NotImplementedError
@@ -107,13 +112,22 @@ class FalkorDBJournal:
         return None if self._journal is None else dict(self._journal)
 
     def begin_journal(
-        self, op: str, exclude: Iterable[str] = (), removing: Iterable[str] = ()
+        self,
+        op: str,
+        exclude: Iterable[str] = (),
+        removing: Iterable[str] = (),
+        held: Iterable[str] | None = None,
     ) -> None:
         """Record that write ``op`` starts (before it sends anything): the documents it
-        removes (``removing``) at once; documents of ``exclude`` are never added to it."""
+        removes (``removing``) at once; documents of ``exclude`` are never added to it.
+        ``held``: the documents the index holds before the write (default ``exclude``), to
+        tell the documents the write is about from those it only re-merges (the write log)."""
         self.flush()  # anything queued before belongs to no write of this journal
+        removing = list(removing)
         self._journal = journal_record(op, removing)
         self._journal_exclude = frozenset(exclude)
+        self._journal_held = self._journal_exclude if held is None else frozenset(held)
+        self._journal_subject = frozenset(removing)
         self._write_journal()
 
     def end_journal(self) -> None:
@@ -122,9 +136,14 @@ class FalkorDBJournal:
             self.flush()
         self.clear_journal()
 
-    def clear_journal(self) -> None:
-        """Remove the journal from the meta node (after a completed write or a recovery)."""
+    def clear_journal(self, docs: Iterable[str] = ()) -> None:
+        """Remove the journal from the meta node (after a completed write or a recovery) and
+        log the write: the documents it was about (added or removed, not those whose nodes
+        it merely merged into) and ``docs`` (those a recovery rolled back)."""
+        written = {*docs, *self._journal_subject}
         self._journal = None
+        self._journal_subject = frozenset()
+        self.log_write(written)
         self._query(cy.JOURNAL_WRITE, {"journal": None})
 
     def _write_journal(self) -> None:
@@ -139,9 +158,11 @@ class FalkorDBJournal:
         when it grows). ``exclude`` applies to added provenance only."""
         if self._journal is None:
             return
+        docs = {doc for prov in provenance for doc in prov}
+        self._journal_subject |= docs if removing else docs - self._journal_held  # a new set
         held = set(self._journal["docs"])
         skip = frozenset() if removing else self._journal_exclude
-        new = {doc for prov in provenance for doc in prov} - held - skip
+        new = docs - held - skip
         if new:
             self._journal["docs"] = sorted(held | new)
             self._write_journal()

@@ -100,8 +100,10 @@ Loading options
     :class:`~graphrag_integrations.errors.InvalidArgumentError` (the type errors also
     ``TypeError``). An empty or blank query raises
     :class:`~graphrag_integrations.errors.EmptyQueryError` (see :func:`check_query`); every
-    explanation is a JSON-serialisable mapping. :meth:`BaseIndex.retrieve` does these checks
-    and calls the subclass's ``_retrieve(query, k)``.
+    explanation is a JSON-serialisable mapping. A query longer than
+    :attr:`BaseIndex.max_query_chars` characters is cut there (one warning), so no query
+    costs more than one of that length. :meth:`BaseIndex.retrieve` does these checks and
+    calls the subclass's ``_retrieve(query, k)`` with the bounded query.
 Metadata filters
     ``retrieve(query, k, filter={...})`` returns only passages whose metadata matches
     (:mod:`~graphrag_integrations.core.retrieval.filters`: the LangChain dict form or a filter
@@ -182,7 +184,7 @@ from graphrag_integrations.core.text.documents import (
     require_nonempty,
 )
 from graphrag_integrations.core.types import Passage, RetrievedPassage
-from graphrag_integrations.core.validation import check_k
+from graphrag_integrations.core.validation import MAX_QUERY_CHARS, check_k, check_query
 from graphrag_integrations.errors import InvalidArgumentError
 
 # The helpers of core.index.building stay importable from here.
@@ -273,6 +275,10 @@ class BaseIndex(IndexPersistence, ABC):
     #: The field of :attr:`query_params` that is the default ``k`` (the paper's letter for
     #: "results returned", e.g. ``"N"``); ``None``: :attr:`default_k` is set directly.
     k_param: ClassVar[str | None] = None
+    #: The longest query processed (characters; the rest is cut with one warning): the core's
+    #: :data:`~graphrag_integrations.core.validation.MAX_QUERY_CHARS`, tighter where a
+    #: method's query work grows fast with its length. Settable per index.
+    max_query_chars: int = MAX_QUERY_CHARS
     #: Tokens per chunk of :meth:`default_splitter` (each method's: ``docs/reference/chunking.md``).
     chunk_size: ClassVar[int] = 256
     #: Tokens shared by consecutive chunks of :meth:`default_splitter`.
@@ -502,7 +508,8 @@ class BaseIndex(IndexPersistence, ABC):
         Parameters
         ----------
         query : str
-            The question (empty or blank: :class:`~graphrag_integrations.errors.EmptyQueryError`).
+            The question (empty or blank: :class:`~graphrag_integrations.errors.EmptyQueryError`);
+            only its first :attr:`max_query_chars` characters are used (one warning when cut).
         k : int, optional
             Checked with ``check_k(k, self.default_k)``
             (:func:`~graphrag_integrations.core.validation.check_k`).
@@ -515,6 +522,7 @@ class BaseIndex(IndexPersistence, ABC):
         ValueError
             On a malformed filter (before any work).
         """
+        query = check_query(query, self.max_query_chars, owner=type(self).__name__)
         k = check_k(k, self.default_k)
         where = parse_filter(filter)
         if where is None:
@@ -567,6 +575,14 @@ class BaseIndex(IndexPersistence, ABC):
         index whose vectors are in memory has none: ``[]``.
         """
         return [name for store in index_stores_of(self) for name in store.drop_vector_store()]
+
+    def _after_failed_write(self) -> None:
+        """Hook: a journaled write (``insert``, ``upsert``, ``delete``, ``delete_many``) of an
+        index with a database graph failed, and the graph writes it had queued were dropped
+        (:mod:`~graphrag_integrations.core.index.journal`); before the rollback, drop the
+        in-process state the write derived that the graph may not hold (counts, caches).
+        Default: nothing."""
+        return None
 
     def _unknown_document(self, doc_id: str) -> bool:
         """What :meth:`delete` does for an id the index does not hold: warn, return False."""

@@ -19,6 +19,11 @@ write the server or the process stops half-way would leave the two apart. The in
    checkpointed batch is (:mod:`~graphrag_integrations.core.index.rollback`), and one warning
    names them.
 
+A write that fails in this process also drops, before its rollback, the in-process state
+the method derived from it (``BaseIndex._after_failed_write``: KG-Translator's summary), and
+its rollback adds the documents the index lists that it did not before the write (documents
+with nothing in the graph to journal them by, e.g. ReG's texts without a triple).
+
 The index is then the index without those documents: an interrupted ``insert`` left nothing,
 an interrupted ``delete`` / ``delete_many`` is completed, an interrupted ``upsert`` leaves
 the replaced documents out (its new versions were not all written). Running the failed call
@@ -56,6 +61,8 @@ _MARK = "__journaled__"
 # instance flags (in __dict__): inside a journaled write / a failed write not yet recovered
 _ACTIVE = "_journal_active"
 _FAILED = "_journal_failed"
+# the documents the index held before its failed write (what its rollback returns it to)
+_HELD = "_journal_held"
 
 
 def journal_graphs(index: Any) -> list[Any]:
@@ -96,6 +103,10 @@ def recover(index: Any) -> list[str]:
             raise live_writer_error(getattr(graph.location, "url", repr(graph)), record)
         docs.update(record.get("docs", []))
         dirty.append(graph)
+    held = index.__dict__.pop(_HELD, None)
+    if dirty and held is not None:  # this object's failed write: documents it added in the
+        # process only (no graph content to journal them by, e.g. ReG's text without triples)
+        docs.update(set(index.doc_ids()) - held)
     if not dirty:
         index.__dict__.pop(_FAILED, None)
         return []
@@ -103,6 +114,7 @@ def recover(index: Any) -> list[str]:
     try:
         with rolling_back(docs) as state:
             state.journals.extend(dirty)
+            state.unfinished = True
             rolled = roll_back(index, index_stores_of(index), what="an unfinished write")
     finally:
         index.__dict__[_ACTIVE] = False
@@ -122,20 +134,23 @@ def journaled(func: F) -> F:
         if not graphs or self.__dict__.get(_ACTIVE):
             return func(self, *args, **kwargs)
         recover(self)  # an earlier write of this index (or of a dead process) left a journal
-        exclude = self.doc_ids() if name in _ADDING else ()
+        held = self.doc_ids()
+        exclude = held if name in _ADDING else ()
         args, kwargs, removing = _removed_ids(name, args, kwargs)
         self.__dict__[_ACTIVE] = True
         try:
             for graph in graphs:
-                graph.begin_journal(name, exclude, removing)
+                graph.begin_journal(name, exclude, removing, held=held)
             result = func(self, *args, **kwargs)
             for graph in graphs:
                 graph.end_journal()
         except BaseException as error:
             self.__dict__[_ACTIVE] = False
             self.__dict__[_FAILED] = True
+            self.__dict__[_HELD] = frozenset(held)
             for graph in graphs:
                 graph.discard_pending()
+            self._after_failed_write()  # the method's in-process state of the failed write
             if isinstance(error, Exception):
                 _recover_now(self, name, error)
             raise

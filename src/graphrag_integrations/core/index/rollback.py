@@ -67,17 +67,39 @@ class Rollback:
         Nodes of the pending documents that had no saved vector, per store and node kind.
     journals : list
         Database graphs whose write journal (:mod:`~graphrag_integrations.core.index.journal`)
-        listed documents of ``doc_ids``: cleared once the rollback is done.
+        listed documents of ``doc_ids``, or whose write log listed documents written after the
+        loaded folder was persisted: their journal is cleared and the rollback logged once it
+        is done.
+    later : frozenset of str
+        The documents of ``doc_ids`` written to a database graph after the loaded folder was
+        persisted (:mod:`~graphrag_integrations.core.index.graph_changes`), other than the
+        pending batch's.
+    unfinished : bool
+        Whether a write journal added documents (an unfinished write, in the log line).
     """
 
     doc_ids: frozenset[str]
     placeholders: list[tuple[Any, str, list[str]]] = field(default_factory=list)
     journals: list[Any] = field(default_factory=list)
+    later: frozenset[str] = frozenset()
+    unfinished: bool = False
 
     def add_journal(self, graph: Any, doc_ids: Iterable[str]) -> None:
         """Roll back ``doc_ids`` too (an unfinished write ``graph``'s journal records)."""
-        self.doc_ids = self.doc_ids | frozenset(doc_ids)
-        self.journals.append(graph)
+        self._add(graph, frozenset(doc_ids))
+        self.unfinished = True
+
+    def add_later_writes(self, graph: Any, doc_ids: Iterable[str]) -> None:
+        """Roll back ``doc_ids`` too: written to ``graph`` after the folder was persisted
+        (those already pending stay the pending batch's)."""
+        docs = frozenset(doc_ids)
+        self.later = self.later | (docs - self.doc_ids)
+        self._add(graph, docs)
+
+    def _add(self, graph: Any, docs: frozenset[str]) -> None:
+        self.doc_ids = self.doc_ids | docs
+        if all(g is not graph for g in self.journals):
+            self.journals.append(graph)
 
     def owns(self, provenance: Iterable[str]) -> bool:
         """Whether a node with this provenance comes from the pending documents only.
@@ -159,15 +181,28 @@ def roll_back(
                 f"vector, e.g. {left[:3]} (corrupt index)"
             )
     for graph in state.journals:
-        graph.clear_journal()
-    if rolled:
+        graph.clear_journal(state.doc_ids)  # and logged: other folders see the change
+    later = sorted(state.later)
+    if later:
+        logger.warning(
+            "%s's graph changed after the folder was persisted (%d document(s) written since, "
+            "by a process that ended without persisting again): loaded without them: %s "
+            "(insert them again)",
+            type(index).__name__,
+            len(later),
+            _some(later),
+        )
+    rolled_only = sorted(set(rolled) - state.later)
+    if rolled_only:
         logger.warning(
             "rolled back %d document(s) of %s from %s's graph: %s%s",
-            len(rolled),
-            "an unfinished write" if state.journals else what,
+            len(rolled_only),
+            "an unfinished write" if state.unfinished else what,
             type(index).__name__,
-            _some(sorted(rolled)),
-            " (the index is as without them: run the failed call again)" if state.journals else "",
+            _some(rolled_only),
+            " (the index is as without them: run the failed call again)"
+            if state.unfinished
+            else "",
         )
     return sorted(rolled)
 

@@ -83,6 +83,11 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
+from graphrag_integrations.core.index.graph_changes import (
+    changes_to_roll_back,
+    drop_gone_vectors,
+    graph_version,
+)
 from graphrag_integrations.core.index.rollback import Rollback, active_rollback
 from graphrag_integrations.core.persistence import (
     MANIFEST_NAME,
@@ -262,6 +267,26 @@ def stored_index_id(directory: str | Path) -> str:
     return index_id
 
 
+def stored_graph_version(directory: str | Path) -> int | None:
+    """The write version of the database graph a persisted store recorded (its
+    ``store.json``; :mod:`~graphrag_integrations.core.index.graph_changes`), ``None`` when it
+    recorded none (an in-process graph, or written before versions existed).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> IndexStore("toy", {}).persist(d)
+    >>> stored_graph_version(d) is None  # networkx: the folder holds the graph itself
+    True
+    """
+    path = Path(directory) / STORE_FILE
+    if not path.is_file():
+        return None
+    version = json.loads(path.read_text(encoding="utf-8")).get("graph_version")
+    return int(version) if isinstance(version, int) else None
+
+
 def index_stores_of(index: object) -> list[IndexStore]:
     """The :class:`IndexStore` objects an index holds: attributes that are one, or that hold
     one as an attribute (a method's own store class wrapping the core one).
@@ -319,31 +344,6 @@ def _load_graph(src: Path, backend: type[GraphBackend]) -> GraphBackend:
     return target
 
 
-def _with_journal(src: Path, graph: GraphBackend, rollback: Rollback | None) -> Rollback | None:
-    """The rollback a load runs: ``rollback`` plus the documents of an unfinished write the
-    graph's journal records (:mod:`~graphrag_integrations.core.index.journal`); ``None`` when
-    there is nothing to roll back.
-
-    Raises
-    ------
-    IndexMismatchError
-        The journal's writer (another process) is still running.
-    """
-    read_journal = getattr(graph, "read_journal", None)
-    record = read_journal() if callable(read_journal) and rollback is not None else None
-    if record is not None and rollback is not None:
-        from graphrag_integrations.core.graph.falkordb_journal import abandoned
-
-        if not abandoned(record):
-            pid, host, op = record.get("pid"), record.get("host"), record.get("op")
-            raise IndexMismatchError(
-                f"{src}: process {pid} on {host} is writing its graph ({op}); load it again "
-                "when the write has finished"
-            )
-        rollback.add_journal(graph, record.get("docs", []))
-    return rollback if rollback is not None and rollback.doc_ids else None
-
-
 def _method_of(directory: Path) -> str:
     if not (directory / MANIFEST_NAME).is_file():
         return ""
@@ -384,6 +384,11 @@ class IndexStore:
     index_id : str
         The index's id (32 hex digits): new for a new store, read back by :meth:`load`. It
         names the index's Chroma collections (:class:`ChromaVectors`).
+    later_writes : frozenset of str
+        After :meth:`load`: the documents written to the database graph after the folder
+        was persisted, rolled back by the load
+        (:mod:`~graphrag_integrations.core.index.graph_changes`); what the method read from
+        the folder about them is stale (a method store rebuilds such state from the graph).
     """
 
     def __init__(
@@ -407,6 +412,7 @@ class IndexStore:
         self.vectors: dict[str, VectorIndex] = {}
         self.dimension = 0
         self.index_id = uuid.uuid4().hex
+        self.later_writes: frozenset[str] = frozenset()
         self._version = 0
         self._lock = threading.RLock()
         self._views: dict[str, tuple[int, Any]] = {}
@@ -465,6 +471,17 @@ class IndexStore:
     def has(self, kind: str, key: str) -> bool:
         """Whether node ``key`` of kind ``kind`` is in the graph."""
         return node_id(kind, key) in self.graph
+
+    def has_vector(self, kind: str, key: str) -> bool:
+        """Whether node ``key`` of kind ``kind`` has a vector in this store: its node is in the
+        graph and, when the layer can tell (in-process layers), the layer holds it (a database
+        graph shared with another index may hold a node whose vector that index made)."""
+        if not self.has(kind, key):
+            return False
+        index = self.vectors.get(self.layers.get(kind, ""))
+        if index is None:  # no vector of the kind yet in this store
+            return False
+        return not hasattr(index, "__contains__") or key in index
 
     def keys(self, kind: str) -> list[str]:
         """Keys of the nodes of ``kind``, in insertion order."""
@@ -716,7 +733,11 @@ class IndexStore:
 
     def _write(self, out: Path) -> None:
         with self._lock:
-            atomic_write_json(out / STORE_FILE, {"index_id": self.index_id})
+            record: dict[str, Any] = {"index_id": self.index_id}
+            version = graph_version(self.graph)
+            if version is not None:  # a database graph's state these files hold
+                record["graph_version"] = version
+            atomic_write_json(out / STORE_FILE, record)
             in_process = is_in_process(type(self.graph))
             self.graph.save(out / (GRAPH_FILE if in_process else POINTER_FILE))
             for kind, layer in self.layers.items():
@@ -818,7 +839,8 @@ class IndexStore:
         store.index_id = stored_index_id(src)
         rehome = factory is not None and factory is not in_memory_vectors
         checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
-        rollback = _with_journal(src, opened, active_rollback())
+        rollback = changes_to_roll_back(src, opened, active_rollback(), stored_graph_version(src))
+        store.later_writes = rollback.later if rollback is not None else frozenset()
         for kind, layer in store.layers.items():
             keys = store.keys(kind)
             if not keys:
@@ -841,6 +863,7 @@ class IndexStore:
                 )
             if rollback is not None:
                 store._placeholders(rollback, kind, index, keys)
+                drop_gone_vectors(src, kind, index, keys, rollback)
             if cached:
                 keys = store._drop_unsaved(src, kind, index, keys)
             if set(index.ids) != set(keys):

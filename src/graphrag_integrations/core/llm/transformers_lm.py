@@ -40,6 +40,7 @@ from graphrag_integrations.core.llm.precision import (
 )
 from graphrag_integrations.core.llm.prompt_cache import PromptCache, shared_prompt_rows
 from graphrag_integrations.core.llm.protocol import LLMResult
+from graphrag_integrations.core.threads import default_thread_limit
 from graphrag_integrations.errors import ModelUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -217,6 +218,7 @@ class TransformersLLM:
         return {}
 
     def _load_on_device(self) -> tuple[Any, Any]:
+        default_thread_limit()  # the library's thread default, before torch starts its pools
         start = time.perf_counter()
         model, tokenizer = self._load()
         if self.dtype is not None:

@@ -130,6 +130,8 @@ class ClueSearchIndex(Protocol):
     parser: SpacyNLP
     excluded_labels: frozenset[str]
     store: IndexStore
+    #: The longest query processed (``BaseIndex.max_query_chars``).
+    max_query_chars: int
 
     @property
     def graph(self) -> ClueGraph: ...
@@ -446,7 +448,8 @@ class QIter(QueryRetriever):
         metadata matches (:mod:`~graphrag_integrations.core.retrieval.filters`, after the graph
         step).
         """
-        question = check_query(query)
+        index = self.index
+        question = check_query(query, index.max_query_chars, owner=type(index).__name__)
         k = check_k(k, self.default_k)
         where = parse_filter(filter)
         with read_locked(self.index):

@@ -141,6 +141,11 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
     index_params_class = KGTIndexParams
     query_params = QueryParamsField(KGTQueryParams)
     k_param = "k"
+    #: Tighter than the core's bound: the translation (constrained beam search over the
+    #: question in the prompt) and the decomposition prompt grow with the question's length
+    #: (3.1 s at 2,000 characters, 17 s at 8,000, 291 s at 52,800 without a bound), and a
+    #: question past 1,000 characters (~250 tokens) holds no more clues the LM translates.
+    max_query_chars = 1_000
     #: Default chunking (tokens): passages the size all-MiniLM-L6-v2 embeds whole.
     chunk_size = 256
     chunk_overlap = 32
@@ -350,6 +355,12 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
             with self._lazy_lock:
                 self._constraint_indexes(reuse, why="updating them for the changed graph")
 
+    def _after_failed_write(self) -> None:
+        """A write failed half-way: the summary and the constraint indexes may count passages
+        that never reached the graph; they are read from the graph again."""
+        self.store.forget_summary()
+        self._refresh()
+
     def doc_ids(self) -> list[str]:
         """The ids of the documents indexed, sorted."""
         return sorted(self.store.document_ids())
@@ -479,7 +490,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
 
     def translate(self, query: str) -> TranslationResult:
         """The clues of ``query`` (forward, then reverse when Algorithm 2 asks for it)."""
-        return self.translator().translate(check_query(query))
+        bounded = check_query(query, self.max_query_chars, owner=type(self).__name__)
+        return self.translator().translate(bounded)
 
     # -- retrieval ------------------------------------------------------------------------
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:

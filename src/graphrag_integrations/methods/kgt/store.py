@@ -307,6 +307,13 @@ class ParseKGStore:
                 self._summary = self._scan_summary()
             return self._summary
 
+    def forget_summary(self) -> None:
+        """Drop the in-process summary (scanned again from the graph when next needed): after
+        a write that failed half-way, it may count what never reached the graph."""
+        with self._summary_lock:
+            self._summary = None
+            self.generation += 1
+
     def _scan_summary(self) -> ParseKGSummary:
         """The summary of the whole graph, read in batches (an index without a stored one)."""
         graph = self.index_store.graph
@@ -435,7 +442,7 @@ class ParseKGStore:
 
     def missing_vectors(self, ids: Iterable[str]) -> list[str]:
         """The passage ids among ``ids`` without a stored vector."""
-        return [i for i in ids if not self.index_store.has(PASSAGE_VECTOR, i)]
+        return [i for i in ids if not self.index_store.has_vector(PASSAGE_VECTOR, i)]
 
     def vector_count(self) -> int:
         """Number of embedded passages."""
@@ -535,7 +542,9 @@ class ParseKGStore:
                 f"{directory}: {len(stray)} passage vectors without a passage (corrupt index)"
             )
         out = cls(model_name, excluded_head_labels, store=store)
-        if not is_in_process(type(store.graph)):  # an in-process graph is its own summary
+        # an in-process graph is its own summary; a database graph written after the persist
+        # (store.later_writes, being rolled back) is summed up afresh from the graph
+        if not is_in_process(type(store.graph)) and not store.later_writes:
             out._summary = ParseKGSummary.load(directory)
         return out
 

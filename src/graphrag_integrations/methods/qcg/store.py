@@ -371,7 +371,7 @@ class QCGStore:
         )
         qcg = cls(model_name, store=store)
         chunks = Path(directory) / LEXICON_DIR / _LEXICON_CHUNKS
-        if chunks.is_file():
+        if chunks.is_file() and not store.later_writes:  # else stale: rebuilt from the graph
             record = json.loads(chunks.read_text(encoding="utf-8"))
             ids = tuple(str(i) for i in record["ids"])
             scorer = BM25Scorer.load(chunks.parent / MATRIX_DIR, len(ids))

@@ -3,9 +3,9 @@
 Each area's cases live in a module of this package (:mod:`.inputs`, :mod:`.insert_delete`,
 :mod:`.checkpoint`, :mod:`.persistence`, :mod:`.chunking`, :mod:`.queries`,
 :mod:`.api_contract`, :mod:`.concurrency`, :mod:`.frameworks`, :mod:`.chroma_layers`,
-:mod:`.filters`), as a mixin of :class:`~.base.ComplianceBase`. A new area is one more module
-of this package (importing :mod:`.base` and :mod:`.corpus`, never this module or the package
-itself) and one more line in the bases below.
+:mod:`.filters`, :mod:`.query_bound`), as a mixin of :class:`~.base.ComplianceBase`. A new
+area is one more module of this package (importing :mod:`.base` and :mod:`.corpus`, never this
+module or the package itself) and one more line in the bases below.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from graphrag_integrations.testing.compliance.inputs import InputCases
 from graphrag_integrations.testing.compliance.insert_delete import InsertDeleteCases
 from graphrag_integrations.testing.compliance.persistence import PersistenceCases
 from graphrag_integrations.testing.compliance.queries import QueryCases
+from graphrag_integrations.testing.compliance.query_bound import QueryBoundCases
 
 __all__ = ["IndexComplianceTests"]
 
@@ -34,6 +35,7 @@ class IndexComplianceTests(
     PersistenceCases,
     ChunkingCases,
     QueryCases,
+    QueryBoundCases,
     ApiContractCases,
     ConcurrencyCases,
     FrameworkCases,
@@ -78,7 +80,9 @@ class IndexComplianceTests(
       parser given as ``splitter=`` is used by ``from_documents`` and later ``insert`` calls,
       ``chunking=False`` keeps documents whole, ``doc_ids()`` lists the documents,
       ``upsert`` replaces a document by id (answers equal a fresh build of the new corpus);
-    * an empty or blank query raises ``EmptyQueryError`` (sync and async);
+    * an empty or blank query raises ``EmptyQueryError`` (sync and async); a 50,000-character
+      question reaches the method cut to the index's ``max_query_chars``, with one warning,
+      and answers as the cut question (:mod:`.query_bound`);
     * ``k`` is honoured (1, 3 and the default), invalid ``k`` (``0``, ``-1``, ``"3"``,
       ``2.0``, ``True``) raises ``InvalidArgumentError``, ``aretrieve`` equals ``retrieve``,
       explanations are JSON-serialisable mappings;

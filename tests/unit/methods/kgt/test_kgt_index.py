@@ -417,3 +417,29 @@ def test_insert_updates_the_constraint_indexes_in_use(
     assert loaded.counters["constraint_builds"] == 1 and loaded._indexes is not None
     loaded.retrieve(QUESTIONS[0])
     assert loaded.counters["constraint_builds"] == 1
+
+
+def test_the_translation_input_is_bounded(
+    index: ParseKGTranslatorRetriever, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KG-Translator's own bound (tighter than the core's): ``translate`` and ``retrieve``
+    hand the translator at most ``max_query_chars`` characters of a 50,000-character
+    question."""
+    from graphrag_integrations.core.validation import MAX_QUERY_CHARS
+    from graphrag_integrations.methods.kgt.translation import Translator
+    from graphrag_integrations.testing.compliance.query_bound import long_question
+
+    seen: list[str] = []
+    original = Translator.translate
+
+    def recording(self: Translator, query: str) -> Any:
+        seen.append(query)
+        return original(self, query)
+
+    monkeypatch.setattr(Translator, "translate", recording)
+    question = long_question(QUESTIONS[0])
+    index.translate(question)
+    index.retrieve(question, k=2)
+    assert index.max_query_chars < MAX_QUERY_CHARS
+    assert seen and all(len(q) <= index.max_query_chars for q in seen)
+    assert seen[0] == seen[1] and question.startswith(seen[0])
