@@ -172,6 +172,7 @@ def test_builtin_registrations_and_errors() -> None:
         "dense",
         "hybrid",
         "kgt",
+        "ppr",
         "qcg",
         "reg",
         "reg-weak",
