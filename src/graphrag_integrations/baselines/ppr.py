@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ from graphrag_integrations.core.retrieval.pagerank import personalized_pagerank
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
-__all__ = ["PPRRetriever"]
+__all__ = ["PPRRetriever", "QuerySignals"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,18 @@ ENTITIES_FILE = "entities.npy"
 EXPLAINED = 3
 
 BoolVector = npt.NDArray[np.bool_]
+FloatVector = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class QuerySignals:
+    """A query's inputs to the ranking: the dense score of every passage, the cosine of
+    every fact, its normalised entity mentions and their vectors (rows)."""
+
+    dense: FloatVector
+    facts: FloatVector
+    names: list[str]
+    mentions: FloatMatrix
 
 
 class PPRRetriever(FrameworkSurface, CorpusIndex):
@@ -105,7 +118,7 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
     >>> r = PPRRetriever.from_documents(docs, embedding=FakeEmbedder())
     >>> top = r.retrieve("What is the capital of Italy?", k=1)[0]
     >>> top.text, top.explanation["query_entities"], top.explanation["entities"]
-    ('Rome is the capital of Italy.', ['italy'], ['rome', 'italy'])
+    ('Rome is the capital of Italy.', ['italy'], ['italy', 'rome'])
     """
 
     method = "ppr"
@@ -309,30 +322,43 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         ents = self.parser.entities(query)
         return list(dict.fromkeys(e.norm for e in ents if e.label not in excluded))
 
-    def ranked(
-        self, query: str, k: int, where: MetadataFilter | None = None
-    ) -> list[RetrievedPassage]:
-        """The top ``k`` passages (of those matching ``where``) with their explanations."""
+    def signals(self, query: str, *, entities: bool | None = None) -> QuerySignals:
+        """What :meth:`rank` needs of ``query``: its vector, dense and fact scores, and its
+        entity mentions with their vectors (parsed when ``entities``, default: when the
+        query params link or activate entities)."""
         query = check_query(query)
-        if not self.passages:
-            return []
-        keep: BoolVector | None = None if where is None else filter_mask(where, self.passages)
-        if keep is not None and not keep.any():
-            return []
         params = self.query_params
+        if entities is None:
+            entities = bool(params.link_weight or params.activation_steps)
         vector = self.embedder.embed_query(query)
-        dense = np.asarray(self.dense.vector_scores(vector), dtype=np.float64)
         graph = self.graph
-        view = graph.view(keep)
-        facts = np.asarray(graph.fact_vectors @ vector, dtype=np.float64)
-        names = self.query_entities(query) if params.link_weight or params.activation_steps else []
+        names = self.query_entities(query) if entities else []
         mentions = (
             np.asarray(self.embedder.embed(names), dtype=np.float32)
             if names
             else np.zeros((0, graph.entity_vectors.shape[1]), dtype=np.float32)
         )
-        seeds = query_seeds(graph, view, params, dense, facts, mentions)
+        return QuerySignals(
+            np.asarray(self.dense.vector_scores(vector), dtype=np.float64),
+            np.asarray(graph.fact_vectors @ vector, dtype=np.float64),
+            names,
+            mentions,
+        )
+
+    def rank(
+        self, signals: QuerySignals, k: int, keep: BoolVector | None = None
+    ) -> list[RetrievedPassage]:
+        """The top ``k`` passages (of those ``keep`` marks) for a query's ``signals``, with
+        their explanations, under the current query params."""
+        if not self.passages or (keep is not None and not keep.any()):
+            return []
+        params = self.query_params
+        graph = self.graph
+        view = graph.view(keep)
+        dense = signals.dense
+        seeds = query_seeds(graph, view, params, dense, signals.facts, signals.mentions)
         rows = np.flatnonzero(view.passages)
+        names = signals.names
         if not seeds.entities.any():
             best = rows[top_k(dense[rows], k)]
             base = {"method": self.method, "fallback": "dense", "query_entities": names}
@@ -348,12 +374,25 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
             "seed_entities": [graph.entity_names[e] for e in seeded if seeds.entities[e] > 0],
         }
         hits = []
+        links = graph.incidence
         for i in best:
-            ents = graph.incidence.indices[graph.incidence.indptr[i] : graph.incidence.indptr[i + 1]]
+            ents = links.indices[links.indptr[i] : links.indptr[i + 1]]
             carried = ents[top_k(mass[n + ents], EXPLAINED)] if ents.size else ents
             explanation = {**base, "entities": [graph.entity_names[e] for e in carried]}
             hits.append(RetrievedPassage(self.passages[i], float(mass[i]), explanation))
         return hits
+
+    def ranked(
+        self, query: str, k: int, where: MetadataFilter | None = None
+    ) -> list[RetrievedPassage]:
+        """The top ``k`` passages (of those matching ``where``) with their explanations."""
+        query = check_query(query)
+        if not self.passages:
+            return []
+        keep = None if where is None else filter_mask(where, self.passages)
+        if keep is not None and not keep.any():
+            return []
+        return self.rank(self.signals(query), k, keep)
 
     def _retrieve(self, query: str, k: int) -> list[RetrievedPassage]:
         return self.ranked(query, k)
