@@ -117,7 +117,7 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
     ...         "Italy borders France."]
     >>> r = PPRRetriever.from_documents(docs, embedding=FakeEmbedder())
     >>> top = r.retrieve("What is the capital of Italy?", k=1)[0]
-    >>> top.text, top.explanation["query_entities"], top.explanation["entities"]
+    >>> top.text, top.explanation["query_entities"], sorted(top.explanation["entities"])
     ('Rome is the capital of Italy.', ['italy'], ['italy', 'rome'])
     """
 
@@ -286,9 +286,7 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
             return []
         gone = set(found)
         keep = [i for i, p in enumerate(self.passages) if p.doc_id not in gone]
-        fact_rows = np.repeat(
-            np.arange(len(self.entities)), [len(e.facts) for e in self.entities]
-        )
+        fact_rows = np.repeat(np.arange(len(self.entities)), [len(e.facts) for e in self.entities])
         self._facts = self._facts[np.isin(fact_rows, keep)]
         self.entities = [self.entities[i] for i in keep]
         for doc_id in found:
@@ -333,17 +331,25 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         vector = self.embedder.embed_query(query)
         graph = self.graph
         names = self.query_entities(query) if entities else []
-        mentions = (
-            np.asarray(self.embedder.embed(names), dtype=np.float32)
-            if names
-            else np.zeros((0, graph.entity_vectors.shape[1]), dtype=np.float32)
-        )
         return QuerySignals(
             np.asarray(self.dense.vector_scores(vector), dtype=np.float64),
             np.asarray(graph.fact_vectors @ vector, dtype=np.float64),
             names,
-            mentions,
+            self._name_vectors(names, graph.entity_vectors.shape[1]),
         )
+
+    def _name_vectors(self, names: list[str], dim: int) -> FloatMatrix:
+        """Vectors of entity names: an indexed entity's stored vector, the others embedded
+        (one call for all of them)."""
+        known = self._entity_vectors
+        unknown = [n for n in names if n not in known]
+        embedded = (
+            dict(zip(unknown, np.asarray(self.embedder.embed(unknown)), strict=True))
+            if unknown
+            else {}
+        )
+        rows = [known[n] if n in known else embedded[n] for n in names]
+        return np.asarray(rows, dtype=np.float32).reshape(len(names), dim)
 
     def rank(
         self, signals: QuerySignals, k: int, keep: BoolVector | None = None
@@ -433,7 +439,10 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         graph = {
             "entities": names,
             "passages": [
-                {"names": [rows[n] for n in e.names], "facts": [[rows[n] for n in f] for f in e.facts]}
+                {
+                    "names": [rows[n] for n in e.names],
+                    "facts": [[rows[n] for n in f] for f in e.facts],
+                }
                 for e in self.entities
             ],
             "synonyms": [[rows[a], rows[b], w] for (a, b), w in sorted(self._synonyms.items())],
@@ -441,13 +450,13 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         (directory / GRAPH_FILE).write_text(json.dumps(graph), encoding="utf-8")
         dim = int(self._facts.shape[1]) if self._facts.ndim == 2 else 0
         vectors = np.stack(list(self._entity_vectors.values())) if names else np.zeros((0, dim))
-        np.save(directory / ENTITIES_FILE, np.asarray(vectors, dtype=np.float32), allow_pickle=False)
+        np.save(
+            directory / ENTITIES_FILE, np.asarray(vectors, dtype=np.float32), allow_pickle=False
+        )
         np.save(directory / FACTS_FILE, self._facts, allow_pickle=False)
 
     @classmethod
-    def _from_manifest(
-        cls, src: Path, manifest: Manifest, options: dict[str, Any]
-    ) -> PPRRetriever:
+    def _from_manifest(cls, src: Path, manifest: Manifest, options: dict[str, Any]) -> PPRRetriever:
         """The dense side loaded (``embedding=`` as for the dense baseline: default the
         recorded model), the recorded options unless ``options`` gives them."""
         dense = DenseRetriever.load(src / "dense", embedding=options.pop("embedding", None))
@@ -458,9 +467,9 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
                 options["index_params"] = PPRIndexParams.from_options(index)
             if "query_params" not in options:
                 options["query_params"] = PPRQueryParams.from_options(recorded["query"])
-        index = cls(embedding=dense.embedder, **options)
-        index.dense = dense
-        return index
+        loaded = cls(embedding=dense.embedder, **options)
+        loaded.dense = dense
+        return loaded
 
     def _check_embedder(self, src: Path, manifest: Manifest) -> None:
         return None  # the dense side checked its embedder when it was loaded
@@ -489,7 +498,9 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
                 f"{vectors.shape[0]} vectors for {len(names)} entities, {facts.shape[0]} fact "
                 f"vectors for {n_facts} facts)"
             )
-        self._entity_vectors = {n: np.asarray(vectors[i], dtype=np.float32) for i, n in enumerate(names)}
+        self._entity_vectors = {
+            n: np.asarray(vectors[i], dtype=np.float32) for i, n in enumerate(names)
+        }
         self._facts = np.asarray(facts, dtype=np.float32)
         self._synonyms = {(names[a], names[b]): float(w) for a, b, w in graph["synonyms"]}
         self._graph = None

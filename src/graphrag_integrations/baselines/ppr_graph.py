@@ -98,7 +98,8 @@ class GraphView:
     occurrences : numpy.ndarray of float
         Per entity, the kept passages it occurs in.
     transition : scipy.sparse.csr_matrix
-        ``P^T`` of the kept subgraph (:func:`~graphrag_integrations.core.retrieval.pagerank.transition_matrix`).
+        ``P^T`` of the kept subgraph (see
+        :func:`~graphrag_integrations.core.retrieval.pagerank.transition_matrix`).
     """
 
     passages: BoolVector
@@ -173,9 +174,10 @@ class PPRGraph:
         fact_passages = np.fromiter(
             (i for i, e in enumerate(entities) for _ in e.facts), dtype=np.int64, count=len(facts)
         )
-        adjacency = _adjacency(incidence, [
-            (rows[a], rows[b], w) for (a, b), w in synonyms.items() if a in rows and b in rows
-        ])
+        adjacency = _adjacency(
+            incidence,
+            [(rows[a], rows[b], w) for (a, b), w in synonyms.items() if a in rows and b in rows],
+        )
         dim = fact_vectors.shape[1] if fact_vectors.ndim == 2 else 0
         vectors = (
             np.stack([np.asarray(entity_vectors[name], dtype=np.float32) for name in names])

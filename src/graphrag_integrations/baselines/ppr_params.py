@@ -11,8 +11,11 @@ LinearRAG's (arXiv 2510.10114) entity activation: each query entity linked to it
 entity node, activation spread through the query's most similar sentence of each active
 entity for ``2`` more steps while the score stays above ``0.5``, no phrase cut.
 
-The ``"default"`` presets are the setting tuned on the development sets (cross-fitted; see
-``docs/lab/ppr.md``).
+The ``"default"`` query preset is the setting chosen on the three development sets
+(MuSiQue-100, HotpotQA-100, 2Wiki-dev-100) by ``benchmarks/bench_ppr.py``: the top 3 facts,
+query entities linked at cosine 0.8 with weight 1 and activated for 2 steps, the top 10
+entity seeds, HippoRAG 2's damping, passage node weight and synonym threshold (cross-fitted
+figures in ``docs/lab/ppr.md``). The ``"default"`` and ``"paper"`` index presets are the same.
 
 Examples
 --------
@@ -105,18 +108,18 @@ class PPRQueryParams(Params):
     passage_node_weight: float = param(
         0.05, doc="weight of the dense passage scores in the seeds", ge=0.0
     )
-    fact_top_k: int = param(5, doc="sentences (facts) whose entities seed the walk", ge=0)
+    fact_top_k: int = param(3, doc="sentences (facts) whose entities seed the walk", ge=0)
     fact_weight: float = param(1.0, doc="weight of the fact seeds", ge=0.0)
     link_weight: float = param(1.0, doc="weight of the query-entity links", ge=0.0)
     link_k: int = param(1, doc="entity nodes each query entity links to", ge=1)
     link_threshold: float = param(
         0.8, doc="smallest cosine of a query-entity link", ge=-1.0, le=1.0
     )
-    linking_top_k: int = param(5, doc="entity seeds kept (0: all)", ge=0)
+    linking_top_k: int = param(10, doc="entity seeds kept (0: all)", ge=0)
     specificity: bool = param(True, doc="divide an entity seed by the passages it occurs in")
     passage_seeds: int = param(0, doc="passages with a dense seed (0: all)", ge=0)
     activation_steps: int = param(
-        0, doc="LinearRAG entity-activation steps from the linked entities", ge=0
+        2, doc="LinearRAG entity-activation steps from the linked entities", ge=0
     )
     activation_threshold: float = param(
         0.5, doc="smallest activation score that spreads", ge=0.0, le=1.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams
@@ -62,8 +63,10 @@ def passage_entities(
     >>> parsed = ParsedText("Rome is old. It is big.", (Sentence("Rome is old.", 0, 12, (e,)),
     ...                                                   Sentence("It is big.", 13, 23)))
     >>> ents, texts = passage_entities("Rome", parsed, PPRIndexParams())
-    >>> ents, texts
-    (PassageEntities(names=('rome',), facts=(('rome',), ('rome',))), ['Rome: Rome is old.', 'Rome: It is big.'])
+    >>> ents
+    PassageEntities(names=('rome',), facts=(('rome',), ('rome',)))
+    >>> texts
+    ['Rome: Rome is old.', 'Rome: It is big.']
     """
     excluded = params.excluded_labels
     title_key = normalize_entity(title) if (title and params.link_title) else ""
@@ -127,4 +130,3 @@ class PPRPreparer:
         if not texts:
             return np.zeros((0, self.embedder.dimension), dtype=np.float32)
         return np.asarray(self.embedder.embed(texts, show_progress=progress), dtype=np.float32)
-

@@ -39,9 +39,7 @@ def _minmax(values: FloatVector, keep: npt.NDArray[np.bool_]) -> FloatVector:
     return out
 
 
-def fact_seeds(
-    graph: PPRGraph, view: GraphView, fact_scores: FloatVector, top: int
-) -> FloatVector:
+def fact_seeds(graph: PPRGraph, view: GraphView, fact_scores: FloatVector, top: int) -> FloatVector:
     """Per entity, the mean share of the top ``top`` kept facts it is in.
 
     A fact's share is its min-max normalised score over the kept facts divided by its number

@@ -142,8 +142,9 @@ def test_a_filtered_query_answers_as_an_index_of_the_matching_passages(preset: s
         [d for d in docs if d.id in allowed], embedding=embedder, query_params=params
     )
     where = {"doc_id": {"$in": sorted(allowed)}}
-    forbidden = {n for e, p in zip(full.entities, full.passages) if p.doc_id not in allowed
-                 for n in e.names} - {n for e in only.entities for n in e.names}  # fmt: skip
+    held = zip(full.entities, full.passages, strict=True)
+    outside = {n for e, p in held if p.doc_id not in allowed for n in e.names}
+    forbidden = outside - {n for e in only.entities for n in e.names}
     assert forbidden
     for text in (QUESTION, *(d.text for d in CORPUS)):
         got = full.retrieve(text, k=4, filter=where)
