@@ -29,7 +29,7 @@ from typing import Any
 
 from graphrag_integrations.baselines.ppr import PPRRetriever, QuerySignals
 from graphrag_integrations.baselines.ppr_params import PPRQueryParams
-from graphrag_integrations.core.embeddings import SentenceTransformerEmbedder
+from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.evaluation.datasets import Question, load_dataset
 from graphrag_integrations.evaluation.metrics import recall_at_k
 
@@ -49,6 +49,18 @@ GRID: dict[str, tuple[Any, ...]] = {
     "passage_seeds": (0, 5, 10, 20, 50),
     "activation_steps": (0, 1, 2),
     "synonym_threshold": (0.7, 0.8, 0.9, 1.0),
+}
+
+
+#: The default with one part removed (``--ablate``).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "no query links": {"link_weight": 0.0},
+    "no facts": {"fact_top_k": 0},
+    "no activation": {"activation_steps": 0},
+    "no specificity": {"specificity": False},
+    "no passage seeds": {"passage_node_weight": 0.0},
+    "synonyms at 1.0 only": {"synonym_threshold": 1.0},
+    "all entity seeds": {"linking_top_k": 0},
 }
 
 
@@ -196,9 +208,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/ppr-cache"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--ablate", action="store_true", help="no tuning: the default with each part removed"
+    )
     args = parser.parse_args(argv)
     embedder = SentenceTransformerEmbedder()
     sets = [prepare(args.data, name, args.cache, embedder) for name in args.sets.split(",")]
+    if args.ablate:
+        default = {**PPRQueryParams().values(), "synonym_threshold": 0.8}
+        rows = [report(sets, "dense", None), report(sets, "default", default)]
+        rows += [report(sets, label, {**default, **change}) for label, change in ABLATIONS.items()]
+        print_rows(rows, sets)
+        return 0
     start: dict[str, Any] = {**PPRQueryParams().values(), "synonym_threshold": 0.8}
     chosen = {h: ascend(sets, h, start, args.rounds) for h in ("A", "B", "all")}
     rows = [

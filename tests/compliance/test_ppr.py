@@ -8,7 +8,7 @@ from typing import Any
 
 from graphrag_integrations.baselines.ppr import PPRRetriever
 from graphrag_integrations.baselines.ppr_params import PPRQueryParams
-from graphrag_integrations.core.index_base import BaseIndex
+from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.testing import IndexComplianceTests
 
 

@@ -39,24 +39,20 @@ from graphrag_integrations.baselines.ppr_preparation import (
     PreparedPassages,
 )
 from graphrag_integrations.baselines.ppr_seeds import query_seeds
-from graphrag_integrations.core.documents import DecodeErrors, LoadReport
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.executors import ExecutorSpec
-from graphrag_integrations.core.filters import MetadataFilter, filter_mask
-from graphrag_integrations.core.index_base import build_from_documents
-from graphrag_integrations.core.index_building import (
-    DEFAULT_SPLITTER,
-    CheckpointDir,
-    DocumentPaths,
-    check_query,
-)
-from graphrag_integrations.core.nlp import SpacyNLP
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.base import build_from_documents
+from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
+from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_vectors
-from graphrag_integrations.core.query_binding import QueryParamsField
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.retrieval.pagerank import personalized_pagerank
+from graphrag_integrations.core.retrieval.ranking import top_k
+from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
+from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.core.validation import check_query
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
 
 __all__ = ["PPRRetriever", "QuerySignals"]
@@ -195,7 +191,7 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
         options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
         ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the per-passage work (:mod:`~graphrag_integrations.core.executors`).
+        runs the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
         """
         return build_from_documents(
             cls,

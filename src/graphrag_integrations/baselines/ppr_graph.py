@@ -32,7 +32,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from graphrag_integrations.baselines.ppr_preparation import PassageEntities
-from graphrag_integrations.core.embeddings import FloatMatrix
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.retrieval.pagerank import transition_matrix
 from graphrag_integrations.core.retrieval.similar_pairs import similar_pairs
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from graphrag_integrations.core.nlp import NUMERIC_ENTITY_LABELS
 from graphrag_integrations.core.params import Params, param
+from graphrag_integrations.core.text.nlp import NUMERIC_ENTITY_LABELS
 
 __all__ = ["LINEARRAG_QUERY", "PAPER_QUERY", "PPRIndexParams", "PPRQueryParams"]
 

@@ -1,8 +1,8 @@
 """The per-passage half of a PPR build: spaCy entities per sentence, and the vectors of the
 passages, their sentences (the "facts") and their entity names.
 
-The extraction is Clue-RAG's (the shared :class:`~graphrag_integrations.core.nlp.SpacyNLP`
-and :func:`~graphrag_integrations.core.nlp.normalize_entity`): a passage's entities are the
+The extraction is Clue-RAG's (the shared :class:`~graphrag_integrations.core.text.nlp.SpacyNLP`
+and :func:`~graphrag_integrations.core.text.nlp.normalize_entity`): a passage's entities are the
 named entities of its sentences (labels in ``excluded_labels`` left out) plus, with
 ``link_title``, its title (``metadata["title"]``), which also joins every sentence. A sentence
 is a fact when it has at least one entity; it is embedded as ``"title: sentence"`` with
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams
-from graphrag_integrations.core.chunking import split_title
-from graphrag_integrations.core.embeddings import Embedder, FloatMatrix
-from graphrag_integrations.core.nlp import ParsedText, SpacyNLP, normalize_entity
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.text.chunking import split_title
+from graphrag_integrations.core.text.nlp import ParsedText, SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import Passage
 
 __all__ = ["PPRPreparer", "PassageEntities", "PreparedPassages", "passage_entities"]
@@ -58,7 +58,7 @@ def passage_entities(
 
     Examples
     --------
-    >>> from graphrag_integrations.core.nlp import Entity, Sentence
+    >>> from graphrag_integrations.core.text.nlp import Entity, Sentence
     >>> e = Entity("Rome", "GPE", 0, 4, True, "rome")
     >>> parsed = ParsedText("Rome is old. It is big.", (Sentence("Rome is old.", 0, 12, (e,)),
     ...                                                   Sentence("It is big.", 13, 23)))

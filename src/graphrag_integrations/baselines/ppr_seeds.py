@@ -20,8 +20,8 @@ import numpy.typing as npt
 
 from graphrag_integrations.baselines.ppr_graph import GraphView, PPRGraph
 from graphrag_integrations.baselines.ppr_params import PPRQueryParams
-from graphrag_integrations.core.embeddings import FloatMatrix
-from graphrag_integrations.core.ranking import top_k
+from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.ranking import top_k
 
 __all__ = ["Seeds", "activate", "fact_seeds", "link_seeds", "passage_seeds", "query_seeds"]
 
@@ -81,12 +81,12 @@ def link_seeds(
     weights = np.zeros(len(graph.entity_names), dtype=np.float64)
     if mentions.shape[0] == 0 or not view.entities.any():
         return weights
-    rows = np.flatnonzero(view.entities)
-    sims = np.asarray(mentions @ graph.entity_vectors[rows].T, dtype=np.float64)
+    sims = np.asarray(mentions @ graph.entity_vectors.T, dtype=np.float64)
+    sims[:, ~view.entities] = -np.inf  # entities outside the view never link
     for mention in sims:
         for j in top_k(mention, k):
             if mention[j] >= threshold:
-                weights[rows[j]] = max(weights[rows[j]], float(mention[j]))
+                weights[j] = max(weights[j], float(mention[j]))
     return weights
 
 

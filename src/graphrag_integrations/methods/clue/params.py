@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from graphrag_integrations.core.nlp import NUMERIC_ENTITY_LABELS
 from graphrag_integrations.core.params import Params, param
+from graphrag_integrations.core.text.nlp import NUMERIC_ENTITY_LABELS
 
 __all__ = [
     "DEFAULT_EXCLUDED_LABELS",
