@@ -37,7 +37,7 @@ def index_class(name: str) -> Any:
 
 
 def test_every_builtin_method_is_checked() -> None:
-    assert {"clue", "qcg", "kgt", "reg", "dense", "bm25", "hybrid"} <= set(METHODS)
+    assert {"clue", "qcg", "kgt", "reg", "dense", "bm25", "hybrid", "ppr"} <= set(METHODS)
 
 
 @pytest.mark.parametrize("name", METHODS)

@@ -215,8 +215,13 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         """Cosine similarity of ``query`` to every passage (corpus order)."""
         if not self.passages:
             return np.zeros((0,), dtype=np.float32)
-        q = self.embedder.embed_query(check_query(query))
-        return self._matrix @ q
+        return self.vector_scores(self.embedder.embed_query(check_query(query)))
+
+    def vector_scores(self, vector: FloatMatrix) -> FloatMatrix:
+        """Cosine similarity of an embedded query (shape ``(dimension,)``) to every passage."""
+        if not self.passages:
+            return np.zeros((0,), dtype=np.float32)
+        return self._matrix @ vector
 
     # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------
     def manifest(self) -> Manifest:

@@ -1,14 +1,15 @@
-"""Registrations, parameters and evaluation builders of the three baselines.
+"""Registrations, parameters and evaluation builders of the four baselines.
 
 ``dense`` and ``bm25`` have no index-time options (BM25 uses the ``bm25s`` defaults) and one
 query-time option, the default ``k``; ``hybrid`` adds its fusion options (the classes are in
-:mod:`graphrag_integrations.baselines.params`). Importing this module is cheap: the builders
-import the retrievers on first call.
+:mod:`graphrag_integrations.baselines.params`); ``ppr`` (HippoRAG 2's personalized PageRank
+without an LLM) has its own (:mod:`graphrag_integrations.baselines.ppr_params`). Importing
+this module is cheap: the builders import the retrievers on first call.
 
 Examples
 --------
 >>> [r.name for r in REGISTRATIONS]
-['dense', 'bm25', 'hybrid']
+['dense', 'bm25', 'hybrid', 'ppr']
 >>> HYBRID.parse_options({"fusion": "rrf", "weight": "0.7"}).query_params.to_kwargs()
 {'weight': 0.7, 'fusion': 'rrf', 'candidate_factor': 4, 'rrf_k': 60, 'k': 5}
 >>> hits = build_bm25(None, passages=[Passage("a", "Paris is in France.", "a"),
@@ -29,6 +30,7 @@ from graphrag_integrations.baselines.params import (
     HybridQueryParams,
     RetrieveParams,
 )
+from graphrag_integrations.baselines.ppr_params import PPRIndexParams, PPRQueryParams
 from graphrag_integrations.core.params import NoParams, Params
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.core.types import Passage
@@ -38,20 +40,25 @@ if TYPE_CHECKING:
     from graphrag_integrations.baselines.bm25 import BM25Retriever
     from graphrag_integrations.baselines.dense import DenseRetriever
     from graphrag_integrations.baselines.hybrid import HybridRetriever
+    from graphrag_integrations.baselines.ppr import PPRRetriever
 
 __all__ = [
     "BM25",
     "DENSE",
     "HYBRID",
+    "PPR",
     "REGISTRATIONS",
     "BM25QueryParams",
     "DenseQueryParams",
     "HybridParams",
     "HybridQueryParams",
+    "PPRIndexParams",
+    "PPRQueryParams",
     "RetrieveParams",
     "build_bm25",
     "build_dense",
     "build_hybrid",
+    "build_ppr",
 ]
 
 
@@ -108,6 +115,27 @@ def build_hybrid(
     )
 
 
+def build_ppr(
+    embedder: Any,
+    *,
+    passages: Sequence[Passage],
+    index_params: PPRIndexParams | None = None,
+    query_params: PPRQueryParams | None = None,
+    show_progress: bool = False,
+) -> PPRRetriever:
+    """Personalized-PageRank retriever over ``passages`` with the shared ``embedder``."""
+    from graphrag_integrations.baselines.ppr import PPRRetriever
+
+    _check(passages)
+    return PPRRetriever(
+        passages,
+        embedder,
+        index_params=index_params,
+        query_params=query_params,
+        show_progress=show_progress,
+    )
+
+
 _MODULE = "graphrag_integrations.baselines"
 
 DENSE = MethodRegistration(
@@ -135,5 +163,14 @@ HYBRID = MethodRegistration(
     description="dense and BM25 scores fused per query",
 )
 
+PPR = MethodRegistration(
+    name="ppr",
+    index_class=f"{_MODULE}.ppr:PPRRetriever",
+    builder=f"{_MODULE}.registration:build_ppr",
+    index_params=PPRIndexParams,
+    query_params=PPRQueryParams,
+    description="HippoRAG 2 personalized PageRank over passages and spaCy entities (no LLM)",
+)
+
 #: What :mod:`graphrag_integrations.evaluation.registry` reads from this module.
-REGISTRATIONS: tuple[MethodRegistration, ...] = (DENSE, BM25, HYBRID)
+REGISTRATIONS: tuple[MethodRegistration, ...] = (DENSE, BM25, HYBRID, PPR)

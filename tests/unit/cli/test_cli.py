@@ -240,7 +240,7 @@ def test_unknown_option_names_every_valid_option_with_symbols(
 def test_methods_command_lists_and_describes(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["methods"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == ["bm25", "clue", "dense", "hybrid", "kgt", "qcg", "reg", "reg-weak"]
+    assert listed == ["bm25", "clue", "dense", "hybrid", "kgt", "ppr", "qcg", "reg", "reg-weak"]
     assert cli.main(["methods", "clue"]) == 0
     out = capsys.readouterr().out
     alpha = next(line for line in out.splitlines() if line.startswith("alpha"))

@@ -172,6 +172,7 @@ def test_builtin_registrations_and_errors() -> None:
         "dense",
         "hybrid",
         "kgt",
+        "ppr",
         "qcg",
         "reg",
         "reg-weak",
@@ -228,6 +229,7 @@ def test_entry_points_add_methods_and_broken_ones_are_reported(
         "hybrid",
         "kgt",
         "other",
+        "ppr",
         "qcg",
         "reg",
         "reg-weak",
@@ -263,7 +265,10 @@ def test_listing_methods_imports_no_model_library() -> None:
         check=True,
         env={"PYTHONPATH": str(SRC)},
     ).stdout
-    assert out.strip() == "['bm25', 'clue', 'dense', 'hybrid', 'kgt', 'qcg', 'reg', 'reg-weak'] []"
+    assert (
+        out.strip()
+        == "['bm25', 'clue', 'dense', 'hybrid', 'kgt', 'ppr', 'qcg', 'reg', 'reg-weak'] []"
+    )
 
 
 def test_methods_and_baselines_do_not_import_evaluation() -> None:

@@ -39,6 +39,10 @@ DEFAULT_DISABLE: tuple[str, ...] = ("tagger", "attribute_ruler", "lemmatizer")
 #: (256 tokens, about 1,200 characters) are never cut.
 MAX_PIECE_CHARS = 5_000
 
+#: spaCy labels of numeric entities ("two", "first", "5 km"): the graph indexes give them no
+#: entity node by default, as they join unrelated passages.
+NUMERIC_ENTITY_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
+
 #: Dependency labels that make an entity the subject of its clause.
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from graphrag_integrations.core.params import Params, param
+from graphrag_integrations.core.text.nlp import NUMERIC_ENTITY_LABELS
 
 __all__ = [
     "DEFAULT_EXCLUDED_LABELS",
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 #: spaCy labels that get no entity node by default: numeric traversal hubs ("two", "first").
-DEFAULT_EXCLUDED_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "TIME"})
+DEFAULT_EXCLUDED_LABELS = NUMERIC_ENTITY_LABELS
 
 #: The ``"paper"`` preset: the values :meth:`QIter.paper` sets (cosine of the encoded joined
 #: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks).
