@@ -46,6 +46,7 @@ from graphrag_integrations.core.persistence import (
     read_passages,
     write_passages,
 )
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.chunking import source_metadata
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
@@ -84,6 +85,7 @@ from graphrag_integrations.methods.reg.retrieval import (
     chain_passages,
     top_triples,
 )
+from graphrag_integrations.methods.reg.scope import FilteredKG, FilteredKGs
 from graphrag_integrations.methods.reg.scorer import (
     Features,
     TripleScorer,
@@ -193,6 +195,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     index_params_class = RegIndexParams
     query_params = QueryParamsField(RegQueryParams)
     k_param = "k"
+    corpus_wide_scores = False  # a filtered query runs on the matching documents' KG alone
 
     def __init__(
         self,
@@ -230,6 +233,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         self._passages: dict[str, Passage] = {}
         self._linker: tuple[KGView, dict[tuple[str, ...], list[int]]] | None = None
         self._reads: NeighbourhoodReads | None = None
+        self._filtered = FilteredKGs()  # the KGs of recent filters (methods.reg.scope)
+        self._texts_version = 0  # bumped when text documents come or go
 
     @property
     def passages(self) -> list[Passage]:
@@ -387,6 +392,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
                 triples_of.setdefault(p.doc_id, []).extend(triples)
                 self.document_metadata.setdefault(p.doc_id, source_metadata(p))
                 self._passages[p.id] = p
+        self._texts_version += 1
         for doc_id, triples in triples_of.items():
             if triples:
                 self.store.add_triples(triples, doc_id, self.embedder, vectors)
@@ -419,6 +425,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         known = self.document_metadata.pop(doc_id, None) is not None
         for pid in [pid for pid, p in self._passages.items() if p.doc_id == doc_id]:
             del self._passages[pid]
+        self._texts_version += 1
         self._linker = None
         return removed or known or self._unknown_document(doc_id)
 
@@ -453,6 +460,14 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         if reads is not None:
             return self._link_read(reads, query)
         view = self.view
+        if self._linker is None or self._linker[0] is not view:
+            self._linker = (view, link_table(view.entities))
+        return self._link_view(view, self._linker[1], query)
+
+    def _link_view(
+        self, view: KGView, table: dict[tuple[str, ...], list[int]], query: str
+    ) -> list[str]:
+        """:meth:`link_entities` in ``view`` (``table``: its link table)."""
         names = bracketed(query)
         if names:
             found = [b for b in names if b in view.entity_row]
@@ -461,9 +476,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
                 logger.warning("bracketed entities not in the KG: %s", missing)
             if found:
                 return found
-        if self._linker is None or self._linker[0] is not view:
-            self._linker = (view, link_table(view.entities))
-        linked = named_entities(view.entities, self._linker[1], query)
+        linked = named_entities(view.entities, table, query)
         if linked:
             return linked
         self.stats["entity_fallback"] += 1
@@ -520,11 +533,12 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             self, questions, mode=mode, llm=llm, refinement=refinement, cache_path=cache_path
         )
 
-    def subgraph(self, anchors: Sequence[str]) -> Subgraph:
-        """The bounded subgraph around ``anchors`` (``query_params``' hops, degree and triple
-        caps; a truncation is counted in :attr:`stats`)."""
+    def subgraph(self, anchors: Sequence[str], view: KGView | None = None) -> Subgraph:
+        """The bounded subgraph around ``anchors`` in ``view`` (default :attr:`view`;
+        ``query_params``' hops, degree and triple caps; a truncation is counted in
+        :attr:`stats`)."""
         p = self.query_params
-        view = self.view
+        view = self.view if view is None else view
         sub = extract_subgraph(
             view,
             [view.entity_row[a] for a in anchors],
@@ -586,18 +600,31 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         return anchors, sub, scores
 
     def _score(
-        self, query: str, topic_entities: Sequence[str] | None
+        self, query: str, topic_entities: Sequence[str] | None, kg: FilteredKG | None = None
     ) -> tuple[list[str], KGView, Subgraph, np.ndarray[Any, np.dtype[np.float32]]]:
-        """``(anchors, the view the subgraph indexes, subgraph, scores)``."""
+        """``(anchors, the view the subgraph indexes, subgraph, scores)`` (``kg``: in the KG
+        of a filter's documents, :mod:`~graphrag_integrations.methods.reg.scope`)."""
         query = check_query(query)
-        reads = self.neighbourhood
-        if (self.store.n_triples if reads is not None else self.view.n_triples) == 0:
+        reads = None if kg is not None else self.neighbourhood
+        if kg is not None:
+            n_triples = kg.view.n_triples
+        else:
+            n_triples = self.store.n_triples if reads is not None else self.view.n_triples
+        if n_triples == 0:
             raise EmptyCorpusError("the index holds no triples")
-        anchors = list(topic_entities) if topic_entities else self.link_entities(query)
-        missing = [a for a in anchors if not self.has_entity(a)]
+        if topic_entities:
+            anchors = list(topic_entities)
+        elif kg is not None:
+            anchors = self._link_view(kg.view, kg.table, query)
+        else:
+            anchors = self.link_entities(query)
+        known = (lambda a: a in kg.view.entity_row) if kg is not None else self.has_entity
+        missing = [a for a in anchors if not known(a)]
         if missing:
             raise ValueError(f"topic entities not in the KG: {missing}")
-        if reads is None:
+        if kg is not None:
+            view, sub = kg.view, self.subgraph(anchors, kg.view)
+        elif reads is None:
             view, sub = self.view, self.subgraph(anchors)
         else:
             p = self.query_params
@@ -626,11 +653,16 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         return chains, top, anchors
 
     def evidence_in_view(
-        self, query: str, *, topic_entities: Sequence[str] | None = None, K: int | None = None
+        self,
+        query: str,
+        *,
+        topic_entities: Sequence[str] | None = None,
+        K: int | None = None,
+        kg: FilteredKG | None = None,
     ) -> tuple[list[EvidenceChain], list[ScoredTriple], list[str], KGView]:
         """:meth:`evidence_chains` and the view the chains' rows index (render them with it):
-        :attr:`view`, or the query-local view when queries read neighbourhoods."""
-        anchors, view, sub, scores = self._score(query, topic_entities)
+        :attr:`view`, the query-local view when queries read neighbourhoods, or ``kg``'s."""
+        anchors, view, sub, scores = self._score(query, topic_entities, kg)
         top = top_triples(view, sub, scores, K or self.query_params.K)
         rows = view.triple_rows(t.triple for t in top)
         chains = reorganise(
@@ -649,6 +681,19 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         k = check_k(k, self.default_k)
         chains, top, anchors, view = self.evidence_in_view(query)
         return chain_passages(self, query, k, chains, top, anchors, view)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter
+    ) -> list[RetrievedPassage]:
+        """:meth:`_retrieve` on the KG of the documents ``where`` allows
+        (:mod:`~graphrag_integrations.methods.reg.scope`); ``[]`` when they hold no
+        triple."""
+        kg = self._filtered.get(self, self._texts_version, where)
+        if kg.view.n_triples == 0:
+            check_query(query)
+            return []
+        chains, top, anchors, view = self.evidence_in_view(query, kg=kg)
+        return chain_passages(self, query, k, chains, top, anchors, view, kg)
 
     # -- persistence -------------------------------------------------------------------------
     def manifest(self) -> Manifest:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from graphrag_integrations.testing.compliance.api_contract import ApiContractCases
+from graphrag_integrations.testing.compliance.boundary import FilterBoundaryCases
 from graphrag_integrations.testing.compliance.checkpoint import CheckpointCases
 from graphrag_integrations.testing.compliance.chroma_layers import ChromaLayerCases
 from graphrag_integrations.testing.compliance.chunking import ChunkingCases
@@ -41,6 +42,7 @@ class IndexComplianceTests(
     FrameworkCases,
     ChromaLayerCases,
     FilterCases,
+    FilterBoundaryCases,
     RetrieversIntegrationTests,
 ):
     """Base class of a method's compliance tests (subclass it in the method's test module).
