@@ -40,6 +40,7 @@ from graphrag_integrations.core.retrieval.filter_scope import FilterScope, Passa
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
+from graphrag_integrations.core.vector_store.validation import check_query_vector
 
 __all__ = ["nearest_within", "passage_records", "passage_scope"]
 
@@ -98,7 +99,7 @@ def nearest_within(
     if isinstance(index, InMemoryVectorIndex):
         ids = index.ids
         rows = np.flatnonzero(np.fromiter((i in allowed for i in ids), np.bool_, len(ids)))
-        scores = index.matrix_view()[rows] @ np.asarray(vector, np.float32)
+        scores = index.matrix_view()[rows] @ check_query_vector(vector, index.dimension)
         best = top_k(scores, k)
         if not best:
             return []

@@ -97,7 +97,15 @@ class AllowedKeys:
         return cls(scope, frozenset(node_key(u) for u in units), frozenset(entities))
 
 
-def _new_cache(store: IndexStore, previous: FilterCache[object] | None) -> FilterCache[object]:
+def _flat_cache(
+    store: IndexStore, previous: FilterCache[FlatMasks] | None
+) -> FilterCache[FlatMasks]:
+    return FilterCache()
+
+
+def _keys_cache(
+    store: IndexStore, previous: FilterCache[AllowedKeys] | None
+) -> FilterCache[AllowedKeys]:
     return FilterCache()
 
 
@@ -105,14 +113,15 @@ def scoped_view(store: IndexStore, view: QIterView, where: MetadataFilter) -> Sc
     """``view`` as a query filtered by ``where`` sees it (what is allowed: cached per filter
     and store version)."""
     scope = passage_scope(store, CHUNK, where)
-    cache = store.derived(_CACHE, _new_cache)
     if isinstance(view, ClueGraph):
-        masks = cache.get(where, lambda: FlatMasks.of(view, scope))
-        assert isinstance(masks, FlatMasks)
+        masks = store.derived(f"{_CACHE}:flat", _flat_cache).get(
+            where, lambda: FlatMasks.of(view, scope)
+        )
         return FlatScopedView(view, scope, masks)
     if isinstance(view, NeighbourhoodView):
-        keys = cache.get(where, lambda: AllowedKeys.of(store, scope))
-        assert isinstance(keys, AllowedKeys)
+        keys = store.derived(f"{_CACHE}:keys", _keys_cache).get(
+            where, lambda: AllowedKeys.of(store, scope)
+        )
         return NeighbourhoodScopedView(view, store, keys)
     raise TypeError(f"no filtered Q-Iter view of {type(view).__name__}")
 
