@@ -150,9 +150,7 @@ def vector_store(factory: Any = None) -> IndexStore:
 
 
 @pytest.mark.parametrize("backend", ["memory", "chroma"])
-def test_nearest_within_is_the_exact_top_k_of_the_allowed_keys(
-    backend: str, tmp_path: Any
-) -> None:
+def test_nearest_within_is_the_exact_top_k_of_the_allowed_keys(backend: str, tmp_path: Any) -> None:
     store = vector_store(None if backend == "memory" else ChromaVectors(tmp_path / "chroma"))
     scope = passage_scope(store, "chunk", parse_filter({"tenant": "A"}))
     assert scope.passages == {f"p{i}" for i in range(0, 40, 4)}

@@ -45,9 +45,7 @@ class RecordingDecomposer:
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
-def test_a_filtered_query_answers_as_an_index_of_the_matching_passages(
-    lm: Any, mode: str
-) -> None:
+def test_a_filtered_query_answers_as_an_index_of_the_matching_passages(lm: Any, mode: str) -> None:
     index = make(lm, **MODES[mode])
     alone = make(lm, [item for item in KGT_CORPUS if item[0] in ALLOWED], **MODES[mode])
     got = answers(index)
