@@ -38,9 +38,10 @@ Parameters
     their signatures. ``k`` is always the number of results: ``retrieve(q, k)`` wins over an
     ``as_retriever(k=...)`` retriever's ``k``, which wins over the query params' default
     (the field :attr:`BaseIndex.k_param` names, e.g. Clue's ``N``, QCG's ``K``).
-    ``as_retriever(k=None, *, query_params=None, **overrides)`` binds other query params
-    (validated overrides of the index's) without copying the index: a query of the bound
-    retriever runs with them (:meth:`BaseIndex.using_query_params`).
+    ``as_retriever(k=None, *, query_params=None, filter=None, **overrides)`` binds other query
+    params (validated overrides of the index's) without copying the index: a query of the
+    bound retriever runs with them (:meth:`BaseIndex.using_query_params`), and with its
+    ``filter`` ANDed with the call's.
 Loading options
     ``from_documents`` and ``insert`` accept the options of
     :func:`~graphrag_integrations.core.text.documents.load_documents` (``errors="strict" |
