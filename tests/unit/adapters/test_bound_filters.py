@@ -10,7 +10,7 @@ import pytest
 
 from graphrag_integrations.adapters.surface import BoundRetriever
 from graphrag_integrations.baselines.bm25 import BM25Retriever
-from graphrag_integrations.testing.filter_boundary import TENANT_FILTER, tenant_documents
+from graphrag_integrations.testing.compliance.boundary import TENANT_FILTER, tenant_documents
 
 QUERY = "Which company does Priya Natarajan advise?"
 

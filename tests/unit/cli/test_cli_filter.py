@@ -9,7 +9,7 @@ import pytest
 
 from graphrag_integrations import cli
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.testing.filter_boundary import (
+from graphrag_integrations.testing.compliance.boundary import (
     TENANT_QUERIES,
     leaked,
     tenant_documents,

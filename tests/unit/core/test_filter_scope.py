@@ -15,7 +15,7 @@ from graphrag_integrations.core.graph.filter_reads import (
     node_fields,
     provenance_documents,
 )
-from graphrag_integrations.core.graph.store import GraphStore
+from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.index.filtered_reads import nearest_within, passage_scope
 from graphrag_integrations.core.index.store import ChromaVectors, IndexStore, node_id
 from graphrag_integrations.core.retrieval.filter_scope import FilterCache, FilterScope

@@ -8,14 +8,14 @@ whose triples carry document provenance reads the triples of the allowed documen
 :func:`edges_of_documents` (FalkorDB: one query per batch of documents over the indexed
 provenance lists, so the other tenants' triples are never read).
 
-The networkx :class:`~graphrag_integrations.core.graph.store.GraphStore` answers from its
+The networkx :class:`~graphrag_integrations.core.graph.networkx_store.GraphStore` answers from its
 graph; FalkorDB with Cypher (layout of :mod:`~graphrag_integrations.core.graph.falkordb_cypher`);
 any other backend through the ``GraphBackend`` protocol (``nodes`` + batched ``nodes_data``,
 ``edges`` + ``edge``).
 
 Examples
 --------
->>> from graphrag_integrations.core.graph.store import GraphStore
+>>> from graphrag_integrations.core.graph.networkx_store import GraphStore
 >>> g = GraphStore()
 >>> g.add_node("chunk:p1", "chunk", ("d1",), text="...", doc_id="d1", metadata={"lang": "en"})
 >>> node_fields(g, "chunk", ("doc_id", "metadata"))
@@ -33,8 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph import falkordb_cypher as cy
-from graphrag_integrations.core.graph.store import EdgeKey, GraphBackend, GraphStore
+from graphrag_integrations.core.graph.neighbourhood_reads import falkordb_reader
+from graphrag_integrations.core.graph.networkx_store import GraphStore
+from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 
 __all__ = ["BATCH", "edges_of_documents", "node_fields", "provenance_documents"]
 
@@ -47,15 +50,6 @@ RETURN DISTINCT a._id, b._id, e._key, e._prov"""
 _PROVENANCE = f"MATCH (n:{cy.NODE}) UNWIND n._prov AS d RETURN DISTINCT d"
 
 
-def _falkordb(graph: GraphBackend) -> Any:
-    """``graph`` if it is a FalkorDB backend (imported lazily), else ``None``."""
-    if not hasattr(graph, "_read"):
-        return None
-    from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads
-
-    return graph if isinstance(graph, FalkorDBReads) else None
-
-
 def node_fields(
     graph: GraphBackend, type: str, fields: Sequence[str]
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -64,7 +58,7 @@ def node_fields(
     if isinstance(graph, GraphStore):
         nodes = graph.graph.nodes
         return [(n, {f: nodes[n].get(f) for f in fields}) for n in graph.nodes(type)]
-    db = _falkordb(graph)
+    db = falkordb_reader(graph)
     if db is not None:
         props = ", ".join(f"n.`{cy.encode_attr_name(f)}`" for f in fields)
         text = f"MATCH (n:{cy.NODE}) WHERE n._type = $type RETURN n._id, {props} ORDER BY n._seq"
@@ -77,9 +71,9 @@ def node_fields(
         ]
     ids = graph.nodes(type)
     out: list[tuple[str, dict[str, Any]]] = []
-    for start in range(0, len(ids), BATCH):
-        data = graph.nodes_data(ids[start : start + BATCH])
-        out += [(n, {f: data[n].get(f) for f in fields}) for n in ids[start : start + BATCH]]
+    for batch in batches(ids, BATCH):
+        data = graph.nodes_data(batch)
+        out += [(n, {f: data[n].get(f) for f in fields}) for n in batch]
     return out
 
 
@@ -97,11 +91,11 @@ def edges_of_documents(
             if not wanted.isdisjoint(prov):
                 found[(u, v, k)] = set(prov)
         return sorted(found.items())
-    db = _falkordb(graph)
+    db = falkordb_reader(graph)
     if db is not None:
-        for start in range(0, len(docs), BATCH):
-            batch = [cy.encode_string(d) for d in docs[start : start + BATCH]]
-            for u, v, k, prov in db._read(_EDGES_OF_DOCUMENTS, {"docs": batch}):
+        for batch in batches(docs, BATCH):
+            encoded = [cy.encode_string(d) for d in batch]
+            for u, v, k, prov in db._read(_EDGES_OF_DOCUMENTS, {"docs": encoded}):
                 key = (cy.decode_string(u), cy.decode_string(v), cy.decode_string(k))
                 found[key] = cy.decode_prov(prov)
         return sorted(found.items())
@@ -116,12 +110,12 @@ def provenance_documents(graph: GraphBackend) -> set[str]:
     """Every document id in the provenance of a node (FalkorDB: one query)."""
     if isinstance(graph, GraphStore):
         return {doc for _, prov in graph.graph.nodes(data="provenance") for doc in prov}
-    db = _falkordb(graph)
+    db = falkordb_reader(graph)
     if db is not None:
         return {cy.decode_string(row[0]) for row in db._read(_PROVENANCE)}
     ids = graph.nodes()
     out: set[str] = set()
-    for start in range(0, len(ids), BATCH):
-        for data in graph.nodes_data(ids[start : start + BATCH]).values():
+    for batch in batches(ids, BATCH):
+        for data in graph.nodes_data(batch).values():
             out |= set(data["provenance"])
     return out

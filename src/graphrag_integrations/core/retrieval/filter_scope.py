@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from graphrag_integrations.core.lru import LRUCache
 from graphrag_integrations.core.retrieval.filters import Comparison, MetadataFilter
 
 __all__ = ["SCOPES_KEPT", "FilterCache", "FilterScope", "PassageRecord", "ScopeCache"]
@@ -123,8 +123,7 @@ class FilterCache(Generic[T]):
     """
 
     def __init__(self, capacity: int = SCOPES_KEPT) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[MetadataFilter, T] = OrderedDict()
+        self._items: LRUCache[MetadataFilter, T] = LRUCache(capacity)
         self._lock = threading.Lock()
 
     def get(self, where: MetadataFilter, make: Callable[[], T]) -> T:
@@ -132,13 +131,10 @@ class FilterCache(Generic[T]):
         threads may both make it, with the same result)."""
         with self._lock:
             if where in self._items:
-                self._items.move_to_end(where)
-                return self._items[where]
+                return self._items.use(where)
         item = make()
         with self._lock:
-            self._items[where] = item
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            self._items.add(where, item)
         return item
 
 

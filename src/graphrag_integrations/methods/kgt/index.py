@@ -29,8 +29,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
@@ -540,4 +538,3 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
                 vectors = {p.id: matrix[i] for i, p in enumerate(passages)}
                 self.store.add_vectors(passages, vectors)
             return self.store.passage_vectors(ids)
-

@@ -22,11 +22,12 @@ read). The translator's response cache keys carry the filtered graph's fingerpri
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_integrations.core.graph.store import GraphBackend
+from graphrag_integrations.core.batching import batches
+from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.filtered_reads import passage_records
 from graphrag_integrations.core.index.store import node_id, node_key
 from graphrag_integrations.core.retrieval.filter_scope import FilterCache, FilterScope
@@ -59,25 +60,20 @@ class SearchGraph:
     scope: FilterScope | None = None
 
 
-def _batches(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), BATCH):
-        yield items[start : start + BATCH]
-
-
 def allowed_view(store: ParseKGStore, scope: FilterScope) -> ParseKGView:
     """The :class:`ParseKGView` of ``scope``'s passages and their hyperedges."""
     graph: GraphBackend = store.index_store.graph
     ids = [node_id(PASSAGE, key) for key in sorted(scope.passages)]
     passages: dict[str, Passage] = {}
     rel_ids: list[str] = []
-    for batch in _batches(ids):
+    for batch in batches(ids, BATCH):
         for node, d in graph.nodes_data(batch).items():
             key = node_key(node)
             passages[key] = Passage(key, d["text"], d["doc_id"], d["metadata"])
         contained = graph.neighbors_many(list(batch), CONTAINS, "out", REL)
         rel_ids += [r for node in batch for r in contained.get(node, ())]
     rels: list[tuple[str, dict[str, Any]]] = []
-    for batch in _batches(sorted(rel_ids)):
+    for batch in batches(sorted(rel_ids), BATCH):
         rels += [(node_key(node), d) for node, d in graph.nodes_data(batch).items()]
     return ParseKGView.of(passages, rels, store.excluded_head_labels, store.generation)
 

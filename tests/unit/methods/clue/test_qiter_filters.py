@@ -11,7 +11,7 @@ import pytest
 from graphrag_integrations.errors import InvalidArgumentError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.compliance import QUERIES, filter_documents
-from graphrag_integrations.testing.filter_boundary import (
+from graphrag_integrations.testing.compliance.boundary import (
     TENANT_DOCUMENTS,
     TENANT_FILTER,
     TENANT_QUERIES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphrag_integrations.methods.reg.index import RegIndex
-from graphrag_integrations.testing.filter_boundary import (
+from graphrag_integrations.testing.compliance.boundary import (
     TENANT_FILTER,
     TENANT_QUERIES,
     tenant_documents,
