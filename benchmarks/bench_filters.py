@@ -5,7 +5,7 @@ Usage (from the repository root, ``--data`` defaults to ``../shared/data``)::
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_filters.py \
         [--limit 100] [--clue-passages 300] [--shards 10]
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/bench_filters.py --clue-8k \
-        [--cache /tmp/graphrag-bench-filters] [--questions 100]
+        [--falkordb] [--cache /tmp/graphrag-bench-filters] [--questions 100]
 
 Every passage gets ``{"shard": position % shards}``; each question is asked with ``k=5``
 without a filter and with ``{"shard": 3}`` (1/shards of the corpus). Reported per index: mean
@@ -18,7 +18,8 @@ the matching candidates); Clue on the first ``--clue-passages`` passages.
 
 ``--clue-8k``: the push-down figure. A Clue index of MuSiQue-100's corpus plus the 2Wiki
 corpus as distractors (about 8k passages, default offline models; built once and persisted
-to ``--cache``, loaded by later runs), asked MuSiQue-100's questions three ways: unfiltered;
+to ``--cache``, loaded by later runs; ``--falkordb``: its graph copied into a FalkorDB server
+started for the run, the vectors in memory), asked MuSiQue-100's questions three ways: unfiltered;
 filtered, the filter pushed into the search (the scope of the chunks a filtered Q-Iter walks;
 the first filtered query computes it, reported apart as ``cold``); and the way filters ran
 before (and still run for indexes without a push-down): the unfiltered search with a growing
@@ -33,6 +34,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
@@ -83,20 +85,23 @@ def sharded(passages: list[Passage], shards: int) -> list[Passage]:
     ]
 
 
-def clue_8k(data: Path, cache: Path, shards: int) -> tuple[ClueIndex, list[str]]:
-    """The ~8k-passage Clue index (built once, then loaded from ``cache``) and the questions."""
+def clue_8k(
+    data: Path, cache: Path, shards: int, graph_store: Any = None
+) -> tuple[ClueIndex, list[Passage], list[str]]:
+    """The ~8k-passage Clue index (built once, then loaded from ``cache``, with its graph in
+    ``graph_store`` when given), its passages and the questions."""
     dataset = load_dataset(data / "musique-100", distractors=data / "2wiki-corpus")
+    passages = sharded(dataset.passages, shards)
     folder = cache / "clue-8k"
-    if (folder / "manifest.json").is_file():
+    if not (folder / "manifest.json").is_file():
         t = time.perf_counter()
-        index = ClueIndex.load(folder)
-        print(f"loaded {folder} in {time.perf_counter() - t:.1f}s")
-    else:
-        t = time.perf_counter()
-        index = ClueIndex.from_passages(sharded(dataset.passages, shards))
-        print(f"built {len(index.passages)} passages in {time.perf_counter() - t:.0f}s")
-        index.persist(folder, overwrite=True)
-    return index, [q.text for q in dataset.questions]
+        ClueIndex.from_passages(passages).persist(folder, overwrite=True)
+        print(f"built {len(passages)} passages in {time.perf_counter() - t:.0f}s")
+    t = time.perf_counter()
+    index = ClueIndex.load(folder, graph_store=graph_store)
+    where = "" if graph_store is None else " into FalkorDB"
+    print(f"loaded {folder}{where} in {time.perf_counter() - t:.1f}s")
+    return index, passages, [q.text for q in dataset.questions]
 
 
 def timed(call: Callable[[], list[RetrievedPassage]]) -> tuple[float, list[RetrievedPassage]]:
@@ -105,11 +110,12 @@ def timed(call: Callable[[], list[RetrievedPassage]]) -> tuple[float, list[Retri
     return time.perf_counter() - t, hits
 
 
-def pushdown(index: ClueIndex, questions: list[str]) -> None:
+def pushdown(index: ClueIndex, passages: list[Passage], questions: list[str]) -> None:
     """Unfiltered, pushed-down and post-filtered latencies of the same questions."""
     where = Comparison("shard", "eq", SHARD)
-    n_passages = len(index.passages)
-    allowed = sum(p.metadata["shard"] == SHARD for p in index.passages)
+    n_passages = len(passages)
+    allowed = sum(p.metadata["shard"] == SHARD for p in passages)
+    index.retrieve(questions[0], k=K)  # models warm: the cold query below times the scope
     cold, _ = timed(lambda: index.retrieve(questions[0], k=K, filter=where))
     runs: dict[str, list[float]] = {"plain": [], "filtered": [], "post-filter": []}
     matching: dict[str, int] = {"filtered": 0, "post-filter": 0}
@@ -153,11 +159,21 @@ def main() -> None:
     parser.add_argument("--clue-8k", action="store_true", help="the push-down run (see above)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/graphrag-bench-filters"))
     parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--falkordb", action="store_true", help="--clue-8k with FalkorDB")
     args = parser.parse_args()
 
+    if args.clue_8k and args.falkordb:
+        from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+        from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+
+        with FalkorDBServer() as server:
+            store = FalkorDBGraph.at(server.url("filters"))
+            index, passages, questions = clue_8k(args.data, args.cache, args.shards, store)
+            pushdown(index, passages, questions[: args.questions])
+        return
     if args.clue_8k:
-        index, questions = clue_8k(args.data, args.cache, args.shards)
-        pushdown(index, questions[: args.questions])
+        index, passages, questions = clue_8k(args.data, args.cache, args.shards)
+        pushdown(index, passages, questions[: args.questions])
         return
     data = load_dataset(args.data / "hotpotqa-100", limit=args.limit)
     passages = sharded(data.passages, args.shards)
