@@ -5,8 +5,8 @@ Each area's cases live in a module of this package (:mod:`.inputs`, :mod:`.inser
 :mod:`.api_contract`, :mod:`.concurrency`, :mod:`.frameworks`, :mod:`.chroma_layers`,
 :mod:`.filters`, :mod:`.query_bound`, :mod:`.boundary`), as a mixin of
 :class:`~.base.ComplianceBase`. A new area is one more module of this package (importing
-:mod:`.base` and :mod:`.corpus`, never this
-module or the package itself) and one more line in the bases below.
+:mod:`.base` and :mod:`.corpus`, never this module or the package itself) and one more line
+in the bases below.
 """
 
 from __future__ import annotations
