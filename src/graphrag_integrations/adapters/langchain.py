@@ -11,11 +11,12 @@ LangChain's ``VectorStoreRetriever`` does: ``add_documents(documents, ids=None)`
 which runs the insert in a worker thread under the index's write lock).
 
 Metadata filters: ``LangChainRetriever(..., filter={...})`` (or ``as_langchain_retriever(filter=
-...)`` / ``search_kwargs={"filter": ...}``) and ``invoke(query, filter={...})`` for one call (it
-replaces the retriever's own filter, as ``search_kwargs`` in LangChain's vector-store
-retrievers). A call also takes LangChain's spelling, ``invoke(query, search_kwargs={"k": 2,
-"filter": {...}})`` (only these two keys, not repeated as ``k=`` / ``filter=``). The language
-is :mod:`graphrag_integrations.core.retrieval.filters` (LangChain's dict form); a malformed filter
+...)`` / ``search_kwargs={"filter": ...}``) and ``invoke(query, filter={...})`` for one call. The
+retriever's filter is an access boundary: a call's filter is combined with it (AND), so a call
+can narrow it but never widen it (``filter={}`` or ``None`` keeps it). A call also takes
+LangChain's spelling, ``invoke(query, search_kwargs={"k": 2, "filter": {...}})`` (only these two
+keys, not repeated as ``k=`` / ``filter=``). The language is
+:mod:`graphrag_integrations.core.retrieval.filters` (LangChain's dict form); a malformed filter
 raises :class:`~graphrag_integrations.errors.InvalidArgumentError` before the core retriever
 runs.
 
@@ -44,6 +45,7 @@ from graphrag_integrations.core.retrieval.filters import (
     FilterLike,
     MetadataFilter,
     aretrieve_with_filter,
+    combine_filters,
     parse_filter,
     retrieve_with_filter,
 )
@@ -84,8 +86,8 @@ class LangChainRetriever(BaseRetriever):
         ``invoke(query, k=n)`` overrides it for one call.
     filter : dict or filter tree, optional
         Keep only passages whose metadata matches
-        (:mod:`graphrag_integrations.core.retrieval.filters`);
-        ``invoke(query, filter=...)`` overrides it for one call.
+        (:mod:`graphrag_integrations.core.retrieval.filters`); ``invoke(query, filter=...)``
+        adds conditions for one call (AND: it cannot widen this filter).
     tags, metadata
         The usual LangChain run tags and metadata.
 
@@ -149,14 +151,13 @@ class LangChainRetriever(BaseRetriever):
         search_kwargs: dict[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> tuple[int | None, MetadataFilter | None]:
-        """The call's ``(k, filter)``: its own (directly or in ``search_kwargs``), else the
-        retriever's."""
+        """The call's ``(k, filter)``: its ``k`` (directly or in ``search_kwargs``), else the
+        retriever's; the retriever's filter AND the call's."""
         unknown = sorted(set(kwargs) - _LANGCHAIN_INVOKE_KWARGS)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {unknown}")
         k, filter = merge_search_kwargs(search_kwargs, k, filter)
-        where = parse_filter(filter)
-        return (self.k if check_k(k) is None else k), (self.filter if where is None else where)
+        return (self.k if check_k(k) is None else k), combine_filters(self.filter, filter)
 
     def _get_relevant_documents(
         self,

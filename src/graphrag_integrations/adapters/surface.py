@@ -29,7 +29,12 @@ from graphrag_integrations.adapters.validation import (
 )
 from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.params import Params, bind_query_params
-from graphrag_integrations.core.retrieval.filters import FilterLike
+from graphrag_integrations.core.retrieval.filters import (
+    FilterLike,
+    MetadataFilter,
+    combine_filters,
+    parse_filter,
+)
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.errors import InvalidArgumentTypeError
 
@@ -65,7 +70,12 @@ class FrameworkSurface:
     default_k: int
 
     def as_retriever(
-        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+        self,
+        k: int | None = None,
+        *,
+        query_params: Any = None,
+        filter: FilterLike = None,
+        **overrides: Any,
     ) -> QueryRetriever:
         """A retriever over this index returning ``k`` results per query, with other query
         params.
@@ -77,6 +87,9 @@ class FrameworkSurface:
             call's ``retrieve(query, k=...)`` still wins.
         query_params : params object or mapping, optional
             The index's query-params class (``None``: the index's own).
+        filter : dict or filter tree, optional
+            Metadata filter bound to every query (an access boundary: a call's ``filter=`` is
+            combined with it, AND; ``{}`` or ``None`` never removes it).
         **overrides
             Field names of that class (``alpha=2``, ``fusion="rrf"``...), applied on top.
 
@@ -104,7 +117,7 @@ class FrameworkSurface:
                 f"{type(self).__name__} is not an index: as_retriever needs a BaseIndex"
             )
         params = bind_query_params(self.query_params, query_params, overrides)
-        return BoundRetriever(self, params, k)
+        return BoundRetriever(self, params, k, filter=filter)
 
     def as_langchain_retriever(
         self,
@@ -122,9 +135,9 @@ class FrameworkSurface:
             Number of documents per call (``None``: ``self.default_k``); a call can still
             override it with ``retriever.invoke(query, k=...)``.
         filter : dict or filter tree, optional
-            Metadata filter of every call (:mod:`graphrag_integrations.core.retrieval.filters`); a
-            call
-            can replace it with ``retriever.invoke(query, filter=...)``.
+            Metadata filter of every call (:mod:`graphrag_integrations.core.retrieval.filters`):
+            an access boundary, combined (AND) with a call's ``invoke(query, filter=...)``,
+            which can narrow it but never widen it.
         search_kwargs : mapping, optional
             LangChain's vector-store retriever spelling: ``{"k": 3, "filter": {...}}`` (only
             these two keys; not together with ``k=`` / ``filter=``).
@@ -286,16 +299,24 @@ class FrameworkSurface:
 
 
 class QueryRetriever(FrameworkSurface, ABC):
-    """What ``as_retriever`` returns: a retriever with its own ``k`` and query params.
+    """What ``as_retriever`` returns: a retriever with its own ``k``, query params and filter.
 
     ``retrieve(query, k=None, *, filter=None)``: ``k`` of the call, else the retriever's
-    :attr:`k`, else the query params' default.
+    :attr:`k`, else the query params' default; the call's filter AND the retriever's
+    :attr:`filter` (:meth:`query_filter`).
     """
 
     #: The bound query params.
     query_params: Params
     #: Results per query when the call gives none (``None``: the params' default).
     k: int | None
+    #: The filter bound to every query (``None``: none).
+    filter: MetadataFilter | None = None
+
+    def query_filter(self, filter: FilterLike) -> MetadataFilter | None:
+        """The filter a query runs with: the call's ``filter`` AND the bound :attr:`filter`
+        (a call cannot widen it: ``{}`` and ``None`` add no condition)."""
+        return combine_filters(self.filter, filter)
 
     @abstractmethod
     def retrieve(
@@ -325,6 +346,8 @@ class BoundRetriever(QueryRetriever):
         An instance of the index's query-params class.
     k : int, optional
         Results per query (``None``: the params' default).
+    filter : dict or filter tree, optional
+        Metadata filter bound to every query (see :meth:`QueryRetriever.query_filter`).
 
     Examples
     --------
@@ -333,9 +356,19 @@ class BoundRetriever(QueryRetriever):
     >>> retriever = BoundRetriever(index, index.query_params, k=1)
     >>> len(retriever.retrieve("Where is Rome?")), len(retriever.retrieve("Rome?", k=2))
     (1, 2)
+    >>> paris = BoundRetriever(index, index.query_params, k=2, filter={"doc_id": {"$ne": "x"}})
+    >>> len(paris.retrieve("Rome?", filter={})), paris.retrieve("Rome?", filter={"n": 1})
+    (2, [])
     """
 
-    def __init__(self, index: BaseIndex, query_params: Params, k: int | None = None) -> None:
+    def __init__(
+        self,
+        index: BaseIndex,
+        query_params: Params,
+        k: int | None = None,
+        *,
+        filter: FilterLike = None,
+    ) -> None:
         if not isinstance(query_params, index.query_params_class()):
             raise InvalidArgumentTypeError(
                 f"query_params must be a {index.query_params_class().__name__}, "
@@ -344,6 +377,7 @@ class BoundRetriever(QueryRetriever):
         self.index = index
         self.query_params = query_params
         self.k = check_k(k)
+        self.filter = parse_filter(filter)
 
     @property
     def method(self) -> str:
@@ -359,19 +393,30 @@ class BoundRetriever(QueryRetriever):
             return self.index.default_k
 
     def as_retriever(
-        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+        self,
+        k: int | None = None,
+        *,
+        query_params: Any = None,
+        filter: FilterLike = None,
+        **overrides: Any,
     ) -> BoundRetriever:
         """Another retriever over the same index: these query params (default: this one's)
-        with ``overrides``, and ``k`` (default: this one's)."""
+        with ``overrides``, ``k`` (default: this one's) and this one's filter AND ``filter``."""
         params = bind_query_params(self.query_params, query_params, overrides)
-        return BoundRetriever(self.index, params, self.k if k is None else k)
+        k = self.k if k is None else k
+        return BoundRetriever(self.index, params, k, filter=self.query_filter(filter))
 
     def retrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None
     ) -> list[RetrievedPassage]:
-        """The index's ``retrieve`` with the bound params and ``k`` (the call's ``k`` wins)."""
+        """The index's ``retrieve`` with the bound params and ``k`` (the call's ``k`` wins) and
+        the bound filter AND the call's."""
+        where = self.query_filter(filter)
         with self.index.using_query_params(self.query_params):
-            return self.index.retrieve(query, self.k if k is None else k, filter=filter)
+            return self.index.retrieve(query, self.k if k is None else k, filter=where)
 
     def __repr__(self) -> str:
-        return f"BoundRetriever({type(self.index).__name__}, k={self.k}, {self.query_params!r})"
+        bound = "" if self.filter is None else f", filter={self.filter!r}"
+        return (
+            f"BoundRetriever({type(self.index).__name__}, k={self.k}, {self.query_params!r}{bound})"
+        )

@@ -106,6 +106,7 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     """
 
     method = "dense"
+    corpus_wide_scores = False  # cosines only: a filtered query equals an index of its matches
     query_params = QueryParamsField(DenseQueryParams)
     k_param = "k"
 

@@ -322,9 +322,7 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
             cands = scoring.candidates(dense, sparse, k, mask)
             if not cands:
                 return [], np.zeros((0,), dtype=np.float32)
-            # non-matching passages rank below every matching one (RRF ranks stay exact)
-            dense = np.where(mask, dense, -np.inf).astype(np.float32)
-            sparse = np.where(mask, sparse, -np.inf).astype(np.float32)
+            dense, sparse = scoring.restrict(dense, sparse, mask)  # RRF ranks stay exact
         fused = scoring.fuse(dense, sparse, cands)
         return cands, np.asarray(fused, dtype=np.float32)
 

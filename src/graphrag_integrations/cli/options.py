@@ -1,9 +1,11 @@
 """The ``--option`` items of the commands, parsed and checked against a method's parameters
-(:func:`parse_options`, :func:`query_options`), and the keyword checks on index classes."""
+(:func:`parse_options`, :func:`query_options`), the ``--filter`` of ``query`` and ``show``
+(:func:`filter_option`), and the keyword checks on index classes."""
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,48 @@ from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
     from graphrag_integrations.core.registry import MethodRegistration
+    from graphrag_integrations.core.retrieval.filters import MetadataFilter
+
+
+def filter_option(text: str | None) -> MetadataFilter | None:
+    """The ``--filter JSON`` of ``query`` / ``show``: a JSON object in LangChain's filter
+    language (:mod:`~graphrag_integrations.core.retrieval.filters`), checked before anything
+    is loaded; ``None`` without one.
+
+    Raises
+    ------
+    GraphRAGError
+        Text that is not JSON, or JSON that is not a valid filter (one line).
+
+    Examples
+    --------
+    >>> filter_option('{"tenant": "A", "year": {"$gte": 2020}}')  # doctest: +NORMALIZE_WHITESPACE
+    AllOf(filters=(Comparison(key='tenant', operator='eq', value='A'),
+                   Comparison(key='year', operator='gte', value=2020)))
+    >>> filter_option("{tenant: A}")
+    Traceback (most recent call last):
+    ...
+    graphrag_integrations.errors.GraphRAGError: --filter: not JSON (Expecting property name \
+enclosed in double quotes at column 2): {tenant: A}
+    """
+    from graphrag_integrations.core.retrieval.filters import parse_filter
+
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GraphRAGError(
+            f"--filter: not JSON ({exc.msg} at column {exc.colno}): {text}"
+        ) from None
+    if not isinstance(value, dict):
+        raise GraphRAGError(
+            f'--filter takes a JSON object such as \'{{"tenant": "A"}}\', got {text}'
+        )
+    try:
+        return parse_filter(value)
+    except ValueError as exc:
+        raise GraphRAGError(f"--filter: {exc}") from None
 
 
 def parse_options(items: Sequence[str]) -> dict[str, dict[str, str]]:

@@ -203,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     qu.add_argument("-k", type=int, help="number of passages, >= 1 (default: the index's own k)")
     qu.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(qu)
+    _add_filter(qu)
     _add_graph_store(qu, "this graph instead of the one the index names (it moved)")
     qu.add_argument("--json", action="store_true", help="print results as JSON")
 
@@ -217,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sh.add_argument("--embedding", help="embedding model (default: the one in the manifest)")
     _add_query_option(sh)
+    _add_filter(sh)
     _add_graph_store(sh, "this graph instead of the one the index names (it moved)")
     sh.add_argument("--no-open", action="store_true", help="do not open a browser")
     _add_serve(sub)
@@ -286,6 +288,16 @@ def _add_query_option(parser: argparse.ArgumentParser) -> None:
         metavar="[METHOD.]KEY=VALUE",
         help="query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
         "(repeatable; see `methods NAME`)",
+    )
+
+
+def _add_filter(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--filter",
+        metavar="JSON",
+        help="metadata filter in LangChain's dict language, e.g. "
+        '\'{"tenant": "A", "year": {"$gte": 2020}}\': the query answers as if the index held '
+        "only the matching passages",
     )
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.cli.graph_stores import OPTION as GRAPH_STORE
 from graphrag_integrations.cli.graph_stores import takes_graph_store
-from graphrag_integrations.cli.options import _accepts, query_options
+from graphrag_integrations.cli.options import _accepts, filter_option, query_options
 from graphrag_integrations.errors import GraphRAGError
 
 if TYPE_CHECKING:
@@ -63,12 +63,14 @@ def _load_index(
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    """Load the index in ``--index`` and print the top ``-k`` passages for the question."""
+    """Load the index in ``--index`` and print the top ``-k`` passages for the question (of
+    the passages ``--filter`` allows)."""
     from graphrag_integrations.core.validation import check_k
 
     k = None if args.k is None else check_k(args.k)  # before loading anything
+    where = filter_option(args.filter)
     _, retriever, _ = _load_index(args.index, args.embedding, args.option, args.graph_store)
-    results = retriever.retrieve(args.question, k=k)
+    results = retriever.retrieve(args.question, k=k, filter=where)
     if args.json:
         rows = [
             {"rank": i, "score": r.score, "text": r.text, **r.to_metadata()}
@@ -94,16 +96,19 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     k = None if args.k is None else check_k(args.k)
     question = check_query(args.question)
+    where = filter_option(args.filter)
     out = args.out or Path(f"show-{hashlib.sha256(question.encode()).hexdigest()[:8]}.html")
     if out.is_dir():
         raise GraphRAGError(f"--out {out} is a folder: pass an .html file name")
     index, retriever, manifest = _load_index(
         args.index, args.embedding, args.option, args.graph_store
     )
-    results = retriever.retrieve(question, k=k)
+    results = retriever.retrieve(question, k=k, filter=where)
     explain = getattr(index, "explanation_scores", None)  # node scores, where a method has them
     graph = retrieval_subgraph(question, results, explain(question, results) if explain else None)
     info = {"index": args.index, "method": manifest.method, "k": k or len(results)}
+    if args.filter is not None:
+        info["filter"] = args.filter
     page = render_html(question, results, graph=graph, index_info=info)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")

@@ -70,6 +70,11 @@ GRAPH_CASES: frozenset[str] = frozenset(
         "test_concurrent_inserts_land_exactly_once",
         "test_retrieve_with_a_filter_returns_only_matching_passages",
         "test_inserted_documents_are_filtered_by_their_metadata",
+        "test_a_filter_keeps_other_tenants_text_out_of_every_result",
+        "test_a_filter_keeps_other_tenants_text_out_of_async_results",
+        "test_a_filter_keeps_other_tenants_text_out_of_the_picture",
+        "test_a_bound_filter_keeps_other_tenants_text_out_of_the_frameworks",
+        "test_a_filtered_query_answers_as_an_index_of_the_matching_documents",
     }
 )
 

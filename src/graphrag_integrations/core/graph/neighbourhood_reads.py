@@ -40,7 +40,7 @@ from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 
-__all__ = ["batch_size", "edge_counts", "incident_edges"]
+__all__ = ["batch_size", "edge_counts", "falkordb_reader", "incident_edges"]
 
 #: Nodes per query of a database backend.
 batch_size = 500
@@ -60,8 +60,9 @@ _COUNTS = (
 )
 
 
-def _falkordb(graph: GraphBackend) -> Any:
-    """``graph`` if it is a FalkorDB backend (imported lazily), else ``None``."""
+def falkordb_reader(graph: GraphBackend) -> Any:
+    """``graph`` if it is a FalkorDB backend (imported lazily), else ``None``: whether a
+    batched read can be one Cypher query."""
     if not hasattr(graph, "_read"):
         return None
     from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads
@@ -102,7 +103,7 @@ def incident_edges(
                 )
                 out[i] = [(u, v, k) for u, v, k in edges]
         return out
-    db = _falkordb(graph)
+    db = falkordb_reader(graph)
     if db is not None:
         dec = cy.decode_string
         for u, v, k in _rows(db, _OUT if direction == "out" else _IN, wanted):
@@ -127,7 +128,7 @@ def edge_counts(graph: GraphBackend, ids: Sequence[str]) -> dict[str, tuple[int,
         return {
             i: (int(nx.out_degree(i)), int(nx.in_degree(i))) if i in nx else (0, 0) for i in wanted
         }
-    db = _falkordb(graph)
+    db = falkordb_reader(graph)
     if db is not None:
         counts = {i: (0, 0) for i in wanted}
         for i, n_out, n_in in _rows(db, _COUNTS, wanted):

@@ -38,9 +38,10 @@ Parameters
     their signatures. ``k`` is always the number of results: ``retrieve(q, k)`` wins over an
     ``as_retriever(k=...)`` retriever's ``k``, which wins over the query params' default
     (the field :attr:`BaseIndex.k_param` names, e.g. Clue's ``N``, QCG's ``K``).
-    ``as_retriever(k=None, *, query_params=None, **overrides)`` binds other query params
-    (validated overrides of the index's) without copying the index: a query of the bound
-    retriever runs with them (:meth:`BaseIndex.using_query_params`).
+    ``as_retriever(k=None, *, query_params=None, filter=None, **overrides)`` binds other query
+    params (validated overrides of the index's) without copying the index: a query of the
+    bound retriever runs with them (:meth:`BaseIndex.using_query_params`), and with its
+    ``filter`` ANDed with the call's.
 Loading options
     ``from_documents`` and ``insert`` accept the options of
     :func:`~graphrag_integrations.core.text.documents.load_documents` (``errors="strict" |
@@ -107,13 +108,21 @@ Loading options
 Metadata filters
     ``retrieve(query, k, filter={...})`` returns only passages whose metadata matches
     (:mod:`~graphrag_integrations.core.retrieval.filters`: the LangChain dict form or a filter
-    tree; a
-    malformed filter raises ``ValueError`` before any work; a key no passage has matches
-    nothing). ``k`` is honoured. By default (:meth:`BaseIndex._retrieve_filtered`) the index
-    retrieves with a growing budget and keeps the matching results until ``k`` match or the
-    index is exhausted (what a graph method needs: its passages are known after the graph
-    step); an index that can filter before ranking (the baselines mask their score vectors)
-    overrides ``_retrieve_filtered``.
+    tree; a malformed filter raises ``ValueError`` before any work; a key no passage has
+    matches nothing). ``k`` is honoured. A filter is an access boundary: the query answers as
+    if the index held only the matching passages
+    (:mod:`~graphrag_integrations.core.retrieval.filter_scope`) - its seeds, walks,
+    expansions, generated queries, triples, top-ups and re-rankers use only them and what
+    was derived from them, and no text only other passages contributed reaches a result, an
+    explanation or a framework's metadata. Scores may still use corpus-wide statistics (BM25
+    idf, a kNN graph built over all documents): :attr:`BaseIndex.corpus_wide_scores` says
+    whether they do; when it is false, a filtered query returns the passages and scores of an
+    index built from the matching documents alone. The package's indexes override
+    :meth:`BaseIndex._retrieve_filtered` to push the filter into their search; its default
+    (for other subclasses) retrieves with a growing budget and keeps the matching results,
+    which filters the passages but not what the explanations say about the others.
+    A filter bound to a retriever (``as_retriever(filter=)``, the framework retrievers and
+    tools) is combined (AND) with a call's, never replaced by it.
 Concurrency
     Every index is safe to query from many threads while others mutate it: each instance has
     a readers-writer lock (:mod:`~graphrag_integrations.core.index.locking`) and
@@ -279,6 +288,10 @@ class BaseIndex(IndexPersistence, ABC):
     #: :data:`~graphrag_integrations.core.validation.MAX_QUERY_CHARS`, tighter where a
     #: method's query work grows fast with its length. Settable per index.
     max_query_chars: int = MAX_QUERY_CHARS
+    #: Whether scores use corpus-wide statistics (idf, a graph over every document), so that a
+    #: filtered query may rank differently from an index of the matching documents alone (the
+    #: filter boundary holds either way; module notes).
+    corpus_wide_scores: ClassVar[bool] = True
     #: Tokens per chunk of :meth:`default_splitter` (each method's: ``docs/reference/chunking.md``).
     chunk_size: ClassVar[int] = 256
     #: Tokens shared by consecutive chunks of :meth:`default_splitter`.

@@ -119,6 +119,18 @@ def _is_list(value: Any) -> bool:
     return isinstance(value, (list, tuple, set, frozenset))
 
 
+def _member_key(value: Any) -> tuple[str, Any] | None:
+    """What ``in`` / ``nin`` look a value up by: equal keys exactly when :func:`_same` holds
+    (``bool`` apart from numbers, ``1 == 1.0``); ``None`` for a value no scalar equals."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if _is_number(value):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("str", value)
+    return None
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One condition on one metadata key.
@@ -162,6 +174,8 @@ class Comparison:
             if not items:
                 raise InvalidArgumentError(f"{what} must be a non-empty list, got {value!r}")
             object.__setattr__(self, "value", items)
+            # a set lookup: an ``$in`` of thousands of ids stays O(1) per passage
+            object.__setattr__(self, "_members", frozenset(_member_key(v) for v in items))
         elif self.operator in TEXT_OPERATORS:
             if not isinstance(self.value, str):
                 raise InvalidArgumentError(f"{what} must be a string, got {self.value!r}")
@@ -194,8 +208,8 @@ class Comparison:
                 return bool(actual < value)
             return bool(actual <= value)
         if op in ("in", "nin"):
-            assert isinstance(value, tuple)
-            found = any(_same(actual, v) for v in value)
+            key = _member_key(actual)
+            found = key is not None and key in self.__dict__["_members"]
             return found if op == "in" else not found
         if op == "contains":
             if _is_list(actual):
@@ -254,6 +268,29 @@ MetadataFilter = Comparison | AllOf | AnyOf | NoneOf
 FilterLike = MetadataFilter | Mapping[str, Any] | None
 #: The node classes of a filter tree.
 FILTER_NODES = (Comparison, AllOf, AnyOf, NoneOf)
+
+
+def combine_filters(*filters: FilterLike) -> MetadataFilter | None:
+    """All of ``filters`` (AND), each parsed; ``None`` when none is given.
+
+    How a filter bound to a retriever meets the filter of a call: both must hold, so a call
+    can narrow a bound filter but never widen it (``{}`` and ``None`` add nothing).
+
+    Examples
+    --------
+    >>> both = combine_filters({"tenant": "A"}, {"year": 2020})
+    >>> both.matches({"tenant": "A", "year": 2020}), both.matches({"tenant": "B", "year": 2020})
+    (True, False)
+    >>> combine_filters({"tenant": "A"}, {}) == parse_filter({"tenant": "A"})
+    True
+    >>> combine_filters(None, None) is None
+    True
+    """
+    parts = [where for where in map(parse_filter, filters) if where is not None]
+    kept = [where for where in parts if where != AllOf(())]  # {}: no condition
+    if not kept:
+        return parts[0] if parts else None
+    return kept[0] if len(kept) == 1 else AllOf(tuple(kept))
 
 
 def group(kind: str, filters: Iterable[MetadataFilter]) -> MetadataFilter:

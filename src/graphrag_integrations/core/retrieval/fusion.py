@@ -115,6 +115,25 @@ class ScoreFusion:
         if self.candidate_factor < 1:
             raise ValueError(f"candidate_factor must be >= 1, got {self.candidate_factor}")
 
+    @staticmethod
+    def restrict(
+        dense: FloatMatrix, sparse: FloatMatrix, mask: npt.NDArray[np.bool_]
+    ) -> tuple[FloatMatrix, FloatMatrix]:
+        """Both sides with the rows outside ``mask`` at ``-inf`` (a filtered query: they rank
+        below every allowed row, so the RRF ranks are those among the allowed rows).
+
+        Examples
+        --------
+        >>> d, s = ScoreFusion.restrict(np.array([0.9, 0.1]), np.array([1.0, 2.0]),
+        ...                             np.array([False, True]))
+        >>> d.tolist(), s.tolist()
+        ([-inf, 0.10000000149011612], [-inf, 2.0])
+        """
+        return (
+            np.where(mask, dense, -np.inf).astype(np.float32),
+            np.where(mask, sparse, -np.inf).astype(np.float32),
+        )
+
     def candidates(
         self,
         dense: FloatMatrix,

@@ -61,6 +61,7 @@ from graphrag_integrations.core.persistence import (
     Manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting
+from graphrag_integrations.core.retrieval.filters import FilterLike, MetadataFilter
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -82,6 +83,7 @@ from graphrag_integrations.methods.clue.preparation import (
     PreparedChunks,
     combine,
 )
+from graphrag_integrations.methods.clue.scope import ScopedView
 from graphrag_integrations.methods.clue.statistics import (
     DOCUMENT,
     ensure_statistics,
@@ -275,14 +277,19 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]:
         """Rows (of ``graph``, default :attr:`graph`) of the ``k`` units nearest ``vector``
-        (a unit vector-index query)."""
+        (a unit vector-index query; of a filtered view: among its allowed units)."""
+        if isinstance(graph, ScopedView):
+            return graph.nearest(UNIT, vector, k)
         return rank_hits(graph or self.graph, UNIT, self.store.nearest(UNIT, vector, k), k)
 
     def nearest_entities(
         self, vector: FloatMatrix, k: int, graph: QIterView | None = None
     ) -> list[int]:
         """Rows (of ``graph``, default :attr:`graph`) of the ``k`` entity nodes nearest
-        ``vector`` (an entity vector-index query)."""
+        ``vector`` (an entity vector-index query; of a filtered view: among its allowed
+        entities)."""
+        if isinstance(graph, ScopedView):
+            return graph.nearest(ENTITY, vector, k)
         return rank_hits(graph or self.graph, ENTITY, self.store.nearest(ENTITY, vector, k), k)
 
     @property
@@ -505,7 +512,12 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         return explanation_scores(self, question, results)
 
     def as_retriever(
-        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+        self,
+        k: int | None = None,
+        *,
+        query_params: Any = None,
+        filter: FilterLike = None,
+        **overrides: Any,
     ) -> QIter:
         """A :class:`~graphrag_integrations.methods.clue.qiter.QIter` over this index.
 
@@ -515,6 +527,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             Chunks per query (``None``: the params' ``N``); a call's ``k`` still wins.
         query_params : ClueQueryParams or mapping, optional
             Q-Iter's options (``None``: the index's :attr:`query_params`).
+        filter : dict or filter tree, optional
+            Metadata filter bound to every query of the retriever (a call's filter is ANDed
+            with it).
         **overrides
             :class:`~graphrag_integrations.methods.clue.params.ClueQueryParams` fields
             (``D=2``...), validated (unknown name: ``InvalidParameterError``).
@@ -522,18 +537,31 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         from graphrag_integrations.methods.clue.qiter import QIter
 
         base = self.query_params if query_params is None else query_params
-        return QIter(self, base, k=k, reranker=self.reranker, llm=self.query_llm, **overrides)
+        return QIter(
+            self,
+            base,
+            k=k,
+            reranker=self.reranker,
+            llm=self.query_llm,
+            filter=filter,
+            **overrides,
+        )
 
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Q-Iter with :attr:`query_params` (use :meth:`as_retriever` to change them)."""
-        k = check_k(k, self.default_k)
+        return self._retrieve_filtered(query, check_k(k, self.default_k), None)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter | None
+    ) -> list[RetrievedPassage]:
+        """Q-Iter on the chunks ``where`` allows (:mod:`~.scope`; ``None``: all of them)."""
         params = self.query_params
         retriever = self._retriever
         if retriever is None or retriever.query_params is not params:
             retriever = self.as_retriever(query_params=params)
             if params is self.__dict__.get("_query_params"):  # the index's own: cache it
                 self._retriever = retriever
-        result: list[RetrievedPassage] = retriever.retrieve(query, k)
+        result: list[RetrievedPassage] = retriever.retrieve(query, k, filter=where)
         return result
 
     # -- persistence (hooks of BaseIndex.persist / load) ----------------------------------

@@ -43,8 +43,10 @@ import numpy as np
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.term_search import term_search
+from graphrag_integrations.core.index.filtered_reads import nearest_within
 from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
 from graphrag_integrations.core.lru import LRUCache
+from graphrag_integrations.core.retrieval.filter_scope import FilterScope
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.statistics import (
@@ -427,6 +429,14 @@ class NeighbourhoodView:
     def entity_name(self, entity: int) -> str:
         return self._entities.keys[entity]
 
+    def unit_key(self, unit: int) -> str:
+        """The unit id of row ``unit``."""
+        return self._units.keys[unit]
+
+    def passage_key(self, row: int) -> str:
+        """The passage id of chunk row ``row`` (nothing read)."""
+        return self._chunks.keys[row]
+
     def prefetch_units(self, rows: Sequence[int], *, vectors: bool, data: bool) -> None:
         self._units_at(rows, vectors=vectors, data=data)
 
@@ -481,20 +491,32 @@ class NeighbourhoodView:
         # not through the cache: the rows of a common word would flush what queries share
         return self._chunk_rows([node_key(i) for i in ids], cached=False)
 
-    def nearest_passages(self, vector: FloatMatrix, m: int) -> list[int]:
+    def nearest_passages(
+        self, vector: FloatMatrix, m: int, allowed: FilterScope | None = None
+    ) -> list[int]:
+        """Rows of the ``m`` chunks nearest ``vector`` (among the ``allowed`` ones)."""
         self.cache.reads["chunk_nearest"] += 1
-        hits = self.cache.store.nearest(CHUNK, vector, m)
+        store = self.cache.store
+        if allowed is None:
+            hits = store.nearest(CHUNK, vector, m)
+        else:
+            hint = allowed.document_hint()  # the chunk layer's records carry doc_id
+            hits = nearest_within(store, CHUNK, vector, m, allowed.passages, hint)
         return self._chunk_rows([key for key, _ in hits], cached=False)
 
     def passage_order(self, rows: Sequence[int]) -> list[OrderKey]:
         _, position = self.cache.chunk_order()
         return [(position[self._chunks.keys[r]],) for r in rows]
 
-    def unreached_passages(self, reached: set[int], batch: int) -> Iterator[list[int]]:
+    def unreached_passages(
+        self, reached: set[int], batch: int, allowed: FilterScope | None = None
+    ) -> Iterator[list[int]]:
+        """Rows of every chunk (``allowed``: of every allowed chunk) not in ``reached``, in
+        graph order, ``batch`` at a time."""
         self.cache.reads["chunk_scan"] += 1
         keys, _ = self.cache.chunk_order()
         skip = {self._chunks.keys[r] for r in reached}
-        rest = [k for k in keys if k not in skip]
+        rest = [k for k in keys if k not in skip and (allowed is None or allowed.allows(k))]
         for start in range(0, len(rest), batch):
             # not through the cache: a full scan would flush what the queries share
             rows = self._chunk_rows(rest[start : start + batch], cached=False)

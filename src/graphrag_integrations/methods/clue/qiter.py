@@ -34,7 +34,7 @@ from graphrag_integrations.core.encoders.rerank import as_reranker
 from graphrag_integrations.core.index.locking import read_locked
 from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.params import bind_query_params
-from graphrag_integrations.core.retrieval.filters import FilterLike, parse_filter, retrieve_filtered
+from graphrag_integrations.core.retrieval.filters import FilterLike, MetadataFilter, parse_filter
 from graphrag_integrations.core.retrieval.ranking import top_k as top_k_indices
 from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import RetrievedPassage
@@ -46,6 +46,7 @@ from graphrag_integrations.methods.clue.neighbourhood import (
     whole_graph_backend,
 )
 from graphrag_integrations.methods.clue.params import ClueQueryParams
+from graphrag_integrations.methods.clue.scope import scoped_view
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Path,
@@ -216,11 +217,13 @@ class QIter(QueryRetriever):
         k: int | None = None,
         reranker: Any = None,
         llm: Any = None,
+        filter: FilterLike = None,
         **overrides: Any,
     ) -> None:
         params = bind_query_params(ClueQueryParams(), query_params, overrides)
         self.query_params: ClueQueryParams = params
         self.k = check_k(k, None) if k is not None else None
+        self.filter = parse_filter(filter)
         self.index = index
         self.K, self.D, self.M, self.N = params.K, params.D, params.M, params.N
         self.llm = llm
@@ -252,10 +255,16 @@ class QIter(QueryRetriever):
         return self.N if self.k is None else self.k
 
     def as_retriever(
-        self, k: int | None = None, *, query_params: Any = None, **overrides: Any
+        self,
+        k: int | None = None,
+        *,
+        query_params: Any = None,
+        filter: FilterLike = None,
+        **overrides: Any,
     ) -> QIter:
         """Another Q-Iter over the same index: these query params (default: this one's)
-        with ``overrides``, ``k`` (default: this one's), the same re-ranker and LLM."""
+        with ``overrides``, ``k`` (default: this one's), the same re-ranker and LLM, and this
+        one's filter AND ``filter``."""
         params = bind_query_params(self.query_params, query_params, overrides)
         return QIter(
             self.index,
@@ -263,6 +272,7 @@ class QIter(QueryRetriever):
             k=self.k if k is None else k,
             reranker=self.reranker,
             llm=self.llm,
+            filter=self.query_filter(filter),
         )
 
     @property
@@ -444,21 +454,23 @@ class QIter(QueryRetriever):
         Runs under the index's read lock
         (:func:`~graphrag_integrations.core.index.locking.read_locked`):
         its graph view and vector indexes stay those of one version for the whole query
-        while other threads ``insert`` / ``delete``. ``filter`` keeps only chunks whose
-        metadata matches (:mod:`~graphrag_integrations.core.retrieval.filters`, after the graph
-        step).
+        while other threads ``insert`` / ``delete``. ``filter`` (AND the retriever's own)
+        restricts the whole search to the chunks whose metadata matches
+        (:mod:`~graphrag_integrations.methods.clue.scope`).
         """
         index = self.index
         question = check_query(query, index.max_query_chars, owner=type(index).__name__)
         k = check_k(k, self.default_k)
-        where = parse_filter(filter)
+        where = self.query_filter(filter)
         with read_locked(self.index):
-            if where is not None:
-                return retrieve_filtered(self._retrieve, question, k, where)
-            return self._retrieve(question, k)
+            return self._retrieve(question, k, where)
 
-    def _retrieve(self, question: str, k: int) -> list[RetrievedPassage]:
+    def _retrieve(
+        self, question: str, k: int, where: MetadataFilter | None = None
+    ) -> list[RetrievedPassage]:
         g = self.view()  # one snapshot for the whole retrieval
+        if where is not None:
+            g = scoped_view(self.index.store, g, where)
         if not g.has_passages:
             return []
         trace = Trace()

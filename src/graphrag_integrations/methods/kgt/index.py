@@ -29,8 +29,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
@@ -50,6 +48,7 @@ from graphrag_integrations.core.index.store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -60,11 +59,8 @@ from graphrag_integrations.methods.kgt.parsekg import ParseKGStats
 from graphrag_integrations.methods.kgt.persistence import KGTPersistence
 from graphrag_integrations.methods.kgt.preparation import KGTPreparer, PreparedHyperedges
 from graphrag_integrations.methods.kgt.reads import ParseKGReads
-from graphrag_integrations.methods.kgt.retrieval import (
-    decomposition_prompt,
-    parse_next_query,
-    trace_clues,
-)
+from graphrag_integrations.methods.kgt.scope import FilteredGraphs, SearchGraph
+from graphrag_integrations.methods.kgt.search import dense_ranking, search
 from graphrag_integrations.methods.kgt.store import (
     ParseKGStore,
     ParseKGView,
@@ -82,16 +78,6 @@ logger = logging.getLogger(__name__)
 
 #: Index directory layout version.
 FORMAT_VERSION = 1
-
-
-def next_query(llm: Any, question: str, evidence: Sequence[str], used: Sequence[str]) -> str | None:
-    """Ask the decomposition LLM for the next search query (prompt 3); ``None`` to stop.
-
-    The one decomposition LLM call (``llm.complete(prompt)``: core ``LLM`` or ``LLMClient``).
-    """
-    reply = llm.complete(decomposition_prompt(question, evidence, used))
-    text = reply if isinstance(reply, str) else reply.text
-    return parse_next_query(text)
 
 
 class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
@@ -137,6 +123,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
     """
 
     method = "kgt"
+    corpus_wide_scores = False  # a filtered query runs on the ParseKG of its passages alone
     format_version = FORMAT_VERSION
     index_params_class = KGTIndexParams
     query_params = QueryParamsField(KGTQueryParams)
@@ -198,6 +185,7 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
         self.counters: Counter[str] = Counter()
         self._cache_key = ""
         self._lazy_lock = threading.RLock()  # lazy translator / constraint indexes
+        self._filtered = FilteredGraphs()  # the search graphs of recent filters
 
     @property
     def view(self) -> ParseKGView:
@@ -496,123 +484,43 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
     # -- retrieval ------------------------------------------------------------------------
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """Translate, trace, rank; up to ``k`` passages (fewer without top-up)."""
+        return self._retrieve_filtered(query, check_k(k, self.default_k), None)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter | None
+    ) -> list[RetrievedPassage]:
+        """:func:`~graphrag_integrations.methods.kgt.search.search` on the whole ParseKG, or
+        on the ParseKG of the passages ``where`` allows
+        (:mod:`~graphrag_integrations.methods.kgt.scope`)."""
         question = check_query(query)
-        k = check_k(k, self.default_k)
         if not self.view.passages:
             logger.warning("retrieve on an empty index: no passages")
             return []
-        translator = self.translator()
-        used = [question]
-        current = question
-        best: dict[str, tuple[float, int]] = {}
-        evidence: dict[str, list[dict[str, Any]]] = {}
-        rounds: list[dict[str, Any]] = []
-        for step in range(self.query_params.max_steps):
-            result = translator.translate(current)
-            self.counters.update({f"dropped_{v}": n for v, n in result.dropped.items()})
-            traced = trace_clues(result.clues, self.view)
-            qvec = self.embedder.embed_query(current)
-            ids = list(traced)
-            sims = self._passage_vectors(ids) @ qvec if ids else np.zeros(0)
-            for pid, sim in zip(ids, sims.tolist(), strict=True):
-                if pid not in best or sim > best[pid][0]:
-                    best[pid] = (float(sim), step)
-                for clue in traced[pid]:
-                    evidence.setdefault(pid, []).append({**clue, "step": step})
-            rounds.append(
-                {
-                    "query": current,
-                    "clues": len(result.clues),
-                    "traced_passages": len(ids),
-                    "reverse_ran": result.reverse_ran,
-                    "dropped_hypotheses": dict(result.dropped),
-                }
+        if where is None:
+            indexes = self.constraint_indexes  # sets the cache key
+            graph = SearchGraph(self.view, indexes, self._cache_key)
+        else:
+            graph = self._filtered.get(self.store, where, self._filtered_indexes)
+            if not graph.view.passages:
+                return []
+        return search(self, question, k, graph)
+
+    def _filtered_indexes(self, view: ParseKGView) -> tuple[ConstraintIndexes, str]:
+        """Constraint indexes over a filtered ``view`` and their cache key (its fingerprint)."""
+        tokenizer = self.lm.tokenizer
+        with self._lazy_lock:
+            indexes = ConstraintIndexes(
+                view,
+                tokenizer,
+                max_relation_tokens=self.index_params.max_relation_tokens,
+                eos_token_id=self.lm.eos_token_id,
             )
-            if step + 1 >= self.query_params.max_steps:
-                break
-            top = sorted(best, key=lambda p: -best[p][0])[:k]
-            evidence_texts = [p.text for p in read_many(self.view.passages, top).values()]
-            following = next_query(self.decomposer, question, evidence_texts, used)
-            if following is None or following in used:
-                break
-            used.append(following)
-            current = following
-        ctx = len(best)
-        if self.query_params.fusion == "rrf":
-            return self._fused(question, best, evidence, rounds, k)
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
-        label = self.translator_label
-        texts = read_many(self.view.passages, [pid for pid, _ in ranked])
-        out = [
-            RetrievedPassage(
-                texts[pid],
-                score,
-                {
-                    "method": self.method,
-                    "translator": label,
-                    "source": "traced",
-                    "step": step,
-                    "clues": evidence[pid],
-                    "traced_passages": ctx,
-                    "rounds": rounds,
-                },
-            )
-            for pid, (score, step) in ranked
-        ]
-        if self.query_params.top_up and len(out) < k:
-            out.extend(self._top_up(question, k - len(out), set(best), ctx, rounds))
-        return out
+        fingerprint = f"{view.fingerprint()}:{tokenizer_fingerprint(tokenizer)}"
+        return indexes, f"kgt:{fingerprint}:{self.index_params.max_relation_tokens}"
 
     def _dense_ranking(self, question: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` passages of the corpus nearest ``question`` (embeds the missing ones once)."""
-        self.view  # noqa: B018 - the read mode of the query params
-        missing = self.store.passages_without_vector()
-        if missing:
-            logger.info("embedding the %d passages not embedded yet", len(missing))
-            self._passage_vectors(missing)
-        return self.store.nearest_passages(self.embedder.embed_query(question), n)
-
-    def _fused(
-        self,
-        question: str,
-        best: dict[str, tuple[float, int]],
-        evidence: dict[str, list[dict[str, Any]]],
-        rounds: list[dict[str, Any]],
-        k: int,
-    ) -> list[RetrievedPassage]:
-        """``fusion="rrf"``: reciprocal-rank fusion of the traced and the dense ranking."""
-        params = self.query_params
-        self.counters["fused_queries"] += 1
-        traced = sorted(best, key=lambda p: (-best[p][0], p))
-        dense = [pid for pid, _ in self._dense_ranking(question, params.fusion_depth)]
-        score: dict[str, float] = {}
-        for rank, pid in enumerate(traced, 1):
-            score[pid] = params.fusion_weight / (params.fusion_k + rank)
-        for rank, pid in enumerate(dense, 1):
-            score[pid] = score.get(pid, 0.0) + 1.0 / (params.fusion_k + rank)
-        traced_rank = {pid: r for r, pid in enumerate(traced, 1)}
-        dense_rank = {pid: r for r, pid in enumerate(dense, 1)}
-        ranked = sorted(score, key=lambda p: (-score[p], p))[:k]
-        sources = {(True, False): "traced", (False, True): "dense", (True, True): "traced+dense"}
-        label = self.translator_label
-        texts = read_many(self.view.passages, ranked)
-        return [
-            RetrievedPassage(
-                texts[pid],
-                score[pid],
-                {
-                    "method": self.method,
-                    "translator": label,
-                    "source": sources[(pid in traced_rank, pid in dense_rank)],
-                    "traced_rank": traced_rank.get(pid),
-                    "dense_rank": dense_rank.get(pid),
-                    "clues": evidence.get(pid, []),
-                    "traced_passages": len(best),
-                    "rounds": rounds,
-                },
-            )
-            for pid in ranked
-        ]
+        return dense_ranking(self, question, n)
 
     def _passage_vectors(self, ids: Sequence[str]) -> FloatMatrix:
         """Vectors of ``ids``, embedding (and storing) the missing ones (lazy mode).
@@ -630,29 +538,3 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
                 vectors = {p.id: matrix[i] for i, p in enumerate(passages)}
                 self.store.add_vectors(passages, vectors)
             return self.store.passage_vectors(ids)
-
-    def _top_up(
-        self, question: str, n: int, exclude: set[str], ctx: int, rounds: list[dict[str, Any]]
-    ) -> list[RetrievedPassage]:
-        """Product mode: the nearest untraced passages of the corpus, flagged."""
-        self.counters["top_up_queries"] += 1
-        hits = self._dense_ranking(question, n + len(exclude))
-        extra = [(pid, s) for pid, s in hits if pid not in exclude][:n]
-        logger.info("top-up: %d traced passages, %d added by dense retrieval", ctx, len(extra))
-        label = self.translator_label
-        texts = read_many(self.view.passages, [pid for pid, _ in extra])
-        return [
-            RetrievedPassage(
-                texts[pid],
-                float(score),
-                {
-                    "method": self.method,
-                    "translator": label,
-                    "source": "top_up",
-                    "clues": [],
-                    "traced_passages": ctx,
-                    "rounds": rounds,
-                },
-            )
-            for pid, score in extra
-        ]

@@ -53,8 +53,10 @@ from graphrag_integrations.core import batching
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.protocol import GraphBackend
+from graphrag_integrations.core.index.filtered_reads import nearest_within
 from graphrag_integrations.core.index.store import IndexStore, VectorIndexFactory, node_id, node_key
 from graphrag_integrations.core.persistence import atomic_write_json
+from graphrag_integrations.core.retrieval.filter_scope import FilterScope
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.kgt.parsekg import Hyperedge, ParseKGStats
@@ -148,21 +150,46 @@ class ParseKGView:
     def __init__(
         self, graph: GraphBackend, excluded_head_labels: Iterable[str], generation: int = 0
     ) -> None:
-        excluded = frozenset(excluded_head_labels)
-        self.generation = generation
-        self.passages: dict[str, Passage] = {}
+        passages: dict[str, Passage] = {}
         for node in graph.nodes(PASSAGE):
             d = graph.node(node)
             key = node_key(node)
-            self.passages[key] = Passage(key, d["text"], d["doc_id"], d["metadata"])
+            passages[key] = Passage(key, d["text"], d["doc_id"], d["metadata"])
+        rels = ((node_key(node), graph.node(node)) for node in graph.nodes(REL))
+        entities = [node_key(node) for node in graph.nodes(ENTITY)]
+        self._fill(passages, rels, entities, excluded_head_labels, generation)
+
+    @classmethod
+    def of(
+        cls,
+        passages: dict[str, Passage],
+        rels: Iterable[tuple[str, Mapping[str, Any]]],
+        excluded_head_labels: Iterable[str],
+        generation: int = 0,
+    ) -> ParseKGView:
+        """The view of some passages and their hyperrelations (``(key, rel node data)``):
+        the ParseKG of just those (entities in order of first incidence)."""
+        view = cls.__new__(cls)
+        view._fill(passages, rels, None, excluded_head_labels, generation)
+        return view
+
+    def _fill(
+        self,
+        passages: dict[str, Passage],
+        rel_nodes: Iterable[tuple[str, Mapping[str, Any]]],
+        entity_keys: Iterable[str] | None,
+        excluded_head_labels: Iterable[str],
+        generation: int,
+    ) -> None:
+        excluded = frozenset(excluded_head_labels)
+        self.generation = generation
+        self.passages = passages
         self.rels: dict[str, RelInfo] = {}
         out_rels: dict[str, list[str]] = {}
         in_rels: dict[str, list[str]] = {}
         names: dict[str, Counter[str]] = {}
         labels: dict[str, Counter[str]] = {}
-        for node in graph.nodes(REL):
-            d = graph.node(node)
-            key = node_key(node)
+        for key, d in rel_nodes:
             heads: list[str] = []
             tails: list[str] = []
             for ent, text, label, role in d["mentions"]:
@@ -178,8 +205,7 @@ class ParseKGView:
                 tuple(sorted(set(heads))), tuple(sorted(set(tails))),
             )  # fmt: skip
         self.entities: dict[str, EntityInfo] = {}
-        for node in graph.nodes(ENTITY):
-            key = node_key(node)
+        for key in names if entity_keys is None else entity_keys:
             if key not in names:  # an entity without incidences cannot exist after delete
                 logger.warning("entity %r has no incidence; left out of the view", key)
                 continue
@@ -496,11 +522,20 @@ class ParseKGStore:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self.index_store.embeddings(PASSAGE_VECTOR, list(ids))
 
-    def nearest_passages(self, vector: FloatMatrix, k: int) -> list[tuple[str, float]]:
-        """The ``k`` embedded passages nearest ``vector`` (cosine; ties by passage id)."""
+    def nearest_passages(
+        self, vector: FloatMatrix, k: int, allowed: FilterScope | None = None
+    ) -> list[tuple[str, float]]:
+        """The ``k`` embedded passages (of ``allowed``) nearest ``vector`` (cosine; ties by
+        passage id)."""
         if k <= 0 or not self.vector_count():
             return []
-        hits = self.index_store.nearest(PASSAGE_VECTOR, vector, k)
+        if allowed is None:
+            hits = self.index_store.nearest(PASSAGE_VECTOR, vector, k)
+        else:
+            hint = allowed.document_hint()  # the layer's records carry doc_id
+            hits = nearest_within(
+                self.index_store, PASSAGE_VECTOR, vector, k, allowed.passages, hint
+            )
         return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
 
     # -- persistence -----------------------------------------------------------------------

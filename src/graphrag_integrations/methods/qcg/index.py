@@ -32,6 +32,7 @@ from graphrag_integrations.core.index.building import (
     drop_indexed,
 )
 from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.filtered_reads import passage_scope
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.index.store import VectorIndexFactory
 from graphrag_integrations.core.params import resolve_params
@@ -39,6 +40,8 @@ from graphrag_integrations.core.persistence import (
     Manifest,
 )
 from graphrag_integrations.core.progress import ProgressSetting, progress
+from graphrag_integrations.core.retrieval.filter_scope import FilterScope
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.retrieval.fusion import ScoreFusion
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
@@ -61,7 +64,8 @@ from graphrag_integrations.methods.qcg.preparation import (
     QCGPreparer,
 )
 from graphrag_integrations.methods.qcg.retrieval import ChunkHit, rank_chunks, rank_matches
-from graphrag_integrations.methods.qcg.store import QCGStore
+from graphrag_integrations.methods.qcg.scope import query_mask
+from graphrag_integrations.methods.qcg.store import CHUNK, QCGStore
 
 logger = logging.getLogger(__name__)
 
@@ -437,22 +441,33 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     def _retrieve(self, query: str, k: int | None = None) -> list[RetrievedPassage]:
         """The top ``k`` chunks (default: the query params' ``K``) with the generated queries
         that matched."""
-        text = check_query(query)
+        return self._retrieve_filtered(query, check_k(k, self.default_k), None)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter | None
+    ) -> list[RetrievedPassage]:
+        """:meth:`_retrieve` on the chunks ``where`` allows (``None``: all): the seeds are
+        queries generated from them, the kNN walk passes only through those, and the chunk
+        side ranks only them (:mod:`~graphrag_integrations.methods.qcg.scope`)."""
         k = check_k(k, self.default_k)
+        text = check_query(query)
         params = self.query_params
         lazy = self.store.reads_lazily
+        scope = None if where is None else passage_scope(self.store.store, CHUNK, where)
+        if scope is not None and not scope.passages:
+            return []
         queries = self.store.query_count() if lazy else len(self.graph)
         if not queries and not (params.chunk_candidates > 0 and self.store.chunk_ids()):
             return []  # nothing retrievable: no query node, no chunk candidates
         vector = self.embedder.embed_query(text)
         uses_chunks = params.chunk_weight > 0 or params.chunk_candidates > 0
         if uses_chunks and params.chunk_similarity == "hybrid":
-            cosine, top = self._hybrid_chunks(text, vector, k)
+            cosine, top = self._hybrid_chunks(text, vector, k, scope)
         else:
-            cosine, top = self._chunk_cosine(vector), self._top_chunks(vector)
+            cosine, top = self._chunk_cosine(vector), self._top_chunks(vector, scope)
         symmetric = self.index_params.symmetric_knn
         if lazy:  # a database graph: read the query's neighbourhood only
-            matches = read_matches(self.store, vector, params, symmetric=symmetric)
+            matches = read_matches(self.store, vector, params, symmetric=symmetric, scope=scope)
             hits = rank_matches(matches, params, k, chunk_cosine=cosine, top_chunks=top)
         else:
             hits = rank_chunks(
@@ -463,10 +478,13 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
                 symmetric=symmetric,
                 chunk_cosine=cosine,
                 top_chunks=top,
+                allowed=None if where is None else query_mask(self.store, self.graph, where),
             )
         return [self._result(hit) for hit in hits]
 
-    def _hybrid_chunks(self, text: str, vector: FloatMatrix, k: int) -> tuple[Any, Any]:
+    def _hybrid_chunks(
+        self, text: str, vector: FloatMatrix, k: int, scope: FilterScope | None = None
+    ) -> tuple[Any, Any]:
         """``chunk_similarity="hybrid"``: the chunk side from the core's dense + BM25 fusion.
 
         The fusion (:class:`ScoreFusion` with the ``hybrid`` baseline's defaults) is fitted
@@ -483,7 +501,10 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         sparse = lexicon.scorer.scores(text)
         fusion = ScoreFusion()
         c = self.query_params.chunk_candidates
-        cands = fusion.candidates(dense, sparse, c if c > 0 else k)
+        mask = None if scope is None else np.fromiter((i in scope.passages for i in ids), bool)
+        if mask is not None:  # only the allowed chunks compete (BM25 keeps the corpus idf)
+            dense, sparse = fusion.restrict(dense, sparse, mask)
+        cands = fusion.candidates(dense, sparse, c if c > 0 else k, mask)
         row = {cid: i for i, cid in enumerate(ids)}
 
         def similarity(chunk_ids: list[str]) -> FloatMatrix:
@@ -502,13 +523,15 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
 
         return cosine
 
-    def _top_chunks(self, vector: FloatMatrix) -> Any:
+    def _top_chunks(self, vector: FloatMatrix, scope: FilterScope | None = None) -> Any:
         import numpy as np
 
         def top(c: int) -> list[str]:
             if self.store.reads_lazily:  # a database graph: no listing of every chunk
-                return nearest_chunks(self.store, vector, c)
+                return nearest_chunks(self.store, vector, c, scope)
             ids = self.store.chunk_ids()
+            if scope is not None:
+                ids = [i for i in ids if scope.allows(i)]
             if not ids:
                 return []
             cos = np.round(np.asarray(self.store.chunk_vectors(ids) @ vector, np.float64), 6)

@@ -22,17 +22,39 @@ a few hundred nodes at most (``n * (k + 1) ** h``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.index.filtered_reads import nearest_within
 from graphrag_integrations.core.index.store import node_id, node_key
+from graphrag_integrations.core.retrieval.filter_scope import FilterScope
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.methods.qcg.params import QCGQueryParams
 from graphrag_integrations.methods.qcg.retrieval import MatchedQuery, select_queries
-from graphrag_integrations.methods.qcg.store import CHUNK, QUERY, SIMILAR, QCGStore
+from graphrag_integrations.methods.qcg.store import CHUNK, QUERY, SIMILAR, QCGStore, query_chunk
+
+#: What a filtered search may return: the allowed keys and a ``where`` on the layer's records
+#: that they pass (a hint for a layer that is not in memory).
+Allowed = tuple[Container[str], MetadataFilter | None]
+
+
+class _QueriesOf:
+    """The query ids of a scope's chunks, as a container (a query id names its chunk)."""
+
+    def __init__(self, scope: FilterScope) -> None:
+        self.scope = scope
+
+    def __contains__(self, qid: object) -> bool:
+        return isinstance(qid, str) and self.scope.allows(query_chunk(qid))
+
+
+def _queries_of(scope: FilterScope) -> Allowed:
+    return _QueriesOf(scope), scope.passage_hint("chunk_id")
+
 
 __all__ = ["MARGIN", "nearest_chunks", "nearest_exact", "read_matches"]
 
@@ -59,22 +81,27 @@ def nearest_exact(
     count: int,
     score: Callable[[list[str]], Scores],
     floor: float = -np.inf,
+    scope: Allowed | None = None,
 ) -> tuple[list[str], Scores]:
     """Keys (sorted) and exact scores of nearest-neighbour hits of layer ``kind``: every key
     that can be among the ``count`` best scoring at least ``floor``, ties included.
 
     The search is widened until the weakest hit's cosine plus :data:`MARGIN` is below
     ``floor`` or below the ``count``-th best exact cosine (``score(keys)``), so no key left
-    out could pass or tie.
+    out could pass or tie. ``scope``: ``(allowed keys, where on the records)`` of a filtered
+    query (only allowed keys are searched).
     """
     layer = store.store.vectors.get(store.store.layer(kind))
     total = 0 if layer is None else len(layer)
     want = max(count, 1)
     while True:
-        hits = store.store.nearest(kind, vector, want)
+        if scope is None:
+            hits = store.store.nearest(kind, vector, want)
+        else:
+            hits = nearest_within(store.store, kind, vector, want, scope[0], scope[1])
         ids = sorted(key for key, _ in hits)
         exact: Scores = score(ids) if ids else np.zeros((0,), dtype=np.float64)
-        if len(hits) >= total or not hits:
+        if len(hits) >= total or not hits or (scope is not None and len(hits) < want):
             return ids, exact
         unseen = min(cos for _, cos in hits) + MARGIN  # best cosine a key left out can have
         passing = np.sort(exact[exact >= floor])[::-1]
@@ -83,37 +110,49 @@ def nearest_exact(
         want = min(2 * want, total)
 
 
-def seed_queries(store: QCGStore, vector: FloatMatrix, params: QCGQueryParams) -> dict[str, float]:
-    """``Q_r`` (query id -> ``s``, best first): :func:`select_queries` over every query node,
-    computed on the hits of :func:`nearest_exact`."""
+def seed_queries(
+    store: QCGStore, vector: FloatMatrix, params: QCGQueryParams, scope: FilterScope | None = None
+) -> dict[str, float]:
+    """``Q_r`` (query id -> ``s``, best first): :func:`select_queries` over every query node
+    (of ``scope``'s chunks), computed on the hits of :func:`nearest_exact`."""
 
     def cosine(ids: list[str]) -> Scores:
         return exact_scores(store, ids, vector, 0.0)
 
     floor = params.gamma - params.epsilon
-    ids, cos = nearest_exact(store, QUERY, vector, params.n, cosine, floor)
+    allowed = None if scope is None else _queries_of(scope)
+    ids, cos = nearest_exact(store, QUERY, vector, params.n, cosine, floor, allowed)
     s = cos + params.epsilon
     return {
         ids[r]: float(s[r]) for r in select_queries(cast(FloatMatrix, s), params.gamma, params.n)
     }
 
 
-def nearest_chunks(store: QCGStore, vector: FloatMatrix, c: int) -> list[str]:
-    """The ``c`` chunks most similar to ``vector`` (rounded cosine, ties: lower chunk id), as
-    the index ranks every chunk, from nearest-neighbour hits of the ``"chunks"`` layer."""
+def nearest_chunks(
+    store: QCGStore, vector: FloatMatrix, c: int, scope: FilterScope | None = None
+) -> list[str]:
+    """The ``c`` chunks (of ``scope``) most similar to ``vector`` (rounded cosine, ties: lower
+    chunk id), as the index ranks every chunk, from nearest-neighbour hits of the
+    ``"chunks"`` layer."""
 
     def score(ids: list[str]) -> Scores:
         raw = np.asarray(store.chunk_vectors(ids) @ vector, np.float64)
         return np.asarray(np.round(raw, 6), dtype=np.float64)
 
-    ids, cos = nearest_exact(store, CHUNK, vector, c, score)
+    allowed: Allowed | None = None
+    if scope is not None:
+        allowed = (scope.passages, scope.document_hint())
+    ids, cos = nearest_exact(store, CHUNK, vector, c, score, scope=allowed)
     order = np.lexsort((np.arange(len(ids)), -cos))[:c]
     return [ids[i] for i in order]
 
 
-def expand_ids(store: QCGStore, seeds: list[str], h: int, symmetric: bool) -> dict[str, int]:
+def expand_ids(
+    store: QCGStore, seeds: list[str], h: int, symmetric: bool, scope: FilterScope | None = None
+) -> dict[str, int]:
     """Query id -> smallest hop, as :func:`~graphrag_integrations.methods.qcg.retrieval.expand`
-    but one batched read of the ``similar`` edges per hop."""
+    but one batched read of the ``similar`` edges per hop (``scope``: only through the
+    queries of its chunks)."""
     graph = store.graph_store
     hops = dict.fromkeys(seeds, 0)
     frontier = [node_id(QUERY, q) for q in seeds]
@@ -126,7 +165,7 @@ def expand_ids(store: QCGStore, seeds: list[str], h: int, symmetric: bool) -> di
         for node in frontier:
             for nbr in out.get(node, []) + into.get(node, []):
                 key = node_key(nbr)
-                if key not in hops:
+                if key not in hops and (scope is None or scope.allows(query_chunk(key))):
                     hops[key] = depth
                     nxt.append(nbr)
         frontier = nxt
@@ -134,12 +173,18 @@ def expand_ids(store: QCGStore, seeds: list[str], h: int, symmetric: bool) -> di
 
 
 def read_matches(
-    store: QCGStore, vector: FloatMatrix, params: QCGQueryParams, *, symmetric: bool = False
+    store: QCGStore,
+    vector: FloatMatrix,
+    params: QCGQueryParams,
+    *,
+    symmetric: bool = False,
+    scope: FilterScope | None = None,
 ) -> dict[str, list[MatchedQuery]]:
     """Steps 1-2 as :func:`~graphrag_integrations.methods.qcg.retrieval.match_queries`,
-    reading the neighbourhood of the query only (rows are ``-1``: there is no view)."""
-    seeds = seed_queries(store, vector, params)
-    hops = expand_ids(store, list(seeds), params.h, symmetric)
+    reading the neighbourhood of the query only (rows are ``-1``: there is no view;
+    ``scope``: a filtered query's, whose seeds and walk use the queries of its chunks only)."""
+    seeds = seed_queries(store, vector, params, scope)
+    hops = expand_ids(store, list(seeds), params.h, symmetric, scope)
     new = [q for q in hops if q not in seeds]
     s = dict(seeds)
     s.update(zip(new, exact_scores(store, new, vector, params.epsilon).tolist(), strict=True))

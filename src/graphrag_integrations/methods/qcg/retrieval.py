@@ -26,10 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.methods.qcg.graph import QueryGraph
 from graphrag_integrations.methods.qcg.params import QCGQueryParams
+
+#: One boolean per query row: those a filtered query may use.
+Mask = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,11 @@ def select_queries(s: FloatMatrix, gamma: float, n: int) -> list[int]:
     return [int(r) for r in passing[order][:n]]
 
 
-def expand(graph: QueryGraph, seeds: list[int], h: int, symmetric: bool) -> dict[int, int]:
-    """Row -> smallest hop for ``Q*`` (seeds at hop 0, then ``h`` rounds of kNN neighbours).
+def expand(
+    graph: QueryGraph, seeds: list[int], h: int, symmetric: bool, allowed: Mask | None = None
+) -> dict[int, int]:
+    """Row -> smallest hop for ``Q*`` (seeds at hop 0, then ``h`` rounds of kNN neighbours;
+    ``allowed``: only through the rows it marks).
 
     Examples
     --------
@@ -96,7 +103,7 @@ def expand(graph: QueryGraph, seeds: list[int], h: int, symmetric: bool) -> dict
         for r in frontier:
             nbrs = graph.out_rows[r] + graph.in_rows[r] if symmetric else graph.out_rows[r]
             for j in nbrs:
-                if j not in hops:
+                if j not in hops and (allowed is None or allowed[j]):
                     hops[j] = depth
                     nxt.append(j)
         if not nxt:
@@ -114,17 +121,19 @@ def rank_chunks(
     symmetric: bool = False,
     chunk_cosine: Callable[[list[str]], FloatMatrix] | None = None,
     top_chunks: Callable[[int], list[str]] | None = None,
+    allowed: Mask | None = None,
 ) -> list[ChunkHit]:
     """Steps 1-3 for one user-query vector; the top ``k`` chunks, best first.
 
     ``chunk_cosine(chunk ids) -> cosines`` is needed when ``params.chunk_weight > 0`` or
     ``params.chunk_candidates > 0``; ``top_chunks(c) -> chunk ids`` (the ``c`` chunks most
-    similar to the query) when ``params.chunk_candidates > 0``.
+    similar to the query) when ``params.chunk_candidates > 0``; ``allowed``: the query rows
+    a filtered query may use (see :func:`match_queries`).
     """
     if k <= 0:
         return []
     return rank_matches(
-        match_queries(graph, vector, params, symmetric=symmetric),
+        match_queries(graph, vector, params, symmetric=symmetric, allowed=allowed),
         params,
         k,
         chunk_cosine=chunk_cosine,
@@ -133,13 +142,25 @@ def rank_chunks(
 
 
 def match_queries(
-    graph: QueryGraph, vector: FloatMatrix, params: QCGQueryParams, *, symmetric: bool = False
+    graph: QueryGraph,
+    vector: FloatMatrix,
+    params: QCGQueryParams,
+    *,
+    symmetric: bool = False,
+    allowed: Mask | None = None,
 ) -> dict[str, list[MatchedQuery]]:
-    """Steps 1-2: chunk id -> the queries of ``Q*`` linked to it (in :func:`expand` order)."""
+    """Steps 1-2: chunk id -> the queries of ``Q*`` linked to it (in :func:`expand` order).
+
+    ``allowed`` (one boolean per query row): a filtered query's seeds are allowed queries
+    and its kNN walk passes only through them; the others never reach ``Q*``.
+    """
     by_chunk: dict[str, list[MatchedQuery]] = {}
     if len(graph):  # no query node at all: only chunk candidates (if on) can be returned
         s = query_scores(graph, vector, params.epsilon)
-        hops = expand(graph, select_queries(s, params.gamma, params.n), params.h, symmetric)
+        if allowed is not None:
+            s = np.where(allowed, s, -np.inf)  # below any gamma: never a seed
+        seeds = select_queries(s, params.gamma, params.n)
+        hops = expand(graph, seeds, params.h, symmetric, allowed)
         for row, hop in hops.items():
             match = MatchedQuery(row, hop, float(s[row]), graph.ids[row])
             by_chunk.setdefault(graph.chunk_of[row], []).append(match)

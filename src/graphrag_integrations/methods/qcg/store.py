@@ -115,6 +115,17 @@ def query_id(passage_id: str, index: int) -> str:
     return f"{passage_id}-{index}"
 
 
+def query_chunk(qid: str) -> str:
+    """The passage id of a query id (the inverse of :func:`query_id`).
+
+    Examples
+    --------
+    >>> query_chunk(query_id("20261221_12:00-0", 14))
+    '20261221_12:00-0'
+    """
+    return qid.rsplit("-", 1)[0]
+
+
 def qcg_metadata(graph: GraphBackend, kind: str, key: str) -> dict[str, Any] | None:
     """Vector metadata: ``doc_id`` (and ``chunk_id`` for a query), read from the graph."""
     data = graph.node(node_id(kind, key))

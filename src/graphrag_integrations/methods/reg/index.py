@@ -46,6 +46,7 @@ from graphrag_integrations.core.persistence import (
     read_passages,
     write_passages,
 )
+from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.chunking import source_metadata
 from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
@@ -55,6 +56,7 @@ from graphrag_integrations.errors import (
     EmptyCorpusError,
     IndexMismatchError,
 )
+from graphrag_integrations.methods.reg.anchoring import EntityAnchoring
 from graphrag_integrations.methods.reg.candidates import CandidatePool, build_pool
 from graphrag_integrations.methods.reg.kg import (
     KGSources,
@@ -65,9 +67,6 @@ from graphrag_integrations.methods.reg.kg import (
 )
 from graphrag_integrations.methods.reg.linking import (
     BRACKET,
-    bracketed,
-    link_table,
-    named_entities,
 )
 from graphrag_integrations.methods.reg.neighbourhood import NeighbourhoodReads
 from graphrag_integrations.methods.reg.params import (
@@ -84,6 +83,7 @@ from graphrag_integrations.methods.reg.retrieval import (
     chain_passages,
     top_triples,
 )
+from graphrag_integrations.methods.reg.scope import FilteredKG, FilteredKGs
 from graphrag_integrations.methods.reg.scorer import (
     Features,
     TripleScorer,
@@ -116,7 +116,7 @@ SCORER_CONFIG = "scorer.json"
 DOCUMENTS_FILE = "documents.json"
 
 
-class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
+class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, BaseIndex):
     """The ReG retriever over a knowledge graph (see the module docstring).
 
     Parameters
@@ -193,6 +193,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
     index_params_class = RegIndexParams
     query_params = QueryParamsField(RegQueryParams)
     k_param = "k"
+    corpus_wide_scores = False  # a filtered query runs on the matching documents' KG alone
 
     def __init__(
         self,
@@ -230,6 +231,8 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         self._passages: dict[str, Passage] = {}
         self._linker: tuple[KGView, dict[tuple[str, ...], list[int]]] | None = None
         self._reads: NeighbourhoodReads | None = None
+        self._filtered = FilteredKGs()  # the KGs of recent filters (methods.reg.scope)
+        self._texts_version = 0  # bumped when text documents come or go
 
     @property
     def passages(self) -> list[Passage]:
@@ -387,6 +390,7 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
                 triples_of.setdefault(p.doc_id, []).extend(triples)
                 self.document_metadata.setdefault(p.doc_id, source_metadata(p))
                 self._passages[p.id] = p
+        self._texts_version += 1
         for doc_id, triples in triples_of.items():
             if triples:
                 self.store.add_triples(triples, doc_id, self.embedder, vectors)
@@ -419,85 +423,9 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         known = self.document_metadata.pop(doc_id, None) is not None
         for pid in [pid for pid, p in self._passages.items() if p.doc_id == doc_id]:
             del self._passages[pid]
+        self._texts_version += 1
         self._linker = None
         return removed or known or self._unknown_document(doc_id)
-
-    @property
-    def view(self) -> KGView:
-        """The KG's array view (the whole graph: queries of a database graph do not use it,
-        see :attr:`neighbourhood`)."""
-        return self.store.view()
-
-    @property
-    def neighbourhood(self) -> NeighbourhoodReads | None:
-        """The per-query reads of a database graph
-        (:mod:`~graphrag_integrations.methods.reg.neighbourhood`); ``None`` when queries use
-        the whole-graph :attr:`view` (``store.reads_lazily`` is false: networkx)."""
-        if not self.store.reads_lazily:
-            return None
-        if self._reads is None or self._reads.store is not self.store:
-            self._reads = NeighbourhoodReads(self.store)
-        return self._reads
-
-    def has_entity(self, name: str) -> bool:
-        """Whether ``name`` is an entity of the KG."""
-        reads = self.neighbourhood
-        if reads is None:
-            return name in self.view.entity_row
-        return name in reads.names().known
-
-    # -- anchors -----------------------------------------------------------------------------
-    def link_entities(self, query: str) -> list[str]:
-        """The query's anchor entities (see the module docstring)."""
-        reads = self.neighbourhood
-        if reads is not None:
-            return self._link_read(reads, query)
-        view = self.view
-        names = bracketed(query)
-        if names:
-            found = [b for b in names if b in view.entity_row]
-            missing = [b for b in names if b not in view.entity_row]
-            if missing:
-                logger.warning("bracketed entities not in the KG: %s", missing)
-            if found:
-                return found
-        if self._linker is None or self._linker[0] is not view:
-            self._linker = (view, link_table(view.entities))
-        linked = named_entities(view.entities, self._linker[1], query)
-        if linked:
-            return linked
-        self.stats["entity_fallback"] += 1
-        q = self.embedder.embed([BRACKET.sub(r"\1", query)])[0]
-        best = int(np.argmax(view.entity_vectors @ q)) if view.entities else -1
-        if best < 0:
-            return []
-        logger.warning(
-            "no KG entity named in %r; anchoring at the nearest entity %r",
-            query,
-            view.entities[best],
-        )
-        return [view.entities[best]]
-
-    def _link_read(self, reads: NeighbourhoodReads, query: str) -> list[str]:
-        """:meth:`link_entities` from the entity names alone (no view)."""
-        names = reads.names()
-        bracket = bracketed(query)
-        if bracket:
-            found = [b for b in bracket if b in names.known]
-            missing = [b for b in bracket if b not in names.known]
-            if missing:
-                logger.warning("bracketed entities not in the KG: %s", missing)
-            if found:
-                return found
-        linked = named_entities(names.names, names.table, query)
-        if linked:
-            return linked
-        self.stats["entity_fallback"] += 1
-        best = reads.nearest_entity(self.embedder.embed([BRACKET.sub(r"\1", query)])[0])
-        if best is None:
-            return []
-        logger.warning("no KG entity named in %r; anchoring at the nearest entity %r", query, best)
-        return [best]
 
     # -- supervision and training --------------------------------------------------------------
     def candidate_pool(self, question: TrainingQuestion) -> CandidatePool:
@@ -520,11 +448,12 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
             self, questions, mode=mode, llm=llm, refinement=refinement, cache_path=cache_path
         )
 
-    def subgraph(self, anchors: Sequence[str]) -> Subgraph:
-        """The bounded subgraph around ``anchors`` (``query_params``' hops, degree and triple
-        caps; a truncation is counted in :attr:`stats`)."""
+    def subgraph(self, anchors: Sequence[str], view: KGView | None = None) -> Subgraph:
+        """The bounded subgraph around ``anchors`` in ``view`` (default :attr:`view`;
+        ``query_params``' hops, degree and triple caps; a truncation is counted in
+        :attr:`stats`)."""
         p = self.query_params
-        view = self.view
+        view = self.view if view is None else view
         sub = extract_subgraph(
             view,
             [view.entity_row[a] for a in anchors],
@@ -586,18 +515,31 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         return anchors, sub, scores
 
     def _score(
-        self, query: str, topic_entities: Sequence[str] | None
+        self, query: str, topic_entities: Sequence[str] | None, kg: FilteredKG | None = None
     ) -> tuple[list[str], KGView, Subgraph, np.ndarray[Any, np.dtype[np.float32]]]:
-        """``(anchors, the view the subgraph indexes, subgraph, scores)``."""
+        """``(anchors, the view the subgraph indexes, subgraph, scores)`` (``kg``: in the KG
+        of a filter's documents, :mod:`~graphrag_integrations.methods.reg.scope`)."""
         query = check_query(query)
-        reads = self.neighbourhood
-        if (self.store.n_triples if reads is not None else self.view.n_triples) == 0:
+        reads = None if kg is not None else self.neighbourhood
+        if kg is not None:
+            n_triples = kg.view.n_triples
+        else:
+            n_triples = self.store.n_triples if reads is not None else self.view.n_triples
+        if n_triples == 0:
             raise EmptyCorpusError("the index holds no triples")
-        anchors = list(topic_entities) if topic_entities else self.link_entities(query)
-        missing = [a for a in anchors if not self.has_entity(a)]
+        if topic_entities:
+            anchors = list(topic_entities)
+        elif kg is not None:
+            anchors = self._link_view(kg.view, kg.table, query)
+        else:
+            anchors = self.link_entities(query)
+        known = (lambda a: a in kg.view.entity_row) if kg is not None else self.has_entity
+        missing = [a for a in anchors if not known(a)]
         if missing:
             raise ValueError(f"topic entities not in the KG: {missing}")
-        if reads is None:
+        if kg is not None:
+            view, sub = kg.view, self.subgraph(anchors, kg.view)
+        elif reads is None:
             view, sub = self.view, self.subgraph(anchors)
         else:
             p = self.query_params
@@ -626,11 +568,16 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         return chains, top, anchors
 
     def evidence_in_view(
-        self, query: str, *, topic_entities: Sequence[str] | None = None, K: int | None = None
+        self,
+        query: str,
+        *,
+        topic_entities: Sequence[str] | None = None,
+        K: int | None = None,
+        kg: FilteredKG | None = None,
     ) -> tuple[list[EvidenceChain], list[ScoredTriple], list[str], KGView]:
         """:meth:`evidence_chains` and the view the chains' rows index (render them with it):
-        :attr:`view`, or the query-local view when queries read neighbourhoods."""
-        anchors, view, sub, scores = self._score(query, topic_entities)
+        :attr:`view`, the query-local view when queries read neighbourhoods, or ``kg``'s."""
+        anchors, view, sub, scores = self._score(query, topic_entities, kg)
         top = top_triples(view, sub, scores, K or self.query_params.K)
         rows = view.triple_rows(t.triple for t in top)
         chains = reorganise(
@@ -649,6 +596,19 @@ class RefinedSubgraphRetriever(KGSources, FrameworkSurface, BaseIndex):
         k = check_k(k, self.default_k)
         chains, top, anchors, view = self.evidence_in_view(query)
         return chain_passages(self, query, k, chains, top, anchors, view)
+
+    def _retrieve_filtered(
+        self, query: str, k: int, where: MetadataFilter
+    ) -> list[RetrievedPassage]:
+        """:meth:`_retrieve` on the KG of the documents ``where`` allows
+        (:mod:`~graphrag_integrations.methods.reg.scope`); ``[]`` when they hold no
+        triple."""
+        kg = self._filtered.get(self, self._texts_version, where)
+        if kg.view.n_triples == 0:
+            check_query(query)
+            return []
+        chains, top, anchors, view = self.evidence_in_view(query, kg=kg)
+        return chain_passages(self, query, k, chains, top, anchors, view, kg)
 
     # -- persistence -------------------------------------------------------------------------
     def manifest(self) -> Manifest:

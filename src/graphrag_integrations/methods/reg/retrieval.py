@@ -20,6 +20,7 @@ from graphrag_integrations.methods.reg.candidates import render_triple
 from graphrag_integrations.methods.reg.kg import Triple
 from graphrag_integrations.methods.reg.linking import BRACKET
 from graphrag_integrations.methods.reg.reorganisation import EvidenceChain
+from graphrag_integrations.methods.reg.scope import FilteredKG
 from graphrag_integrations.methods.reg.store import KGView
 from graphrag_integrations.methods.reg.subgraph import Subgraph
 
@@ -61,11 +62,14 @@ def chain_passages(
     top: list[ScoredTriple],
     anchors: list[str],
     view: KGView | None = None,
+    kg: FilteredKG | None = None,
 ) -> list[RetrievedPassage]:
     """At most ``k`` passages of ``index`` (a ``RefinedSubgraphRetriever``) for ``query``
     (see the module docstring); ``view``: the one the chains' rows index (``None``: the
-    index's whole-graph view)."""
+    index's whole-graph view); ``kg``: the KG of a filter's documents (the fill comes from
+    it, and a passage names only its allowed documents)."""
     view = index.view if view is None else view
+    provenance = index.store.triple_provenance if kg is None else kg.documents
     score_of = {t.triple: t.score for t in top}
     units: list[tuple[str, list[Triple], list[str], float, bool]] = [
         (
@@ -81,24 +85,25 @@ def chain_passages(
         chained = {view.triple(r) for chain in chains for r in chain.rows}
         singles = [t for t in top if t.triple not in chained]
         if len(units) + len(singles) < k:
-            singles += outside_subgraph(index, query, {t.triple for t in top}, k + 50)
+            whole = None if kg is None else kg.view
+            singles += outside_subgraph(index, query, {t.triple for t in top}, k + 50, whole)
         for t in singles[: k - len(units)]:
             text = render_triple(t.triple)
             units.append((text, [t.triple], [], t.score, False))
             score_of.setdefault(t.triple, t.score)
     out: list[RetrievedPassage] = []
     for text, triples, targets, score, is_chain in units:
-        provenance = sorted({d for t in triples for d in index.store.triple_provenance(t)})
+        sources = sorted({d for t in triples for d in provenance(t)})
         meta: dict[str, Any] = {
-            **index.document_metadata.get(provenance[0], {}),
+            **index.document_metadata.get(sources[0], {}),
             "triples": [list(t) for t in triples],
             "triple_scores": [score_of[t] for t in triples],
             "anchors": anchors,
             "targets": targets,
-            "doc_ids": provenance,
+            "doc_ids": sources,
             "chained": is_chain,
         }
-        passage = Passage(content_id("reg", text), text, provenance[0], meta)
+        passage = Passage(content_id("reg", text), text, sources[0], meta)
         explanation = {
             "method": "reg",
             "scorer": "trained" if index.scorer is not None else "untrained",
@@ -108,15 +113,22 @@ def chain_passages(
     return out
 
 
-def outside_subgraph(index: Any, query: str, seen: set[Triple], n: int) -> list[ScoredTriple]:
+def outside_subgraph(
+    index: Any, query: str, seen: set[Triple], n: int, whole: KGView | None = None
+) -> list[ScoredTriple]:
     """KG triples outside the query's subgraph, by zero-shot similarity (cosine of the
     query with relation, head and tail): what fills ``retrieve`` when the subgraph holds
     fewer than ``k`` results (``n`` of them; logged at debug level, counted). It reads every
-    triple, also when queries otherwise read neighbourhoods only."""
+    triple of ``whole`` (default: the whole KG, also when queries otherwise read
+    neighbourhoods only)."""
     index.stats["filled_outside_subgraph"] += 1
     logger.debug("subgraph of %r too small for k; filling from the rest of the KG", query)
     # queries reading neighbourhoods build the whole view for this rare case, without keeping it
-    view: KGView = index.view if index.neighbourhood is None else index.store.whole_view()
+    view: KGView
+    if whole is not None:
+        view = whole
+    else:
+        view = index.view if index.neighbourhood is None else index.store.whole_view()
     q = np.asarray(index.embedder.embed([BRACKET.sub(r"\1", query)])[0], np.float32)
     ent = view.entity_vectors @ q
     rel = view.relation_vectors @ q

@@ -125,15 +125,20 @@ class FilterCases(ComplianceBase):
         docs = retriever.invoke(curie.query, filter={"group": "even"})
         assert docs and docs[0].metadata["doc_id"] == curie.doc_id
         assert all(d.metadata["group"] == "even" for d in docs) and len(docs) <= 2
-        # a construction filter, replaced by a call's
+        # a construction filter, narrowed (never widened) by a call's
         odd = surface.as_langchain_retriever(k=2, filter={"group": "odd"})
         docs = odd.invoke(amazon.query)
         assert docs and docs[0].metadata["doc_id"] == amazon.doc_id
         assert all(d.metadata["group"] == "odd" for d in docs)
-        assert [d.metadata["doc_id"] for d in odd.invoke(amazon.query, filter={"n": 2})] == [
-            curie.doc_id
+        assert odd.invoke(amazon.query, filter={"n": 2}) == []  # curie (2) is even
+        assert [d.metadata["doc_id"] for d in odd.invoke(amazon.query, filter={"n": 5})] == [
+            amazon.doc_id
         ]
-        adocs = await odd.ainvoke(curie.query, filter={"$or": [{"n": 2}, {"n": 4}]})
+        adocs = await odd.ainvoke(amazon.query, filter={"$or": [{"n": 5}, {"n": 7}]})
+        assert adocs and adocs[0].metadata["doc_id"] == amazon.doc_id
+        assert {d.metadata["n"] for d in adocs} <= {5, 7}
+        even = surface.as_langchain_retriever(k=2, filter={"group": "even"})
+        adocs = await even.ainvoke(curie.query, filter={"$or": [{"n": 2}, {"n": 4}]})
         assert adocs and adocs[0].metadata["doc_id"] == curie.doc_id
         assert {d.metadata["n"] for d in adocs} <= {2, 4}
         # LangChain's vector-store retriever spelling

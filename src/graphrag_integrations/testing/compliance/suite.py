@@ -3,9 +3,10 @@
 Each area's cases live in a module of this package (:mod:`.inputs`, :mod:`.insert_delete`,
 :mod:`.checkpoint`, :mod:`.persistence`, :mod:`.chunking`, :mod:`.queries`,
 :mod:`.api_contract`, :mod:`.concurrency`, :mod:`.frameworks`, :mod:`.chroma_layers`,
-:mod:`.filters`, :mod:`.query_bound`), as a mixin of :class:`~.base.ComplianceBase`. A new
-area is one more module of this package (importing :mod:`.base` and :mod:`.corpus`, never this
-module or the package itself) and one more line in the bases below.
+:mod:`.filters`, :mod:`.query_bound`, :mod:`.boundary`), as a mixin of
+:class:`~.base.ComplianceBase`. A new area is one more module of this package (importing
+:mod:`.base` and :mod:`.corpus`, never this module or the package itself) and one more line
+in the bases below.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from graphrag_integrations.testing.compliance.api_contract import ApiContractCases
+from graphrag_integrations.testing.compliance.boundary import FilterBoundaryCases
 from graphrag_integrations.testing.compliance.checkpoint import CheckpointCases
 from graphrag_integrations.testing.compliance.chroma_layers import ChromaLayerCases
 from graphrag_integrations.testing.compliance.chunking import ChunkingCases
@@ -41,6 +43,7 @@ class IndexComplianceTests(
     FrameworkCases,
     ChromaLayerCases,
     FilterCases,
+    FilterBoundaryCases,
     RetrieversIntegrationTests,
 ):
     """Base class of a method's compliance tests (subclass it in the method's test module).
@@ -107,6 +110,12 @@ class IndexComplianceTests(
       LlamaIndex ``MetadataFilters`` (``OR``, ``NOT``, nested; retriever and query engine)
       restrict results, inserted documents are filtered by their metadata, and a malformed
       filter raises ``ValueError`` before the index runs;
+    * a filter is an access boundary (:mod:`.boundary`): over two tenants whose documents share
+      entities, no word only the other tenant's documents hold reaches any output of any
+      surface (results, explanations, LangChain and LlamaIndex metadata, tools, the query
+      engine, the ``show`` picture), also when a retriever bound to the filter is called with
+      ``filter={}``; where ``corpus_wide_scores`` is false the filtered top-k equals an index
+      built from the matching documents alone;
     * checkpointed builds (:mod:`~graphrag_integrations.core.index.checkpoint`): a
       ``from_documents(..., checkpoint_dir=, checkpoint_every=)`` killed in its second batch
       (before it is saved) resumes from the first and ends answering as an uninterrupted
