@@ -118,6 +118,8 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
     """
 
     method = "ppr"
+    # the walk, its normalisations and counts run on the matching passages only (ppr_graph.view)
+    corpus_wide_scores = False
     index_params_class = PPRIndexParams
     query_params = QueryParamsField(PPRQueryParams)
     k_param = "k"
