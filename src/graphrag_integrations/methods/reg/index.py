@@ -64,6 +64,7 @@ from graphrag_integrations.methods.reg.anchoring import EntityAnchoring
 from graphrag_integrations.methods.reg.candidates import CandidatePool, build_pool
 from graphrag_integrations.methods.reg.kg import (
     KGSources,
+    RegIndexArguments,
     Triple,
     check_triples,
     is_triple_file,
@@ -272,7 +273,8 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         :meth:`executor_sources`). ``options``: the chunking, load, checkpoint and executor
         options every index takes
         (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`)."""
-        params: dict[str, Any] = {
+        arguments: RegIndexArguments = {
+            "embedding": embedding,
             "index_params": index_params,
             "query_params": query_params,
             "preset": preset,
@@ -281,9 +283,9 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         }
         texts, read_tables = cls.executor_sources(documents)
         if read_tables is None:
-            return build_from_documents(cls, texts, options, embedding=embedding, **params)
+            return build_from_documents(cls, texts, options, **arguments)
         check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
-        index = cls(embedding, **params)
+        index = cls(**arguments)
         read_tables(index)
         if texts or "path" in options:
             index.insert(texts, **options)
@@ -314,28 +316,14 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
             raise EmptyCorpusError("no triples could be extracted from the documents")
 
     @classmethod
-    def from_passages(  # type: ignore[override]
-        cls,
-        passages: Sequence[Passage],
-        *,
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+    def from_passages(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls, passages: Sequence[Passage], **arguments: Unpack[RegIndexArguments]
     ) -> RefinedSubgraphRetriever:
         """Build a KG from passages with the core NLP (:func:`.kg.triples_from_parses`;
-        provenance: each passage's ``doc_id``). ``from_documents`` cuts documents into
-        passages first (chunk metadata is not kept in :attr:`document_metadata`)."""
-        index = cls(
-            embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        provenance: each passage's ``doc_id``); ``arguments``: the constructor's.
+        ``from_documents`` cuts documents into passages first (chunk metadata is not kept in
+        :attr:`document_metadata`)."""
+        index = cls(**arguments)
         if not index._add_texts(passages):
             raise EmptyCorpusError("no triples could be extracted from the documents")
         return index
