@@ -27,11 +27,12 @@ from graphrag_integrations.core.persistence import Manifest, check_manifest
 from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
+    CheckedAdd,
+    Records,
     check_count,
     check_dimension,
     check_ids,
     check_query_vector,
-    check_records,
     parse_where,
 )
 from graphrag_integrations.errors import IndexMismatchError
@@ -179,7 +180,7 @@ _HNSW_UPDATABLE = frozenset(
 )
 
 
-class ChromaVectorIndex:
+class ChromaVectorIndex(CheckedAdd):
     """A vector index in a Chroma collection (cosine space, vectors supplied by us).
 
     Exactly one of ``path``, ``client`` and ``host`` selects where the collection lives;
@@ -431,23 +432,9 @@ class ChromaVectorIndex:
     def __len__(self) -> int:
         return int(_retry_busy(self._collection.count))
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records in batches; an id already present is replaced.
-
-        Raises
-        ------
-        ValueError
-            As :meth:`InMemoryVectorIndex.add`.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
+    def _add(self, records: Records) -> None:
+        """Insert in batches (:attr:`batch_size`)."""
+        id_list, vecs, metas, docs = records
         if id_list:
             self._changing()
         for part in slices(len(id_list), self.batch_size):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -41,11 +41,12 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
+    CheckedAdd,
+    Records,
     check_count,
     check_dimension,
     check_ids,
     check_query_vector,
-    check_records,
     parse_where,
 )
 
@@ -117,7 +118,7 @@ def chroma_score(space: str, *, exp_neg: bool = False) -> str:
     return "squared_l2" if space == "l2" else "cosine_distance"
 
 
-class StoreVectorIndex(ABC):
+class StoreVectorIndex(CheckedAdd):
     """A :class:`~graphrag_integrations.core.vector_store.protocol.VectorIndex` on a store
     reached through five hooks (see the module docstring).
 
@@ -146,13 +147,7 @@ class StoreVectorIndex(ABC):
 
     # -- hooks -----------------------------------------------------------------------------
     @abstractmethod
-    def _write(
-        self,
-        ids: list[str],
-        vectors: FloatMatrix,
-        metadatas: list[dict[str, MetadataValue]],
-        documents: list[str | None],
-    ) -> None:
+    def _write(self, records: Records) -> None:
         """Add new records (their ids are not in the store)."""
 
     @abstractmethod
@@ -188,30 +183,13 @@ class StoreVectorIndex(ABC):
             return id_ in self._ids
         return isinstance(id_, str) and bool(self._records([id_]))
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records; an id already present is replaced (vector, metadata, document).
-
-        Raises
-        ------
-        ValueError
-            As :meth:`InMemoryVectorIndex.add
-            <graphrag_integrations.core.vector_store.memory.InMemoryVectorIndex.add>`.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
-        if not id_list:
+    def _add(self, records: Records) -> None:
+        if not records.ids:
             return
-        self._remove(id_list)  # a whole-record replace, whatever the store's upsert keeps
-        self._write(id_list, vecs, metas, docs)
+        self._remove(records.ids)  # a whole-record replace, whatever the store's upsert keeps
+        self._write(records)
         if self._ids is not None:
-            self._ids.update(dict.fromkeys(id_list))
+            self._ids.update(dict.fromkeys(records.ids))
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the records with these ids (ids not present are ignored)."""

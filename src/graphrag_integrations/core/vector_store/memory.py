@@ -6,9 +6,8 @@ It persists to a directory (``vectors.npy`` + ``records.json`` + manifest).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,17 +27,18 @@ from graphrag_integrations.core.retrieval.filters import masked_top_k
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
+    CheckedAdd,
+    Records,
     check_count,
     check_dimension,
     check_ids,
     check_query_vector,
-    check_records,
     parse_where,
 )
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 
-class InMemoryVectorIndex:
+class InMemoryVectorIndex(CheckedAdd):
     """Exact cosine search over an L2-normalised ``float32`` matrix held in memory.
 
     Parameters
@@ -120,24 +120,8 @@ class InMemoryVectorIndex:
         self._shared = True
         return view
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records; an id already present is replaced.
-
-        Raises
-        ------
-        ValueError
-            On duplicate ids in the call, a vector of the wrong dimension, a NaN/infinite or
-            zero vector, or metadata values that are not ``str``/``int``/``float``/``bool``.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
+    def _add(self, records: Records) -> None:
+        id_list, vecs, metas, docs = records
         self._reserve(sum(1 for i in id_list if i not in self._rows))
         if self._shared and any(i in self._rows for i in id_list):
             self._matrix = self._matrix.copy()  # a view handed out keeps the old rows

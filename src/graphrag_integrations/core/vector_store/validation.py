@@ -1,6 +1,7 @@
 """Argument checks and ``where``-filter parsing shared by every vector backend.
 
-Every backend validates an ``add`` through :func:`check_records` and a query through
+Every backend validates an ``add`` through :func:`check_records` (the built-in ones inherit
+:class:`CheckedAdd`) and a query through
 :func:`check_query_vector` / :func:`check_count` / :func:`parse_where`, so both reject the same
 inputs with the same messages.
 """
@@ -8,9 +9,10 @@ inputs with the same messages.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -120,21 +122,64 @@ def check_documents(documents: Sequence[str | None] | None, n: int) -> list[str 
     return docs
 
 
+class Records(NamedTuple):
+    """The checked records of an ``add``, row-aligned: what :func:`check_records` returns."""
+
+    ids: list[str]
+    #: One L2-normalised ``float32`` row per id.
+    vectors: FloatMatrix
+    metadatas: list[dict[str, MetadataValue]]
+    documents: list[str | None]
+
+    def rows(self) -> Iterator[tuple[str, list[float], dict[str, MetadataValue], str | None]]:
+        """``(id, vector as a list, metadata, document)`` of each record, in order."""
+        return zip(self.ids, self.vectors.tolist(), self.metadatas, self.documents, strict=True)
+
+
 def check_records(
     ids: Sequence[str],
     embeddings: npt.ArrayLike,
     metadatas: Sequence[Mapping[str, Any] | None] | None,
     documents: Sequence[str | None] | None,
     dimension: int,
-) -> tuple[list[str], FloatMatrix, list[dict[str, MetadataValue]], list[str | None]]:
+) -> Records:
     """Validate the arguments of a backend's ``add`` (ids, vectors, metadatas, documents)."""
     id_list = check_ids(ids)
-    return (
+    return Records(
         id_list,
         check_vectors(embeddings, len(id_list), dimension),
         check_metadatas(metadatas, len(id_list)),
         check_documents(documents, len(id_list)),
     )
+
+
+class CheckedAdd(ABC):
+    """The ``add`` of every built-in vector backend: :func:`check_records`, then the backend's
+    :meth:`_add`, so all of them take and refuse the same records with the same messages."""
+
+    #: Length of every vector.
+    dimension: int
+
+    def add(
+        self,
+        ids: Sequence[str],
+        embeddings: npt.ArrayLike,
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        documents: Sequence[str | None] | None = None,
+    ) -> None:
+        """Insert records; an id already present is replaced (vector, metadata, document).
+
+        Raises
+        ------
+        ValueError
+            On duplicate ids in the call, a vector of the wrong dimension, a NaN/infinite or
+            zero vector, or metadata values that are not ``str``/``int``/``float``/``bool``.
+        """
+        self._add(check_records(ids, embeddings, metadatas, documents, self.dimension))
+
+    @abstractmethod
+    def _add(self, records: Records) -> None:
+        """Store checked records, replacing whole any whose id is already present."""
 
 
 def parse_where(where: Where | None) -> MetadataFilter | None:

@@ -22,6 +22,7 @@ from graphrag_integrations.core.vector_store import (
 )
 from graphrag_integrations.core.vector_store.external import SCORE_CONVERSIONS, to_cosine
 from graphrag_integrations.core.vector_store.llamaindex_vectors import to_metadata_filters
+from graphrag_integrations.core.vector_store.validation import Records
 from tests.unit.core.vector_store.test_vector_store import (  # noqa: F401 - run here too
     DIM,
     test_add_and_query_exact_cosine,
@@ -56,9 +57,9 @@ class AdapterBackend:
         documents: dict[str, str | None] = {}
         write = index._write
 
-        def remember(ids: Any, vectors: Any, metadatas: Any, docs: Any) -> None:
-            documents.update(zip(ids, docs, strict=True))  # the simple store keeps no text
-            write(ids, vectors, metadatas, docs)
+        def remember(records: Records) -> None:
+            documents.update(zip(records.ids, records.documents, strict=True))  # no text kept
+            write(records)
 
         index._write = remember  # type: ignore[assignment,method-assign]
         index.get_document = documents.get  # type: ignore[assignment,method-assign]
