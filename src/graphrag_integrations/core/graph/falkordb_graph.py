@@ -353,22 +353,9 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
         key: str | None = None,
         **attrs: Any,
     ) -> str:
-        """Add a directed edge ``u -> v``, or merge into the existing one with the same key
-        (as :meth:`GraphStore.add_edge
-        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_edge>`).
-
-        Returns
-        -------
-        str
-            The edge key.
-
-        Raises
-        ------
-        KeyError
-            If ``u`` or ``v`` is not a node.
-        ValueError
-            If the edge key exists with another type.
-        """
+        """Add a directed edge ``u -> v``, or merge into the existing one with the same key;
+        returns the edge key (arguments, checks and errors as :meth:`GraphStore.add_edge
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_edge>`)."""
         with self._lock:
             edge_key, prov, extra = check_edge(
                 u, v, type, key, provenance, attrs, exists=self._has_node
