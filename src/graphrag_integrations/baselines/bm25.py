@@ -34,7 +34,7 @@ from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR as _MATRIX_D
 from graphrag_integrations.core.retrieval.lexical import STOPWORDS, BM25Scorer, tokenize
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 __all__ = ["STOPWORDS", "BM25Retriever", "PassageTokenizer", "TokenizedPassages", "tokenize"]
 
@@ -142,13 +142,6 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
             query_params=query_params,
             preset=preset,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> BM25Retriever:
-        """Build from already chunked passages (what the evaluation harness uses)."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def _reindex(self) -> None:
         """Rebuild the BM25 matrix from :attr:`passages` (bm25s has no incremental add)."""

@@ -32,7 +32,7 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -162,13 +162,6 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
             preset=preset,
             show_progress=show_progress,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
-        """Build from already chunked passages."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Embed and append ``passages``: the :meth:`merge` of their preparation."""
