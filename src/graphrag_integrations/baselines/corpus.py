@@ -2,8 +2,9 @@
 
 :class:`CorpusIndex` holds what the dense, BM25 and hybrid baselines share: ``from_passages``
 (the constructor over the passages), ``insert`` (cut, skip the documents already indexed,
-``add_passages``), ``doc_ids`` and the ``load`` hook that takes the recorded ``k``. A baseline implements ``add_passages``, ``delete``, the retrieval
-and the persistence hooks of :class:`~graphrag_integrations.core.index.base.BaseIndex`.
+``add_passages``), ``doc_ids`` and the ``load`` hook that takes the recorded ``k``. A
+baseline implements ``add_passages``, ``delete``, the retrieval and the persistence hooks of
+:class:`~graphrag_integrations.core.index.base.BaseIndex`.
 """
 
 from __future__ import annotations
