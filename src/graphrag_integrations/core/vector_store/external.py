@@ -35,19 +35,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    CheckedAdd,
+    CheckedVectorIndex,
     Records,
-    check_count,
     check_dimension,
     check_ids,
-    check_query_vector,
-    parse_where,
 )
 
 logger = logging.getLogger(__name__)
@@ -118,7 +114,7 @@ def chroma_score(space: str, *, exp_neg: bool = False) -> str:
     return "squared_l2" if space == "l2" else "cosine_distance"
 
 
-class StoreVectorIndex(CheckedAdd):
+class StoreVectorIndex(CheckedVectorIndex):
     """A :class:`~graphrag_integrations.core.vector_store.protocol.VectorIndex` on a store
     reached through five hooks (see the module docstring).
 
@@ -203,14 +199,11 @@ class StoreVectorIndex(CheckedAdd):
             for i in id_list:
                 del self._ids[i]
 
-    def query(
-        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    def _query(
+        self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
     ) -> list[tuple[str, float]]:
-        """Up to ``k`` ``(id, cosine)`` pairs, best first, among records matching ``where``."""
-        k = check_count(k)
-        q = check_query_vector(embedding, self.dimension)
-        flt = parse_where(where)
-        if k == 0 or (self._ids is not None and not self._ids):
+        """The store's search, with the filter translated or evaluated here (module notes)."""
+        if self._ids is not None and not self._ids:
             return []  # (an untracked store answers an empty search: no count round trip)
         native = self._native(flt) if flt is not None else None
         exact = flt is None or native is not None

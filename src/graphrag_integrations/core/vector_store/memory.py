@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import (
@@ -23,22 +22,19 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
-from graphrag_integrations.core.retrieval.filters import masked_top_k
+from graphrag_integrations.core.retrieval.filters import MetadataFilter, masked_top_k
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    CheckedAdd,
+    CheckedVectorIndex,
     Records,
-    check_count,
     check_dimension,
     check_ids,
-    check_query_vector,
-    parse_where,
 )
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 
-class InMemoryVectorIndex(CheckedAdd):
+class InMemoryVectorIndex(CheckedVectorIndex):
     """Exact cosine search over an L2-normalised ``float32`` matrix held in memory.
 
     Parameters
@@ -154,14 +150,11 @@ class InMemoryVectorIndex(CheckedAdd):
         self._size = len(keep)
         self._rows = {id_: row for row, id_ in enumerate(self._ids)}
 
-    def query(
-        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    def _query(
+        self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
     ) -> list[tuple[str, float]]:
-        """Exact top-``k`` ``(id, cosine similarity)`` pairs, best first (ties: older first)."""
-        k = check_count(k)
-        q = check_query_vector(embedding, self.dimension)
-        flt = parse_where(where)
-        if k == 0 or self._size == 0:
+        """The exact top-``k`` (ties: older first)."""
+        if self._size == 0:
             return []
         scores = self._matrix[: self._size] @ q
         if flt is not None:

@@ -1,7 +1,7 @@
 """Argument checks and ``where``-filter parsing shared by every vector backend.
 
 Every backend validates an ``add`` through :func:`check_records` (the built-in ones inherit
-:class:`CheckedAdd`) and a query through
+:class:`CheckedVectorIndex`) and a query through
 :func:`check_query_vector` / :func:`check_count` / :func:`parse_where`, so both reject the same
 inputs with the same messages.
 """
@@ -153,9 +153,11 @@ def check_records(
     )
 
 
-class CheckedAdd(ABC):
-    """The ``add`` of every built-in vector backend: :func:`check_records`, then the backend's
-    :meth:`_add`, so all of them take and refuse the same records with the same messages."""
+class CheckedVectorIndex(ABC):
+    """The ``add`` and ``query`` of every built-in vector backend: the arguments are checked
+    here (:func:`check_records`, :func:`check_count`, :func:`check_query_vector`,
+    :func:`parse_where`), then the backend's :meth:`_add` / :meth:`_query` runs, so all of them
+    take and refuse the same inputs with the same messages."""
 
     #: Length of every vector.
     dimension: int
@@ -177,9 +179,33 @@ class CheckedAdd(ABC):
         """
         self._add(check_records(ids, embeddings, metadatas, documents, self.dimension))
 
+    def query(
+        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    ) -> list[tuple[str, float]]:
+        """Up to ``k`` ``(id, cosine similarity)`` pairs, best first, among the records
+        matching ``where`` (:func:`parse_where`).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On a negative or non-integer ``k``, a vector of the wrong shape or a malformed
+            ``where``.
+        """
+        k = check_count(k)
+        vector = check_query_vector(embedding, self.dimension)
+        flt = parse_where(where)
+        return [] if k == 0 else self._query(vector, k, flt, where)
+
     @abstractmethod
     def _add(self, records: Records) -> None:
         """Store checked records, replacing whole any whose id is already present."""
+
+    @abstractmethod
+    def _query(
+        self, vector: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
+    ) -> list[tuple[str, float]]:
+        """The search for checked arguments (``k >= 1``, ``flt`` parsed from ``where``, which
+        is passed as given for messages)."""
 
 
 def parse_where(where: Where | None) -> MetadataFilter | None:
