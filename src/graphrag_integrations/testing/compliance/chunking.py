@@ -63,9 +63,9 @@ def random_prose(n_chars: int, seed: int = 0) -> str:
 
     Examples
     --------
-    >>> text = random_prose(200)
-    >>> len(text) >= 200, text == random_prose(200), text.count("\n\n")
-    (True, True, 0)
+    >>> text = random_prose(2000)
+    >>> len(text) >= 2000, text == random_prose(2000), len(text.split(chr(10) * 2))  # paragraphs
+    (True, True, 4)
     """
     rng = random.Random(seed)
     parts: list[str] = []
