@@ -305,12 +305,8 @@ def solve_knapsack(
 
     Parameters
     ----------
-    values : sequence of float
-        Non-negative item values.
-    weights : sequence of int
-        Non-negative integer item weights.
-    capacity : int
-        The budget.
+    values, weights, capacity
+        As for :func:`exact_knapsack`.
     core_size : int
         Number of items around the break item solved by DP (0 disables the core search).
     epsilon : float
