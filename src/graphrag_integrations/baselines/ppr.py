@@ -52,7 +52,7 @@ from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 __all__ = ["PPRRetriever", "QuerySignals"]
 
@@ -195,13 +195,6 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
             preset=preset,
             show_progress=show_progress,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> PPRRetriever:
-        """Build from already chunked passages."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def preparer(self) -> PPRPreparer:
         """The per-passage half of the build (picklable: what an executor runs)."""
