@@ -29,6 +29,7 @@ import pstats
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 
@@ -39,8 +40,9 @@ def main(argv: list[str] | None = None) -> None:
     from graphrag_integrations.core.encoders.embeddings import as_embedder
     from graphrag_integrations.evaluation.datasets import load_dataset
     from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-    from graphrag_integrations.methods.kgt.params import PRESETS
+    from graphrag_integrations.methods.kgt.params import PRESETS, KGTQueryParams
 
+    dtypes = next(s for s in KGTQueryParams.specs() if s.name == "translator_dtype")
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("index")
     ap.add_argument("dataset")
@@ -53,16 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--translator-dtype",
         default=None,
-        choices=[
-            "auto-fast",
-            "auto",
-            "float32",
-            "bfloat16",
-            "float16",
-            "int8",
-            "int8-mixed",
-            "int8-smooth",
-        ],
+        choices=get_args(dtypes.type),
         help="default: the preset's (paper presets: auto = bfloat16 on a CPU with AVX-512 BF16 "
         "/ AMX, else float32; default: auto-fast = bfloat16 there, else int8-smooth)",
     )

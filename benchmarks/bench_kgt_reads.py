@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,9 @@ from process_memory import (
     current_rss_mib,
     dir_size_mib,
     fresh_process_json,
+    parse_sized_stage,
+    query_stage_command,
+    sized_stage_parser,
 )
 
 from graphrag_integrations.core.types import Passage
@@ -137,27 +139,20 @@ def stage_query(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_query(args: argparse.Namespace, index: Path) -> dict[str, Any]:
     """Run the query stage in a fresh interpreter and return its JSON line."""
-    cmd = [sys.executable, __file__, "--stage", "query", "--index", str(index)]
-    cmd += ["--data", str(args.data), "--queries", str(args.queries)]
-    return fresh_process_json(cmd)
+    return fresh_process_json(query_stage_command(__file__, args, index))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
-    ap.add_argument("--out", type=Path, help="where the indexes are persisted")
-    ap.add_argument("--sizes", type=int, nargs="+", default=[994], help="passages, e.g. 994 1994")
-    ap.add_argument("--queries", type=int, default=20, help="HotpotQA-100 questions answered")
-    ap.add_argument("--stage", choices=("query",), help=argparse.SUPPRESS)
-    ap.add_argument("--index", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.stage:
-        print(json.dumps(stage_query(args)), flush=True)
+    ap = sized_stage_parser(
+        __doc__,
+        sizes=994,
+        sizes_help="passages, e.g. 994 1994",
+        queries=20,
+        queries_help="HotpotQA-100 questions answered",
+    )
+    args = parse_sized_stage(ap, stage_query)
+    if args is None:
         return
-    if args.out is None:
-        ap.error("--out is required")
-    if min(args.sizes) < 1:
-        ap.error("--sizes must be positive")
     from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
     with FalkorDBServer() as server:

@@ -12,7 +12,6 @@ Usage (from the repository root)::
 
 from __future__ import annotations
 
-import random
 import resource
 import time
 
@@ -20,21 +19,8 @@ from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.text.documents import SourceDocument
+from graphrag_integrations.testing.compliance.chunking import random_prose
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
-
-WORDS = "the river city capital mountain music game science prize ocean north south".split()  # noqa: SIM905
-
-
-def prose(n_chars: int, seed: int = 0) -> str:
-    """Twelve-word sentences of random words, a blank line every eight sentences."""
-    rng = random.Random(seed)
-    parts: list[str] = []
-    size = 0
-    while size < n_chars:
-        sentence = " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "."
-        parts.append(sentence + ("\n\n" if len(parts) % 8 == 7 else " "))
-        size += len(parts[-1])
-    return "".join(parts)
 
 
 def report(label: str, build: type[BaseIndex], text: str, **kwargs: object) -> None:
@@ -54,11 +40,11 @@ def report(label: str, build: type[BaseIndex], text: str, **kwargs: object) -> N
 
 
 def main() -> None:
-    report("bm25, 512 KB", BM25Retriever, prose(512 * 1024))
+    report("bm25, 512 KB", BM25Retriever, random_prose(512 * 1024))
     report(
         "dense + FakeEmbedder, 5 MB",
         DenseRetriever,
-        prose(5 * 1024 * 1024),
+        random_prose(5 * 1024 * 1024),
         embedding=FakeEmbedder(),
     )
 

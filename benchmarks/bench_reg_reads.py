@@ -24,16 +24,20 @@ networkx's. ``--before-src`` also queries the FalkorDB index with another checko
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import time
 import types
 from pathlib import Path
 from typing import Any
 
-from process_memory import current_rss_mib, fresh_process_json
+from process_memory import (
+    current_rss_mib,
+    fresh_process_json,
+    parse_sized_stage,
+    query_stage_command,
+    sized_stage_parser,
+)
 
 
 def build(metaqa: Path, lines: int, out: Path) -> tuple[float, int]:
@@ -110,33 +114,24 @@ def stage_query(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_query(args: argparse.Namespace, index: Path, src: str | None) -> dict[str, Any]:
     """Run the query stage in a fresh interpreter (``src`` first on its path when given)."""
-    cmd = [sys.executable, __file__, "--stage", "query", "--index", str(index)]
-    cmd += ["--data", str(args.data), "--queries", str(args.queries)]
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    return fresh_process_json(cmd, env)
+    return fresh_process_json(query_stage_command(__file__, args, index), env)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
-    ap.add_argument("--out", type=Path, help="where the indexes are persisted")
-    ap.add_argument(
-        "--sizes", type=int, nargs="+", default=[40000], help="KB lines, e.g. 40000 130173"
+    ap = sized_stage_parser(
+        __doc__,
+        sizes=40000,
+        sizes_help="KB lines, e.g. 40000 130173",
+        queries=60,
+        queries_help="MetaQA 2-hop dev questions",
     )
-    ap.add_argument("--queries", type=int, default=60, help="MetaQA 2-hop dev questions")
     ap.add_argument("--before-src", help="also query the FalkorDB index with this src folder")
-    ap.add_argument("--stage", choices=("query",), help=argparse.SUPPRESS)
-    ap.add_argument("--index", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.stage:
-        print(json.dumps(stage_query(args)), flush=True)
+    args = parse_sized_stage(ap, stage_query)
+    if args is None:
         return
-    if args.out is None:
-        ap.error("--out is required")
-    if min(args.sizes) < 1:
-        ap.error("--sizes must be positive")
     from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 
     with FalkorDBServer() as server:

@@ -36,6 +36,7 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -88,6 +89,14 @@ def killed_build(docs: list[dict[str, str]], args: argparse.Namespace, out: Path
     )
 
 
+def timed(label: str, make: Callable[[], ClueIndex]) -> ClueIndex:
+    """``make()``, printing ``label`` and the seconds it took."""
+    start = time.perf_counter()
+    index = make()
+    print(f"{label} {time.perf_counter() - start:.1f} s", flush=True)
+    return index
+
+
 def top5(index: ClueIndex, questions: list[str]) -> list[list[str]]:
     """The top-5 passage ids of each question."""
     return [[h.id for h in index.retrieve(q, k=5)] for q in questions]
@@ -104,22 +113,12 @@ def run_resume(docs: list[dict[str, str]], args: argparse.Namespace, tmp: Path) 
     items = json.loads(path.read_text(encoding="utf-8"))[: args.queries]
     questions = [q["question"] for q in items]
     with FalkorDBServer() as server:
-        start = time.perf_counter()
-        whole = build(docs, args, tmp / "whole", server.url("whole"))
-        print(
-            f"uninterrupted checkpointed build: {len(docs)} docs in "
-            f"{time.perf_counter() - start:.1f} s",
-            flush=True,
-        )
+        label = f"uninterrupted checkpointed build: {len(docs)} docs in"
+        whole = timed(label, lambda: build(docs, args, tmp / "whole", server.url("whole")))
         killed_build(docs, args, tmp / "ckpt", server.url("ckpt"))
         print(f"resume starts at {time.time():.2f}", flush=True)  # the warning logs its time
-        start = time.perf_counter()
-        resumed = build(docs, args, tmp / "ckpt", server.url("ckpt"))
-        print(
-            f"resume (load, rollback of the pending batch, the rest): "
-            f"{time.perf_counter() - start:.1f} s",
-            flush=True,
-        )
+        label = "resume (load, rollback of the pending batch, the rest):"
+        resumed = timed(label, lambda: build(docs, args, tmp / "ckpt", server.url("ckpt")))
         expected = top5(whole, questions)
         print(f"same top-5 ids: {same(top5(resumed, questions), expected)}")
         saved = ClueIndex.load(tmp / "ckpt" / INDEX_FOLDER, embedding=args.embedder)

@@ -15,7 +15,6 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -25,18 +24,10 @@ import numpy as np
 from graphrag_integrations.core.text.chunking import TokenChunker, documents_to_passages
 from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.methods.clue.knapsack import solve_knapsack
+from graphrag_integrations.testing.word_tokenizer import WordTokenizer
 
 PARAGRAPH = "Marie Curie was born in Warsaw. She moved to Paris in 1891 to study.\n\n"
 FIVE_MB = PARAGRAPH * (5_000_000 // len(PARAGRAPH) + 1)
-
-
-class WordTokenizer:
-    """Every run of non-space characters is one token (the unit tests' tokenizer)."""
-
-    name = "words"
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in re.finditer(r"\S+", text)]
 
 
 def knapsack_seconds(n: int = 100_000) -> float:

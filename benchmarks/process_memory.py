@@ -1,5 +1,6 @@
 """Memory and disk figures the benchmarks report: current and peak RSS, a folder's size, and
-the JSON line of a stage run in a fresh interpreter (so its RSS starts from nothing).
+the JSON line of a stage run in a fresh interpreter (so its RSS starts from nothing), with the
+command line of the benchmarks that query an index per corpus size that way.
 
 Examples
 --------
@@ -9,12 +10,13 @@ True
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +67,43 @@ def fresh_process_json(cmd: Sequence[str], env: Mapping[str, str] | None = None)
     ).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
+
+
+def sized_stage_parser(
+    doc: str, *, sizes: int, sizes_help: str, queries: int, queries_help: str
+) -> argparse.ArgumentParser:
+    """The arguments of a benchmark that builds an index per corpus size and queries each in
+    a fresh process: ``--data``, ``--out``, ``--sizes``, ``--queries``, and the hidden
+    ``--stage query --index DIR`` of that process (see :func:`parse_sized_stage`)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"), help="benchmark root")
+    ap.add_argument("--out", type=Path, help="where the indexes are persisted")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[sizes], help=sizes_help)
+    ap.add_argument("--queries", type=int, default=queries, help=queries_help)
+    ap.add_argument("--stage", choices=("query",), help=argparse.SUPPRESS)
+    ap.add_argument("--index", type=Path, help=argparse.SUPPRESS)
+    return ap
+
+
+def parse_sized_stage(
+    ap: argparse.ArgumentParser, stage_query: Callable[[argparse.Namespace], dict[str, Any]]
+) -> argparse.Namespace | None:
+    """Parse the arguments of :func:`sized_stage_parser`; in the query process, print the JSON
+    line of ``stage_query(args)`` and return ``None``; else check ``--out`` and ``--sizes``."""
+    args = ap.parse_args()
+    if args.stage:
+        print(json.dumps(stage_query(args)), flush=True)
+        return None
+    if args.out is None:
+        ap.error("--out is required")
+    if min(args.sizes) < 1:
+        ap.error("--sizes must be positive")
+    return args
+
+
+def query_stage_command(script: str, args: argparse.Namespace, index: Path) -> list[str]:
+    """The command of ``script``'s query stage on ``index`` (the run's data and questions)."""
+    return [
+        *(sys.executable, script, "--stage", "query", "--index", str(index)),
+        *("--data", str(args.data), "--queries", str(args.queries)),
+    ]

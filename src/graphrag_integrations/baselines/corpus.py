@@ -1,9 +1,10 @@
 """The base of the baselines: an index over an in-memory list of passages.
 
-:class:`CorpusIndex` holds what the dense, BM25 and hybrid baselines share: ``insert`` (cut,
-skip the documents already indexed, ``add_passages``), ``doc_ids`` and the ``load`` hook that
-takes the recorded ``k``. A baseline implements ``add_passages``, ``delete``, the retrieval
-and the persistence hooks of :class:`~graphrag_integrations.core.index.base.BaseIndex`.
+:class:`CorpusIndex` holds what the dense, BM25 and hybrid baselines share: ``from_passages``
+(the constructor over the passages), ``insert`` (cut, skip the documents already indexed,
+``add_passages``), ``doc_ids`` and the ``load`` hook that takes the recorded ``k``. A
+baseline implements ``add_passages``, ``delete``, the retrieval and the persistence hooks of
+:class:`~graphrag_integrations.core.index.base.BaseIndex`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphrag_integrations.core.index.base import BaseIndex
 from graphrag_integrations.core.index.building import document_ids, drop_indexed
 from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.errors import EmptyCorpusError
 
 CorpusT = TypeVar("CorpusT", bound="CorpusIndex")
 
@@ -27,6 +29,18 @@ class CorpusIndex(BaseIndex):
 
     #: The corpus, in index order.
     passages: list[Passage]
+
+    if TYPE_CHECKING:  # the constructor of the baselines built from passages
+
+        def __init__(self, passages: Sequence[Passage] = (), *args: Any, **kwargs: Any) -> None: ...
+
+    @classmethod
+    def from_passages(cls: type[CorpusT], passages: Sequence[Passage], **kwargs: Any) -> CorpusT:
+        """Build from already chunked passages (what the evaluation harness uses):
+        ``cls(passages, **kwargs)``, the constructor's arguments."""
+        if not passages:
+            raise EmptyCorpusError("no passages to index")
+        return cls(passages, **kwargs)
 
     @abstractmethod
     def add_passages(self, passages: Sequence[Passage]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from typing_extensions import Unpack
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
@@ -20,8 +21,7 @@ from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
-from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
@@ -30,10 +30,9 @@ from graphrag_integrations.core.persistence import (
     read_vectors,
     write_passages,
 )
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 logger = logging.getLogger(__name__)
 
@@ -145,45 +144,24 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         query_params: DenseQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        path: DocumentPaths = None,
-        pattern: str | None = None,
-        checkpoint_dir: CheckpointDir = None,
-        checkpoint_every: int | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> DenseRetriever:
         """Embed documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``splitter`` / ``chunking`` and the load
-        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who runs
-        the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
+        The index arguments are the constructor's; ``options``: the chunking, load,
+        checkpoint and executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
         """
         return build_from_documents(
             cls,
             documents,
-            splitter=splitter,
-            chunking=chunking,
-            errors=errors,
-            report=report,
-            path=path,
-            pattern=pattern,
+            options,
             embedding=embedding,
             index_params=index_params,
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> DenseRetriever:
-        """Build from already chunked passages."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Embed and append ``passages``: the :meth:`merge` of their preparation."""

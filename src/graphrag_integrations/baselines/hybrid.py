@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from typing_extensions import Unpack
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.bm25 import (
@@ -41,8 +42,7 @@ from graphrag_integrations.baselines.dense import (
 from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
-from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import NoParams, resolve_params
 from graphrag_integrations.core.persistence import (
@@ -51,7 +51,6 @@ from graphrag_integrations.core.persistence import (
 from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.retrieval.fusion import Fusion, ScoreFusion, minmax, ranks
 from graphrag_integrations.core.retrieval.ranking import top_k
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
 from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
@@ -194,34 +193,21 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         query_params: HybridQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        path: DocumentPaths = None,
-        pattern: str | None = None,
-        checkpoint_dir: CheckpointDir = None,
-        checkpoint_every: int | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> HybridRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks,
         on both sides.
 
         The index arguments are the constructor's (``embedding`` as in
-        :class:`DenseRetriever`); ``splitter`` / ``chunking``, the load options (``errors``,
-        ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` / ``checkpoint_every`` are
-        those of :meth:`BaseIndex.from_documents`; ``executor``: who runs the per-passage
-        work of both sides (:mod:`~graphrag_integrations.core.index.executors`).
+        :class:`DenseRetriever`); ``options``: the chunking, load, checkpoint and executor
+        options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        An executor runs the per-passage work of both sides.
         """
         return build_from_documents(
             cls,
             documents,
-            splitter=splitter,
-            chunking=chunking,
-            errors=errors,
-            report=report,
-            path=path,
-            pattern=pattern,
+            options,
             embedding=embedding,
             index_params=index_params,
             query_params=query_params,

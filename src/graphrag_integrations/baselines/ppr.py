@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Unpack
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
@@ -41,19 +42,17 @@ from graphrag_integrations.baselines.ppr_preparation import (
 from graphrag_integrations.baselines.ppr_seeds import query_seeds
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, CheckpointDir, DocumentPaths
-from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_vectors
 from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.retrieval.pagerank import personalized_pagerank
 from graphrag_integrations.core.retrieval.ranking import top_k
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_query
-from graphrag_integrations.errors import EmptyCorpusError, IndexMismatchError
+from graphrag_integrations.errors import IndexMismatchError
 
 __all__ = ["PPRRetriever", "QuerySignals"]
 
@@ -178,45 +177,24 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
         query_params: PPRQueryParams | None = None,
         preset: str | None = None,
         show_progress: bool | None = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        path: DocumentPaths = None,
-        pattern: str | None = None,
-        checkpoint_dir: CheckpointDir = None,
-        checkpoint_every: int | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> PPRRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
-        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
+        The index arguments are the constructor's; ``options``: the chunking, load,
+        checkpoint and executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
         """
         return build_from_documents(
             cls,
             documents,
-            splitter=splitter,
-            chunking=chunking,
-            errors=errors,
-            report=report,
-            path=path,
-            pattern=pattern,
+            options,
             embedding=embedding,
             index_params=index_params,
             query_params=query_params,
             preset=preset,
             show_progress=show_progress,
         )
-
-    @classmethod
-    def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> PPRRetriever:
-        """Build from already chunked passages."""
-        if not passages:
-            raise EmptyCorpusError("no passages to index")
-        return cls(passages, **kwargs)
 
     def preparer(self) -> PPRPreparer:
         """The per-passage half of the build (picklable: what an executor runs)."""

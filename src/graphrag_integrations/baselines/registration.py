@@ -21,7 +21,8 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from graphrag_integrations.baselines.params import (
     BM25QueryParams,
@@ -32,15 +33,8 @@ from graphrag_integrations.baselines.params import (
 )
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams, PPRQueryParams
 from graphrag_integrations.core.params import NoParams, Params
-from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.registry import MethodRegistration, import_target
 from graphrag_integrations.core.types import Passage
-from graphrag_integrations.errors import EmptyCorpusError
-
-if TYPE_CHECKING:
-    from graphrag_integrations.baselines.bm25 import BM25Retriever
-    from graphrag_integrations.baselines.dense import DenseRetriever
-    from graphrag_integrations.baselines.hybrid import HybridRetriever
-    from graphrag_integrations.baselines.ppr import PPRRetriever
 
 __all__ = [
     "BM25",
@@ -49,6 +43,7 @@ __all__ = [
     "PPR",
     "REGISTRATIONS",
     "BM25QueryParams",
+    "BaselineBuilder",
     "DenseQueryParams",
     "HybridParams",
     "HybridQueryParams",
@@ -62,85 +57,54 @@ __all__ = [
 ]
 
 
-def _check(passages: Sequence[Passage]) -> None:
-    if not passages:
-        raise EmptyCorpusError("no passages to index")
-
-
-def build_dense(
-    embedder: Any,
-    *,
-    passages: Sequence[Passage],
-    index_params: Params | None = None,
-    query_params: DenseQueryParams | None = None,
-    show_progress: bool = False,
-) -> DenseRetriever:
-    """Dense retriever over ``passages`` with the shared ``embedder``."""
-    from graphrag_integrations.baselines.dense import DenseRetriever
-
-    _check(passages)
-    return DenseRetriever(
-        passages, embedder, query_params=query_params, show_progress=show_progress
-    )
-
-
-def build_bm25(
-    embedder: Any,
-    *,
-    passages: Sequence[Passage],
-    index_params: Params | None = None,
-    query_params: BM25QueryParams | None = None,
-    show_progress: bool = False,
-) -> BM25Retriever:
-    """BM25 retriever over ``passages`` (``embedder`` is unused: BM25 is lexical)."""
-    from graphrag_integrations.baselines.bm25 import BM25Retriever
-
-    params = BM25QueryParams(**query_params.values()) if query_params else None
-    return BM25Retriever.from_passages(passages, query_params=params)
-
-
-def build_hybrid(
-    embedder: Any,
-    *,
-    passages: Sequence[Passage],
-    index_params: Params | None = None,
-    query_params: HybridQueryParams | None = None,
-    show_progress: bool = False,
-) -> HybridRetriever:
-    """Hybrid (dense + BM25) retriever over ``passages``."""
-    from graphrag_integrations.baselines.hybrid import HybridRetriever
-
-    return HybridRetriever.from_passages(
-        passages, embedder, query_params=query_params, show_progress=show_progress
-    )
-
-
-def build_ppr(
-    embedder: Any,
-    *,
-    passages: Sequence[Passage],
-    index_params: PPRIndexParams | None = None,
-    query_params: PPRQueryParams | None = None,
-    show_progress: bool = False,
-) -> PPRRetriever:
-    """Personalized-PageRank retriever over ``passages`` with the shared ``embedder``."""
-    from graphrag_integrations.baselines.ppr import PPRRetriever
-
-    _check(passages)
-    return PPRRetriever(
-        passages,
-        embedder,
-        index_params=index_params,
-        query_params=query_params,
-        show_progress=show_progress,
-    )
-
-
 _MODULE = "graphrag_integrations.baselines"
+
+
+@dataclass(frozen=True)
+class BaselineBuilder:
+    """The evaluation builder of a baseline: ``cls.from_passages(passages, ...)`` with the
+    parameters (the query params as the class's own), and the shared embedder and
+    ``show_progress`` when the baseline embeds.
+
+    Parameters
+    ----------
+    index_class : str
+        ``"module:Class"`` of the retriever (imported on the first call).
+    embeds : bool
+        Whether it takes ``embedding`` and ``show_progress`` (BM25 is lexical: no).
+    """
+
+    index_class: str
+    embeds: bool = True
+
+    def __call__(
+        self,
+        embedder: Any,
+        *,
+        passages: Sequence[Passage],
+        index_params: Params | None = None,
+        query_params: Params | None = None,
+        show_progress: bool = False,
+    ) -> Any:
+        """The retriever over ``passages`` (``EmptyCorpusError`` if there is none)."""
+        cls = import_target(self.index_class, self.index_class)
+        params = cls.query_params_class()(**query_params.values()) if query_params else None
+        shared = {"embedding": embedder, "show_progress": show_progress} if self.embeds else {}
+        return cls.from_passages(passages, index_params=index_params, query_params=params, **shared)
+
+
+#: Dense retriever over the passages with the shared embedder.
+build_dense = BaselineBuilder(f"{_MODULE}.dense:DenseRetriever")
+#: BM25 retriever over the passages (the embedder is unused: BM25 is lexical).
+build_bm25 = BaselineBuilder(f"{_MODULE}.bm25:BM25Retriever", embeds=False)
+#: Hybrid (dense + BM25) retriever over the passages.
+build_hybrid = BaselineBuilder(f"{_MODULE}.hybrid:HybridRetriever")
+#: Personalized-PageRank retriever over the passages with the shared embedder.
+build_ppr = BaselineBuilder(f"{_MODULE}.ppr:PPRRetriever")
 
 DENSE = MethodRegistration(
     name="dense",
-    index_class=f"{_MODULE}.dense:DenseRetriever",
+    index_class=build_dense.index_class,
     builder=f"{_MODULE}.registration:build_dense",
     index_params=NoParams,
     query_params=DenseQueryParams,
@@ -148,7 +112,7 @@ DENSE = MethodRegistration(
 )
 BM25 = MethodRegistration(
     name="bm25",
-    index_class=f"{_MODULE}.bm25:BM25Retriever",
+    index_class=build_bm25.index_class,
     builder=f"{_MODULE}.registration:build_bm25",
     index_params=NoParams,
     query_params=BM25QueryParams,
@@ -156,7 +120,7 @@ BM25 = MethodRegistration(
 )
 HYBRID = MethodRegistration(
     name="hybrid",
-    index_class=f"{_MODULE}.hybrid:HybridRetriever",
+    index_class=build_hybrid.index_class,
     builder=f"{_MODULE}.registration:build_hybrid",
     index_params=NoParams,
     query_params=HybridQueryParams,
@@ -165,7 +129,7 @@ HYBRID = MethodRegistration(
 
 PPR = MethodRegistration(
     name="ppr",
-    index_class=f"{_MODULE}.ppr:PPRRetriever",
+    index_class=build_ppr.index_class,
     builder=f"{_MODULE}.registration:build_ppr",
     index_params=PPRIndexParams,
     query_params=PPRQueryParams,

@@ -111,12 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", type=Path, help="write the JSON summary here")
     ev.add_argument("--k", type=_int_list, help="recall depths (default 2,5; LiHuaWorld: 5,10)")
     ev.add_argument("--embedding", help="embedding model name or path (default all-MiniLM-L6-v2)")
-    ev.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="METHOD.KEY=VALUE",
-        help="method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
+    _add_option(
+        ev,
+        "METHOD.KEY=VALUE",
+        "method option, e.g. hybrid.fusion=rrf (repeatable; see the methods command)",
     )
     _add_graph_store(ev, "GRAPH_<method>_<dataset> of that server for each graph method")
     ev.add_argument(
@@ -142,12 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ix.add_argument("--out", required=True, type=Path, help="index directory to write")
     ix.add_argument("--embedding", help="embedding model name or path")
-    ix.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="index-time option or named object of the method, e.g. alpha=0 (repeatable)",
+    _add_option(
+        ix,
+        "KEY=VALUE",
+        "index-time option or named object of the method, e.g. alpha=0 (repeatable)",
     )
     ix.add_argument(
         "--overwrite",
@@ -188,12 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--method", required=True)
     tr.add_argument("--dataset", required=True, type=Path, help="training data (file or folder)")
     tr.add_argument("--out", required=True, type=Path, help="directory to write the model to")
-    tr.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="training option of the method (repeatable; see `methods NAME`)",
+    _add_option(
+        tr,
+        "KEY=VALUE",
+        "training option of the method (repeatable; see `methods NAME`)",
     )
     tr.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -281,12 +275,10 @@ def _add_serve(sub: Any) -> None:
 
 
 def _add_query_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="[METHOD.]KEY=VALUE",
-        help="query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
+    _add_option(
+        parser,
+        "[METHOD.]KEY=VALUE",
+        "query-time option of the index's method, e.g. h=2 or kgt.fusion=rrf "
         "(repeatable; see `methods NAME`)",
     )
 
@@ -299,6 +291,11 @@ def _add_filter(parser: argparse.ArgumentParser) -> None:
         '\'{"tenant": "A", "year": {"$gte": 2020}}\': the query answers as if the index held '
         "only the matching passages",
     )
+
+
+def _add_option(parser: argparse.ArgumentParser, metavar: str, help: str) -> None:
+    """The repeatable ``--option`` of a command (a list, empty by default)."""
+    parser.add_argument("--option", action="append", default=[], metavar=metavar, help=help)
 
 
 def _add_graph_store(parser: argparse.ArgumentParser, where: str) -> None:

@@ -53,6 +53,7 @@ from graphrag_integrations.errors import GraphRAGError
 
 __all__ = [
     "INPUTS",
+    "STORE_OBJECTS",
     "MethodOptions",
     "MethodRegistration",
     "MethodUnavailableError",
@@ -61,6 +62,13 @@ __all__ = [
 
 #: Dataset inputs a method may consume.
 INPUTS = frozenset({"passages", "triples", "questions"})
+#: Doc lines of the object options every graph method's builder takes (``objects=`` of its
+#: registration): where its vectors and its graph live.
+STORE_OBJECTS: Mapping[str, str] = {
+    "vector_index": "factory(layer, dimension, model_name) of the vector stores",
+    "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend class "
+    "or instance (default: networkx GraphStore in the process)",
+}
 #: Builder keywords that are not options.
 _RESERVED = frozenset({"embedder", "index_params", "query_params", "show_progress"}) | INPUTS
 

@@ -253,17 +253,10 @@ def run_eval(
     Examples
     --------
     >>> from graphrag_integrations.core.types import Passage
-    >>> class Letters:  # a tiny embedder: counts of a-z (real runs use MiniLM)
-    ...     model_name, dimension = "letters", 26
-    ...     def embed(self, texts, *, show_progress=False):
-    ...         import numpy as np
-    ...         rows = [[t.lower().count(chr(97 + i)) for i in range(26)] for t in texts]
-    ...         return np.asarray(rows, dtype=np.float32)
-    ...     def embed_query(self, text):
-    ...         return self.embed([text])[0]
+    >>> from graphrag_integrations.testing import FakeEmbedder  # real runs use MiniLM
     >>> corpus = [Passage("a", "Paris is in France.", "a"), Passage("b", "Rome is in Italy.", "b")]
     >>> ds = Dataset("toy", corpus, [Question("q", "Where is Rome?", ["Italy"], ["b"])])
-    >>> report = run_eval(ds, ["bm25"], embedder=Letters(), ks=(1,), show_progress=False)
+    >>> report = run_eval(ds, ["bm25"], embedder=FakeEmbedder(), ks=(1,), show_progress=False)
     >>> report.to_json()["results"]["bm25"]["R@1"]
     100.0
     """

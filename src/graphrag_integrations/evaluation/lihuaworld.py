@@ -321,12 +321,9 @@ def chunk_lihuaworld(
 
     Examples
     --------
-    >>> class Words:
-    ...     name = "words"
-    ...     def token_offsets(self, text):
-    ...         return [m.span() for m in re.finditer(r"\\S+", text)]
+    >>> from graphrag_integrations.testing.word_tokenizer import WordTokenizer
     >>> chats = [Passage("20260101_10:00", "a b c d e f", "20260101_10:00")]
-    >>> [(p.id, p.text) for p in chunk_lihuaworld(chats, 4, 1, Words())]
+    >>> [(p.id, p.text) for p in chunk_lihuaworld(chats, 4, 1, WordTokenizer())]
     [('20260101_10:00-0', 'a b c d'), ('20260101_10:00-1', 'd e f')]
     """
     from graphrag_integrations.core.text.chunking import TokenChunker

@@ -12,8 +12,8 @@ Examples
 --------
 >>> method_names()[:4]
 ['bm25', 'clue', 'dense', 'hybrid']
->>> get_registration("bm25").resolve_builder().__name__
-'build_bm25'
+>>> get_registration("bm25").resolve_builder()
+BaselineBuilder(index_class='graphrag_integrations.baselines.bm25:BM25Retriever', embeds=False)
 >>> resolve_index_class("dense").__name__
 'DenseRetriever'
 """

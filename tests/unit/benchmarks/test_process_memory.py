@@ -43,3 +43,28 @@ def test_fresh_process_json_reads_the_last_line_and_passes_env() -> None:
     code = "import json, os; print('noise'); print(json.dumps({'x': os.environ['GI_X']}))"
     env = {**os.environ, "GI_X": "7"}
     assert fresh_process_json([sys.executable, "-c", code], env) == {"x": "7"}
+
+
+def test_a_sized_stage_benchmark_runs_its_query_stage_or_checks_its_driver_arguments(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.process_memory import (
+        parse_sized_stage,
+        query_stage_command,
+        sized_stage_parser,
+    )
+
+    ap = sized_stage_parser("Doc.\nMore.", sizes=5, sizes_help="n", queries=3, queries_help="q")
+    monkeypatch.setattr(sys, "argv", ["bench", "--stage", "query", "--index", "ix"])
+    assert parse_sized_stage(ap, lambda args: {"index": str(args.index)}) is None
+    assert capsys.readouterr().out == '{"index": "ix"}\n'
+    monkeypatch.setattr(sys, "argv", ["bench", "--out", "o"])
+    args = parse_sized_stage(ap, lambda args: {})
+    assert args is not None and args.sizes == [5] and args.queries == 3
+    command = query_stage_command("b.py", args, Path("ix"))
+    stage = ["b.py", "--stage", "query", "--index", "ix"]
+    assert command[1:] == [*stage, "--data", "../shared/data", "--queries", "3"]
+    for argv in (["bench"], ["bench", "--out", "o", "--sizes", "0"]):
+        monkeypatch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit):
+            parse_sized_stage(ap, lambda args: {})

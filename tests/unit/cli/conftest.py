@@ -19,7 +19,8 @@ from tests.unit.cli.method_fixtures import TEXTS
 
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
-    """Every ``as_embedder(None | str)`` of every loaded module returns one FakeEmbedder."""
+    """Every ``as_embedder(None | str)`` of every loaded module (and of those imported later,
+    which take the patched ``embeddings.as_embedder``) returns one FakeEmbedder."""
     fake = FakeEmbedder()
     real = embeddings.as_embedder
 

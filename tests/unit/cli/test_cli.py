@@ -12,7 +12,6 @@ import pytest
 from graphrag_integrations import cli
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.encoders import embeddings
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.evaluation import registry
 from graphrag_integrations.evaluation.datasets import load_dataset
@@ -58,21 +57,6 @@ def write_ranked_dataset(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(items))
     return folder
-
-
-@pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
-    """Every ``as_embedder(None | str)`` in the run returns the same FakeEmbedder."""
-    fake = FakeEmbedder()
-    real = embeddings.as_embedder
-
-    def patched(obj: Any = None) -> Any:
-        return fake if obj is None or isinstance(obj, str) else real(obj)
-
-    monkeypatch.setattr("graphrag_integrations.evaluation.harness.as_embedder", patched)
-    monkeypatch.setattr(embeddings, "as_embedder", patched)  # LiHuaWorld eval imports it late
-    monkeypatch.setattr("graphrag_integrations.baselines.dense.as_embedder", patched)
-    yield fake
 
 
 def test_eval_end_to_end_json(

@@ -25,23 +25,6 @@ CLUE_OPTION_TOO = ("--option", "clue.graph_store=falkordb://h/x")
 
 
 @pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
-    """Every ``as_embedder(None | str)`` of the run (harness, Clue) gives one FakeEmbedder."""
-    from graphrag_integrations.core.encoders import embeddings
-
-    fake = FakeEmbedder()
-    real = embeddings.as_embedder
-
-    def patched(obj: Any = None) -> Any:
-        return fake if obj is None or isinstance(obj, str) else real(obj)
-
-    monkeypatch.setattr("graphrag_integrations.evaluation.harness.as_embedder", patched)
-    monkeypatch.setattr("graphrag_integrations.methods.clue.index.as_embedder", patched)
-    monkeypatch.setattr(embeddings, "as_embedder", patched)
-    yield fake
-
-
-@pytest.fixture
 def graph(falkordb_server: Any) -> Iterator[str]:
     """A graph name of this test on the session server (its graphs deleted afterwards)."""
     name = f"t_{uuid.uuid4().hex[:12]}"

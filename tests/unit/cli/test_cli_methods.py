@@ -93,6 +93,14 @@ def dense_index(fake_embedder: FakeEmbedder, corpus: Path, tmp_path: Path) -> Pa
     return out
 
 
+@pytest.fixture
+def qcg_index(fake_embedder: FakeEmbedder, corpus: Path, query_set: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "qcg"
+    argv = ["index", "--method", "qcg", "--input", str(corpus), "--out", str(out)]
+    assert cli.main([*argv, "--option", f"query_set={query_set}", "--no-progress"]) == 0
+    return out
+
+
 def _rows(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
     return list(json.loads(capsys.readouterr().out))
 
@@ -129,18 +137,9 @@ def test_query_and_show_options_reach_the_retrieval(
     assert "(1 passages)" in capsys.readouterr().out
 
 
-def test_qcg_query_option(
-    fake_embedder: FakeEmbedder,
-    corpus: Path,
-    query_set: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    out = tmp_path / "qcg"
-    argv = ["index", "--method", "qcg", "--input", str(corpus), "--out", str(out)]
-    assert cli.main([*argv, "--option", f"query_set={query_set}", "--no-progress"]) == 0
+def test_qcg_query_option(qcg_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    base = ["query", "--index", str(out), QUESTION, "--json"]
+    base = ["query", "--index", str(qcg_index), QUESTION, "--json"]
     assert cli.main([*base, "--option", "h=2", "--option", "qcg.K=1"]) == 0
     assert len(_rows(capsys)) == 1
 
@@ -174,17 +173,11 @@ def test_bad_query_options_are_one_line_errors_before_loading(
 
 
 def test_index_time_option_is_refused_by_query(
-    fake_embedder: FakeEmbedder,
-    corpus: Path,
-    query_set: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    qcg_index: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "qcg"
-    argv = ["index", "--method", "qcg", "--input", str(corpus), "--out", str(out)]
-    assert cli.main([*argv, "--option", f"query_set={query_set}", "--no-progress"]) == 0
     capsys.readouterr()
-    assert cli.main(["query", "--index", str(out), QUESTION, "--option", "k_neighbors=1"]) == 2
+    argv = ["query", "--index", str(qcg_index), QUESTION, "--option", "k_neighbors=1"]
+    assert cli.main(argv) == 2
     assert "option qcg.k_neighbors is an index-time option" in capsys.readouterr().err
 
 

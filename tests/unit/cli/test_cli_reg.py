@@ -4,14 +4,11 @@ folder of text documents and a ``.tsv`` triples file (fake embedder, offline spa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from graphrag_integrations import cli
-from graphrag_integrations.core.encoders import embeddings
 from tests.conftest import FakeEmbedder
 from tests.unit.reg_fixtures import MOVIES
 
@@ -20,19 +17,6 @@ DOCS = {
     "babbage.txt": "Charles Babbage designed the Analytical Engine in London.",
     "lonely.txt": "Nothing here names two entities at all.",
 }
-
-
-@pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
-    """Every ``as_embedder(None | str)`` of the ReG index returns the same FakeEmbedder."""
-    fake = FakeEmbedder()
-    real = embeddings.as_embedder
-
-    def patched(obj: Any = None) -> Any:
-        return fake if obj is None or isinstance(obj, str) else real(obj)
-
-    monkeypatch.setattr("graphrag_integrations.methods.reg.index.as_embedder", patched)
-    yield fake
 
 
 def _index(method: str, source: Path, out: Path, *options: str) -> int:

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 from mcp.shared.memory import create_connected_server_and_client_session
-from mcp.types import CallToolResult
 
 from graphrag_integrations import cli
 from graphrag_integrations.cli.mcp_server import build_server
@@ -30,6 +29,7 @@ from graphrag_integrations.cli.query import _load_index
 from graphrag_integrations.cli.serve import check_arguments, load_all
 from graphrag_integrations.evaluation import registry
 from tests.conftest import FakeEmbedder
+from tests.unit.cli.mcp_results import one_line_error, result_ids
 from tests.unit.cli.method_fixtures import QUESTION, index_options, method_input
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,20 +69,6 @@ async def session(*argv: str) -> AsyncIterator[ClientSession]:
     server = build_server(load_all(args, where))
     async with create_connected_server_and_client_session(server) as client:
         yield client
-
-
-def _ids(result: CallToolResult) -> list[str]:
-    assert not result.isError, result.content
-    assert result.structuredContent is not None
-    return [row["id"] for row in result.structuredContent["passages"]]
-
-
-def _error(result: CallToolResult) -> str:
-    assert result.isError
-    (content,) = result.content
-    text: str = getattr(content, "text", "")
-    assert text and "\n" not in text
-    return text
 
 
 def _retrieve_ids(path: Path, query: str, k: int, **kwargs: Any) -> list[str]:
@@ -125,7 +111,7 @@ async def test_search_returns_what_retrieve_returns(
             for k in (1, 3):
                 result = await client.call_tool(f"search_{method}", {"query": query, "k": k})
                 expected = _retrieve_ids(path, query, k)
-                assert _ids(result) == expected and len(expected) == k
+                assert result_ids(result) == expected and len(expected) == k
         result = await client.call_tool(f"search_{method}", {"query": "Where is Rome?"})
     assert result.structuredContent is not None
     first = result.structuredContent["passages"][0]
@@ -155,7 +141,9 @@ async def test_server_filter_is_anded_and_a_call_cannot_widen_it(bm25_dir: Path)
         assert await files({"filter": {"file_name": "rome.txt"}}) == {"rome.txt"}
         assert await files({"filter": '{"file_name": "berlin.txt"}'}) == {"berlin.txt"}
         result = await client.call_tool(tool, {"query": "capital city", "k": 4})
-    assert _ids(result) == _retrieve_ids(bm25_dir, "capital city", 4, filter=json.loads(tenant))
+    assert result_ids(result) == _retrieve_ids(
+        bm25_dir, "capital city", 4, filter=json.loads(tenant)
+    )
 
 
 @pytest.mark.parametrize(
@@ -180,18 +168,18 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(
     bm25_dir: Path, arguments: dict[str, Any], message: str
 ) -> None:
     async with session("--index", str(bm25_dir)) as client:
-        assert message in _error(await client.call_tool("search_cities", arguments))
-        unknown = _error(await client.call_tool("search_towns", {"query": "Rome"}))
+        assert message in one_line_error(await client.call_tool("search_cities", arguments))
+        unknown = one_line_error(await client.call_tool("search_towns", {"query": "Rome"}))
         assert unknown == "unknown tool 'search_towns'; this server has search_cities"
         result = await client.call_tool("search_cities", {"query": "Where is Rome?", "k": 1})
-    assert _ids(result) == _retrieve_ids(bm25_dir, "Where is Rome?", 1)
+    assert result_ids(result) == _retrieve_ids(bm25_dir, "Where is Rome?", 1)
 
 
 async def test_read_only_unless_allow_writes(bm25_dir: Path, tmp_path: Path) -> None:
     async with session("--index", str(bm25_dir)) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["search_cities"]
         refused = await client.call_tool("search_cities_insert", {"documents": [{"text": "x"}]})
-    assert _error(refused).startswith("unknown tool 'search_cities_insert'")
+    assert one_line_error(refused).startswith("unknown tool 'search_cities_insert'")
 
     path = Path(shutil.copytree(bm25_dir, tmp_path / "cities"))  # the module's index stays
     oslo = {"text": "Oslo is the capital of Norway.", "id": "oslo", "metadata": {"title": "Oslo"}}
@@ -208,11 +196,11 @@ async def test_read_only_unless_allow_writes(bm25_dir: Path, tmp_path: Path) -> 
         }
         assert _retrieve_ids(path, "Oslo Norway", 1) == ["oslo#0"]  # persisted: a fresh load
         hit = await client.call_tool("search_cities", {"query": "Oslo Norway", "k": 1})
-        assert _ids(hit) == ["oslo#0"]
+        assert result_ids(hit) == ["oslo#0"]
         again = await client.call_tool("search_cities_insert", {"documents": [oslo]})
         assert again.structuredContent is not None and again.structuredContent["skipped"] == 1
         bad = await client.call_tool("search_cities_insert", {"documents": [{"id": "x"}]})
-        assert "documents[0].text must be a non-empty string" in _error(bad)
+        assert "documents[0].text must be a non-empty string" in one_line_error(bad)
         gone = await client.call_tool("search_cities_delete", {"doc_ids": ["oslo", "nowhere"]})
         assert gone.structuredContent == {
             "index": "search_cities",
@@ -220,7 +208,7 @@ async def test_read_only_unless_allow_writes(bm25_dir: Path, tmp_path: Path) -> 
             "not_found": ["nowhere"],
         }
         after = await client.call_tool("search_cities", {"query": "Oslo Norway", "k": 4})
-        assert "oslo#0" not in _ids(after)
+        assert "oslo#0" not in result_ids(after)
     assert "oslo#0" not in _retrieve_ids(path, "Oslo Norway", 4)
 
 
@@ -242,7 +230,7 @@ async def test_every_methods_index_is_served(
     async with session("--index", str(out)) as client:
         (tool,) = (await client.list_tools()).tools
         result = await client.call_tool(tool.name, {"query": QUESTION, "k": 2})
-    ids = _ids(result)
+    ids = result_ids(result)
     assert ids and ids == _retrieve_ids(out, QUESTION, 2)
 
 

@@ -43,13 +43,27 @@ def url(falkordb_url: str) -> str:
     return falkordb_url
 
 
+def options() -> dict[str, Any]:
+    """The checkpointed builds' options: batches of 4 documents, the fake embedder."""
+    pytest.importorskip("spacy")
+    return {"checkpoint_every": 4, "embedding": FakeEmbedder()}
+
+
+@pytest.fixture
+def whole(tmp_path: Path) -> ClueIndex:
+    """The corpus built with checkpoints, no database and no kill: what a resume must give."""
+    return ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **options())
+
+
 @pytest.mark.falkordb_server
 def test_clue_in_falkordb_resumes_after_a_batch_killed_before_its_save(
-    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    url: str,
+    whole: ClueIndex,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    pytest.importorskip("spacy")
-    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
-    whole = ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **opts)
+    opts = options()
     persist = ClueIndex.persist
     calls: list[Path] = []
 
@@ -83,12 +97,10 @@ def test_clue_in_falkordb_resumes_after_a_batch_killed_before_its_save(
 
 @pytest.mark.falkordb_server
 def test_nodes_of_a_pending_document_not_yet_listed_are_rolled_back(
-    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    url: str, whole: ClueIndex, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A batch killed mid-write: a chunk of ``d5`` reached the graph, its document did not."""
-    pytest.importorskip("spacy")
-    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
-    whole = ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **opts)
+    opts = options()
     ckpt = tmp_path / "ckpt"
     first = ClueIndex.from_documents(DOCS[:4], checkpoint_dir=ckpt, graph_store=url, **opts)
     first.store.add_node("chunk", "d5#0", ("d5",), text="Town 5 lies on the river number 1.")
@@ -102,11 +114,9 @@ def test_nodes_of_a_pending_document_not_yet_listed_are_rolled_back(
 
 @pytest.mark.falkordb_server
 def test_a_first_batch_killed_before_its_save_is_rolled_back_from_the_graph_it_made(
-    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    url: str, whole: ClueIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("spacy")
-    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
-    whole = ClueIndex.from_documents(DOCS, checkpoint_dir=tmp_path / "whole", **opts)
+    opts = options()
 
     def killed(index: ClueIndex, path: Path, **kwargs: Any) -> None:
         raise Killed  # the first batch is in the graph, nothing is saved
@@ -128,8 +138,7 @@ def test_a_first_batch_killed_before_its_save_is_rolled_back_from_the_graph_it_m
 def test_a_graph_holding_data_before_the_first_batch_is_never_rolled_back(
     url: str, tmp_path: Path
 ) -> None:
-    pytest.importorskip("spacy")
-    opts: dict[str, Any] = {"checkpoint_every": 4, "embedding": FakeEmbedder()}
+    opts = options()
     ClueIndex.from_documents(DOCS[:4], graph_store=url, embedding=FakeEmbedder())  # the user's
     where = parse_falkordb_url(url)
     held = len(FalkorDBGraph.open(where))

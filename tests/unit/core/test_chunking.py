@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import doctest
 import logging
-import re
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,7 @@ from graphrag_integrations.core.text.chunking import (
     find_break,
 )
 from graphrag_integrations.core.text.documents import SourceDocument, load_documents
-
-
-class WordTokenizer:
-    """Test tokenizer: every run of non-space characters is one token."""
-
-    name = "words"
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in re.finditer(r"\S+", text)]
+from graphrag_integrations.testing.word_tokenizer import WordTokenizer
 
 
 class CharTokenizer:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-import random
 from pathlib import Path
 
 import pytest
@@ -27,33 +26,7 @@ from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
 from graphrag_integrations.testing import FakeEmbedder
-
-WORDS = [
-    "the",
-    "river",
-    "city",
-    "capital",
-    "mountain",
-    "music",
-    "game",
-    "science",
-    "prize",
-    "ocean",
-    "north",
-    "south",
-]
-
-
-def prose(n_chars: int, seed: int = 0) -> str:
-    """Sentences of random words, a blank line every eight sentences."""
-    rng = random.Random(seed)
-    out: list[str] = []
-    size = 0
-    while size < n_chars:
-        sentence = " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "."
-        out.append(sentence + ("\n\n" if len(out) % 8 == 7 else " "))
-        size += len(out[-1])
-    return "".join(out)
+from graphrag_integrations.testing.compliance.chunking import random_prose
 
 
 def test_every_index_declares_its_chunk_size_once() -> None:
@@ -83,7 +56,7 @@ def test_every_index_declares_its_chunk_size_once() -> None:
 
 def test_a_512_kb_document_is_not_one_passage() -> None:
     """The issue: a 512 KB document came back as one 522,630-character passage."""
-    text = prose(512 * 1024)
+    text = random_prose(512 * 1024)
     index = BM25Retriever.from_documents([SourceDocument(text, id="big", metadata={"a": 1})])
     chunker = BM25Retriever.default_splitter()
     assert len(index.passages) > 100
@@ -101,7 +74,7 @@ def test_a_512_kb_document_is_not_one_passage() -> None:
 
 
 def test_chunk_ids_are_deterministic_and_upsert_reuses_them() -> None:
-    text = prose(4_000)
+    text = random_prose(4_000)
     first = DenseRetriever.from_documents([{"id": "d", "text": text}], embedding=FakeEmbedder())
     again = DenseRetriever.from_documents([{"id": "d", "text": text}], embedding=FakeEmbedder())
     assert [p.id for p in first.passages] == [p.id for p in again.passages]
@@ -113,7 +86,7 @@ def test_chunk_ids_are_deterministic_and_upsert_reuses_them() -> None:
 def test_a_real_langchain_text_splitter() -> None:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    text = prose(3_000)
+    text = random_prose(3_000)
     splitter = RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=50)
     index = BM25Retriever.from_documents([SourceDocument(text, id="d")], splitter=splitter)
     assert [p.text for p in index.passages] == splitter.split_text(text)
@@ -125,7 +98,7 @@ def test_a_real_langchain_text_splitter() -> None:
 def test_a_real_llama_index_node_parser_keeps_offsets() -> None:
     from llama_index.core.node_parser import SentenceSplitter
 
-    text = prose(3_000)
+    text = random_prose(3_000)
     parser = SentenceSplitter(chunk_size=60, chunk_overlap=0, tokenizer=str.split)
     (doc,) = [SourceDocument(text, id="d", metadata={"title": "T"})]
     passages = split_documents([doc], parser)
@@ -170,7 +143,7 @@ def test_chunking_options() -> None:
 
 
 def test_from_documents_chunking_false_then_insert_keeps_documents_whole() -> None:
-    text = prose(5_000)
+    text = random_prose(5_000)
     index = BM25Retriever.from_documents([{"id": "a", "text": text}], chunking=False)
     assert [p.id for p in index.passages] == ["a#0"]
     index.insert([{"id": "b", "text": text}])
@@ -184,13 +157,13 @@ def test_a_loaded_index_chunks_with_the_class_default(tmp_path: Path) -> None:
     index.persist(tmp_path / "bm25")
     loaded = BM25Retriever.load(tmp_path / "bm25")
     assert loaded.splitter is BM25Retriever.default_splitter()
-    loaded.insert([{"id": "long", "text": prose(5_000)}])
+    loaded.insert([{"id": "long", "text": random_prose(5_000)}])
     assert len([p for p in loaded.passages if p.doc_id == "long"]) >= 2
 
 
 def test_doc_ids_and_delete_return_values() -> None:
     index = DenseRetriever.from_documents(
-        [{"id": "b", "text": prose(3_000)}, {"id": "a", "text": "Alpha."}],
+        [{"id": "b", "text": random_prose(3_000)}, {"id": "a", "text": "Alpha."}],
         embedding=FakeEmbedder(),
     )
     assert index.doc_ids() == ["a", "b"]
@@ -232,9 +205,9 @@ def test_upsert_is_guarded_for_every_index() -> None:
 
 def test_the_default_chunker_pickles() -> None:
     chunker = default_chunker(16, 4)
-    before = chunker.split(prose(400))
+    before = chunker.split(random_prose(400))
     copy = pickle.loads(pickle.dumps(chunker))
-    assert [c.text for c in copy.split(prose(400))] == [c.text for c in before]
+    assert [c.text for c in copy.split(random_prose(400))] == [c.text for c in before]
     assert isinstance(copy.tokenizer, HFOffsetTokenizer)
 
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 
+from graphrag_integrations.core.index.build_options import named_parameters
 from graphrag_integrations.core.params import (
     InvalidParameterError,
     NoParams,
@@ -174,8 +175,7 @@ def test_constructors_take_the_param_classes_not_their_fields(target: str) -> No
     module, _, name = target.partition(":")
     cls = getattr(importlib.import_module(module), name)
     index_class, query_class = cls.index_params_class, cls.query_params_class()
-    for signature in (inspect.signature(cls), inspect.signature(cls.from_documents)):
-        parameters = signature.parameters
+    for parameters in (inspect.signature(cls).parameters, named_parameters(cls.from_documents)):
         assert parameters["index_params"].annotation == f"{index_class.__name__} | None"
         assert parameters["query_params"].annotation == f"{query_class.__name__} | None"
         assert "preset" in parameters

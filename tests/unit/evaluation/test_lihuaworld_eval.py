@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +27,15 @@ from graphrag_integrations.evaluation.lihuaworld_run import (
 )
 from graphrag_integrations.methods.qcg.generation import QAPair, QuerySet
 from graphrag_integrations.methods.qcg.resumable import covered_documents, generate_by_document
+from graphrag_integrations.testing.word_tokenizer import WordTokenizer
 from tests.conftest import FakeEmbedder
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "lihuaworld"
 CHUNKING = (8, 2)
 
 
-class Words:
-    name = "words"
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in re.finditer(r"\S+", text)]
-
-
 def fixture_chunks(chunking: tuple[int, int] = CHUNKING, tokenizer: Any = None) -> list[Passage]:
-    return chunk_lihuaworld(load_chat_documents(FIX), *chunking, tokenizer or Words())
+    return chunk_lihuaworld(load_chat_documents(FIX), *chunking, tokenizer or WordTokenizer())
 
 
 def query_set(
@@ -66,7 +59,7 @@ def run(methods: list[str], qs: Any = None, **kwargs: Any) -> Any:
         embedder=FakeEmbedder(),
         ks=(1, 2),
         options=options,
-        tokenizer=Words(),
+        tokenizer=WordTokenizer(),
         show_progress=False,
         **kwargs,
     )
@@ -118,7 +111,7 @@ def test_qcg_presets_become_their_lihuaworld_versions(chosen: str, expected: str
         embedder=FakeEmbedder(),
         ks=(1,),
         options={"qcg": {"query_set": query_set(chunks), "preset": chosen}},
-        tokenizer=Words(),
+        tokenizer=WordTokenizer(),
         show_progress=False,
     )
     assert report.notes["qcg"]["preset"] == expected
@@ -215,7 +208,7 @@ def patched_embedder(monkeypatch: pytest.MonkeyPatch) -> FakeEmbedder:
 def test_cli_eval_on_lihuaworld_with_a_dirty_queries_file(
     patched_embedder: FakeEmbedder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    chunks = fixture_chunks((1200, 100), tokenizer=Words())
+    chunks = fixture_chunks((1200, 100), tokenizer=WordTokenizer())
     qs_file = tmp_path / "qs.jsonl.gz"
     query_set(chunks, (1200, 100)).save(qs_file)
     items = json.loads((FIX / "queries-dev.json").read_text())
@@ -310,7 +303,7 @@ def test_variants_score_other_query_parameters_on_the_same_index() -> None:
         ks=(50,),
         options={"qcg": {"query_set": covered, "missing": "skip", "preset": "paper"}},
         variants={"qcg c=50": ("qcg", {"chunk_candidates": 50})},
-        tokenizer=Words(),
+        tokenizer=WordTokenizer(),
         show_progress=False,
     )
     assert report.results["qcg"].recall["Multi"] == {50: 0.0}

@@ -72,9 +72,9 @@ from graphrag_integrations.core.graph.protocol import (
     EdgeKey,
     GraphBackend,
     Removed,
-    check_attrs,
-    check_id,
-    check_provenance,
+    check_edge,
+    check_node,
+    check_same_type,
 )
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.errors import (
@@ -283,6 +283,9 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
         self._next_seq += 1
         return self._next_seq - 1
 
+    def _has_node(self, id: object) -> bool:
+        return isinstance(id, str) and self._node_type(id) is not None
+
     def _node_type(self, id: str) -> str | None:
         """The type of node ``id`` (queued, cached or in the server), ``None`` if none."""
         pending = self._nodes.get(id)
@@ -325,15 +328,11 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
             If an attribute value cannot be stored (see
             :mod:`~graphrag_integrations.core.graph.falkordb_cypher`).
         """
-        check_id(id, "node id")
-        check_id(type, "node type")
-        prov = check_provenance(provenance)
-        extra = check_attrs(attrs)
+        prov, extra = check_node(id, type, provenance, attrs)
         stored = cy.encode_attrs(extra, f"node {id!r}")
         with self._lock:
             known = self._node_type(id)
-            if known is not None and known != type:
-                raise ValueError(f"node {id!r} already has type {known!r}, not {type!r}")
+            check_same_type(f"node {id!r}", known, type)
             pending = self._nodes.get(id)
             if pending is None:
                 self._nodes[id] = Pending(type, self._seq(), prov, stored)
@@ -354,34 +353,16 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
         key: str | None = None,
         **attrs: Any,
     ) -> str:
-        """Add a directed edge ``u -> v``, or merge into the existing one with the same key
-        (as :meth:`GraphStore.add_edge
-        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_edge>`).
-
-        Returns
-        -------
-        str
-            The edge key.
-
-        Raises
-        ------
-        KeyError
-            If ``u`` or ``v`` is not a node.
-        ValueError
-            If the edge key exists with another type.
-        """
+        """Add a directed edge ``u -> v``, or merge into the existing one with the same key;
+        returns the edge key (arguments, checks and errors as :meth:`GraphStore.add_edge
+        <graphrag_integrations.core.graph.networkx_store.GraphStore.add_edge>`)."""
         with self._lock:
-            for node in (u, v):
-                if not isinstance(node, str) or self._node_type(node) is None:
-                    raise KeyError(f"unknown node {node!r}: add_node it before adding edges")
-            check_id(type, "edge type")
-            edge_key = check_id(type if key is None else key, "edge key")
-            prov = check_provenance(provenance)
-            stored = cy.encode_attrs(check_attrs(attrs), f"edge {(u, v, edge_key)!r}")
+            edge_key, prov, extra = check_edge(
+                u, v, type, key, provenance, attrs, exists=self._has_node
+            )
+            stored = cy.encode_attrs(extra, f"edge {(u, v, edge_key)!r}")
             edge = (u, v, edge_key)
-            known = self._edge_type(edge)
-            if known is not None and known != type:
-                raise ValueError(f"edge {edge!r} already has type {known!r}, not {type!r}")
+            check_same_type(f"edge {edge!r}", self._edge_type(edge), type)
             pending = self._edges.get(edge)
             if pending is None:
                 self._edges[edge] = Pending(type, self._seq(), prov, stored)

@@ -19,10 +19,10 @@ from graphrag_integrations.core.graph.protocol import (
     Direction,
     EdgeKey,
     Removed,
-    check_attrs,
     check_direction,
-    check_id,
-    check_provenance,
+    check_edge,
+    check_node,
+    check_same_type,
     edge_types,
 )
 from graphrag_integrations.core.graph.serialisation import (
@@ -89,14 +89,10 @@ class GraphStore:
         ValueError
             If the node exists with another type, or an id/type is empty.
         """
-        check_id(id, "node id")
-        check_id(type, "node type")
-        prov = check_provenance(provenance)
-        extra = check_attrs(attrs)
+        prov, extra = check_node(id, type, provenance, attrs)
         if id in self._g:
             data = self._g.nodes[id]
-            if data["type"] != type:
-                raise ValueError(f"node {id!r} already has type {data['type']!r}, not {type!r}")
+            check_same_type(f"node {id!r}", data["type"], type)
             data["provenance"] = self._shared(data["provenance"] | prov)
             data.update(extra)
         else:
@@ -139,19 +135,12 @@ class GraphStore:
         ValueError
             If the edge key exists with another type.
         """
-        for node in (u, v):
-            if node not in self._g:
-                raise KeyError(f"unknown node {node!r}: add_node it before adding edges")
-        check_id(type, "edge type")
-        edge_key = check_id(type if key is None else key, "edge key")
-        prov = check_provenance(provenance)
-        extra = check_attrs(attrs)
+        edge_key, prov, extra = check_edge(
+            u, v, type, key, provenance, attrs, exists=self._g.__contains__
+        )
         if self._g.has_edge(u, v, edge_key):
             data = self._g.edges[u, v, edge_key]
-            if data["type"] != type:
-                raise ValueError(
-                    f"edge {(u, v, edge_key)!r} already has type {data['type']!r}, not {type!r}"
-                )
+            check_same_type(f"edge {(u, v, edge_key)!r}", data["type"], type)
             data["provenance"] = self._shared(data["provenance"] | prov)
             data.update(extra)
         else:

@@ -47,7 +47,7 @@ backend class):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -170,6 +170,56 @@ def check_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     if bad:
         raise ValueError(f"attribute names {bad} are reserved")
     return dict(attrs)
+
+
+def check_node(
+    id: str, type: str, provenance: Iterable[str], attrs: Mapping[str, Any]
+) -> tuple[set[str], dict[str, Any]]:
+    """The checked provenance and attributes of ``add_node(id, type, provenance, **attrs)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`check_id`, :func:`check_provenance`, :func:`check_attrs`.
+    """
+    check_id(id, "node id")
+    check_id(type, "node type")
+    return check_provenance(provenance), check_attrs(attrs)
+
+
+def check_edge(
+    u: str,
+    v: str,
+    type: str,
+    key: str | None,
+    provenance: Iterable[str],
+    attrs: Mapping[str, Any],
+    *,
+    exists: Callable[[Any], bool],
+) -> tuple[str, set[str], dict[str, Any]]:
+    """The edge key (``key``, default ``type``), provenance and attributes of
+    ``add_edge(u, v, type, provenance, key=key, **attrs)``, checked.
+
+    Raises
+    ------
+    KeyError
+        If ``u`` or ``v`` is not a node (``exists(node)`` is false).
+    ValueError, TypeError
+        As :func:`check_id`, :func:`check_provenance`, :func:`check_attrs`.
+    """
+    for node in (u, v):
+        if not exists(node):
+            raise KeyError(f"unknown node {node!r}: add_node it before adding edges")
+    check_id(type, "edge type")
+    edge_key = check_id(type if key is None else key, "edge key")
+    return edge_key, check_provenance(provenance), check_attrs(attrs)
+
+
+def check_same_type(what: str, known: str | None, type: str) -> None:
+    """``ValueError`` when ``what`` (a node or an edge) is known (``known``: its type) with a
+    type other than ``type``."""
+    if known is not None and known != type:
+        raise ValueError(f"{what} already has type {known!r}, not {type!r}")
 
 
 def check_direction(direction: str) -> None:

@@ -34,9 +34,12 @@ Parameters
     (:mod:`~graphrag_integrations.core.params`; :attr:`BaseIndex.index_params_class` and the
     class of :attr:`BaseIndex.query_params`). ``from_documents`` and the constructor take
     ``index_params=``, ``query_params=`` and ``preset=`` (not together with a params object:
-    :func:`~graphrag_integrations.core.params.resolve_params`), every argument explicit in
-    their signatures. ``k`` is always the number of results: ``retrieve(q, k)`` wins over an
-    ``as_retriever(k=...)`` retriever's ``k``, which wins over the query params' default
+    :func:`~graphrag_integrations.core.params.resolve_params`), every argument named in
+    their signatures (the options every ``from_documents`` shares typed once, as
+    ``**options: Unpack[DocumentBuildOptions]``:
+    :mod:`~graphrag_integrations.core.index.build_options`). ``k`` is always the number of
+    results: ``retrieve(q, k)`` wins over an ``as_retriever(k=...)`` retriever's ``k``, which
+    wins over the query params' default
     (the field :attr:`BaseIndex.k_param` names, e.g. Clue's ``N``, QCG's ``K``).
     ``as_retriever(k=None, *, query_params=None, filter=None, **overrides)`` binds other query
     params (validated overrides of the index's) without copying the index: a query of the
@@ -146,6 +149,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.index.build_options import DocumentOptions, check_options
 from graphrag_integrations.core.index.building import (
     CHUNKING_OPTIONS,
     DEFAULT_SPLITTER,
@@ -186,8 +190,6 @@ from graphrag_integrations.core.text.chunking import (
     split_documents,
 )
 from graphrag_integrations.core.text.documents import (
-    DecodeErrors,
-    LoadReport,
     load_documents,
     pop_load_options,
     require_nonempty,
@@ -218,27 +220,27 @@ logger = logging.getLogger(__name__)
 
 
 def build_from_documents(
-    cls: type[IndexT],
-    documents: Iterable[Any],
-    *,
-    splitter: Any = DEFAULT_SPLITTER,
-    chunking: bool | None = True,
-    errors: DecodeErrors = "strict",
-    report: LoadReport | None = None,
-    path: DocumentPaths = None,
-    pattern: str | None = None,
-    **constructor: Any,
+    cls: type[IndexT], documents: Iterable[Any], options: DocumentOptions, /, **constructor: Any
 ) -> IndexT:
-    """What every typed ``from_documents`` does: load ``documents`` (the load options), cut
-    them (``splitter`` / ``chunking``, see :func:`chosen_splitter`), then
-    ``cls.from_passages(passages, **constructor)``; the splitter chosen stays the index's.
+    """What every typed ``from_documents`` does: load ``documents`` and cut them as
+    ``options`` say (:class:`~graphrag_integrations.core.index.build_options.DocumentOptions`;
+    the splitter chosen stays the index's), then ``cls.from_passages(passages, **constructor)``.
+
+    The typed ``from_documents(documents, *, <its arguments>, **options)`` calls
+    ``build_from_documents(cls, documents, options, <its arguments>)``; the checkpoint and
+    executor options never get here (the wrappers of ``from_documents`` take them).
 
     Raises
     ------
+    TypeError
+        A key of ``options`` that is not a :class:`DocumentOptions` key.
     EmptyCorpusError
         If no document has any text.
     """
-    chosen = chosen_splitter(splitter, chunking)
+    check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+    chosen = chosen_splitter(
+        options.get("splitter", DEFAULT_SPLITTER), options.get("chunking", True)
+    )
     resolve_params(  # a bad preset / params combination fails before any document is read
         cls.index_params_class,
         cls.query_params_class(),
@@ -246,7 +248,7 @@ def build_from_documents(
         query_params=constructor.get("query_params"),
         preset=constructor.get("preset"),
     )
-    loaded = load_documents(documents, path=path, pattern=pattern, errors=errors, report=report)
+    loaded = load_documents(documents, **pop_load_options(dict(options)))
     return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
 
 
@@ -430,7 +432,8 @@ class BaseIndex(IndexPersistence, ABC):
         ``load_documents`` (see
         :func:`~graphrag_integrations.core.text.documents.pop_load_options`), the rest to
         :meth:`from_passages`. The package's indexes override it with a typed signature
-        (every argument named) calling :func:`build_from_documents`.
+        (their own arguments named, the shared ones
+        ``**options: Unpack[DocumentBuildOptions]``) calling :func:`build_from_documents`.
 
         Raises
         ------

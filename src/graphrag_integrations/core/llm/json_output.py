@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from graphrag_integrations.errors import LLMOutputError
@@ -83,22 +84,9 @@ def strip_trailing_commas(text: str) -> str:
     '{"a": "x,]", "b": [1, 2 ]}'
     """
     out: list[str] = []
-    in_string = False
-    escaped = False
     n = len(text)
-    for i, ch in enumerate(text):
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == ",":
+    for i, ch, quoted in _scan(text):
+        if ch == "," and not quoted:
             j = i + 1
             while j < n and text[j] in " \t\r\n":
                 j += 1
@@ -106,6 +94,25 @@ def strip_trailing_commas(text: str) -> str:
                 continue
         out.append(ch)
     return "".join(out)
+
+
+def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+    """``(index, character, quoted)`` for ``text[start:]``; ``quoted``: the character belongs
+    to a JSON string, its quotes included (backslash escapes honoured)."""
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            yield i, ch, True
+        else:
+            in_string = ch == '"'
+            yield i, ch, in_string
 
 
 def _parse(candidate: str, python_literals: bool = False) -> tuple[bool, Any]:
@@ -127,20 +134,10 @@ def _parse(candidate: str, python_literals: bool = False) -> tuple[bool, Any]:
 def _balanced_end(text: str, start: int) -> int:
     """Index of the bracket closing the one at ``start`` (string-aware), or -1."""
     stack = [_OPENERS[text[start]]]
-    in_string = False
-    escaped = False
-    for i in range(start + 1, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in _OPENERS:
+    for i, ch, quoted in _scan(text, start + 1):
+        if quoted:
+            continue
+        if ch in _OPENERS:
             stack.append(_OPENERS[ch])
         elif ch in "}]":
             if ch != stack.pop():

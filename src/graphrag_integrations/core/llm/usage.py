@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
+
+from graphrag_integrations.core.counters import Counters
 
 
 @dataclass
-class TokenUsage:
+class TokenUsage(Counters):
     """Running totals of what an :class:`~graphrag_integrations.core.llm.LLMClient` spent.
 
     Cache hits are counted in :attr:`cache_hits` only: they add no calls and no tokens.
@@ -44,9 +45,6 @@ class TokenUsage:
     parse_failures: int = 0
     retries: int = 0
     estimated_calls: int = 0
-    _lock: threading.Lock = field(
-        default_factory=threading.Lock, init=False, repr=False, compare=False
-    )
 
     @property
     def total_tokens(self) -> int:
@@ -78,16 +76,8 @@ class TokenUsage:
         with self._lock:
             self.retries += 1
 
-    def reset(self) -> None:
-        """Set every counter back to zero."""
-        with self._lock:
-            for f in fields(self):
-                if not f.name.startswith("_"):
-                    setattr(self, f.name, 0)
-
     def as_dict(self) -> dict[str, int]:
         """The counters (and ``total_tokens``) as a plain, JSON-serialisable dict."""
-        with self._lock:
-            out = {f.name: int(getattr(self, f.name)) for f in fields(self) if f.init}
-            out["total_tokens"] = self.prompt_tokens + self.completion_tokens
+        out = {name: int(value) for name, value in super().as_dict().items()}
+        out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
         return out

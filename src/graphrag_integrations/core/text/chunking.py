@@ -243,11 +243,8 @@ def as_offset_tokenizer(tokenizer: Any = None) -> OffsetTokenizer:
 
     Examples
     --------
-    >>> class Words:
-    ...     name = "words"
-    ...     def token_offsets(self, text):
-    ...         return [m.span() for m in re.finditer(r"\\S+", text)]
-    >>> as_offset_tokenizer(Words()).name
+    >>> from graphrag_integrations.testing.word_tokenizer import WordTokenizer
+    >>> as_offset_tokenizer(WordTokenizer()).name
     'words'
     """
     if isinstance(tokenizer, OffsetTokenizer):
@@ -296,11 +293,8 @@ class TokenChunker:
 
     Examples
     --------
-    >>> class Words:
-    ...     name = "words"
-    ...     def token_offsets(self, text):
-    ...         return [m.span() for m in re.finditer(r"\\S+", text)]
-    >>> chunker = TokenChunker(chunk_size=4, chunk_overlap=1, tokenizer=Words())
+    >>> from graphrag_integrations.testing.word_tokenizer import WordTokenizer
+    >>> chunker = TokenChunker(chunk_size=4, chunk_overlap=1, tokenizer=WordTokenizer())
     >>> [c.text for c in chunker.split("One two. Three four five six seven.")]
     ['One two.', 'two. Three four five', 'five six seven.']
     """

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 import tenacity
 
 from graphrag_integrations.core.batching import slices
@@ -27,12 +26,10 @@ from graphrag_integrations.core.persistence import Manifest, check_manifest
 from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    check_count,
+    CheckedVectorIndex,
+    Records,
     check_dimension,
     check_ids,
-    check_query_vector,
-    check_records,
-    parse_where,
 )
 from graphrag_integrations.errors import IndexMismatchError
 
@@ -179,7 +176,7 @@ _HNSW_UPDATABLE = frozenset(
 )
 
 
-class ChromaVectorIndex:
+class ChromaVectorIndex(CheckedVectorIndex):
     """A vector index in a Chroma collection (cosine space, vectors supplied by us).
 
     Exactly one of ``path``, ``client`` and ``host`` selects where the collection lives;
@@ -431,23 +428,9 @@ class ChromaVectorIndex:
     def __len__(self) -> int:
         return int(_retry_busy(self._collection.count))
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records in batches; an id already present is replaced.
-
-        Raises
-        ------
-        ValueError
-            As :meth:`InMemoryVectorIndex.add`.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
+    def _add(self, records: Records) -> None:
+        """Insert in batches (:attr:`batch_size`)."""
+        id_list, vecs, metas, docs = records
         if id_list:
             self._changing()
         for part in slices(len(id_list), self.batch_size):
@@ -475,15 +458,10 @@ class ChromaVectorIndex:
         for part in slices(len(id_list), self.batch_size):
             _retry_busy(self._collection.delete, ids=id_list[part])
 
-    def query(
-        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    def _query(
+        self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
     ) -> list[tuple[str, float]]:
-        """Top-``k`` ``(id, cosine similarity)`` pairs, best first (HNSW: approximate)."""
-        k = check_count(k)
-        q = check_query_vector(embedding, self.dimension)
-        flt = parse_where(where)
-        if k == 0:
-            return []
+        """Top-``k`` by the collection's HNSW index (approximate)."""
         count = len(self)
         if count == 0:
             return []

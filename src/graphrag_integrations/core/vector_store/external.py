@@ -30,23 +30,20 @@ from __future__ import annotations
 
 import logging
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    check_count,
+    CheckedVectorIndex,
+    Records,
     check_dimension,
     check_ids,
-    check_query_vector,
-    check_records,
-    parse_where,
 )
 
 logger = logging.getLogger(__name__)
@@ -117,7 +114,7 @@ def chroma_score(space: str, *, exp_neg: bool = False) -> str:
     return "squared_l2" if space == "l2" else "cosine_distance"
 
 
-class StoreVectorIndex(ABC):
+class StoreVectorIndex(CheckedVectorIndex):
     """A :class:`~graphrag_integrations.core.vector_store.protocol.VectorIndex` on a store
     reached through five hooks (see the module docstring).
 
@@ -146,13 +143,7 @@ class StoreVectorIndex(ABC):
 
     # -- hooks -----------------------------------------------------------------------------
     @abstractmethod
-    def _write(
-        self,
-        ids: list[str],
-        vectors: FloatMatrix,
-        metadatas: list[dict[str, MetadataValue]],
-        documents: list[str | None],
-    ) -> None:
+    def _write(self, records: Records) -> None:
         """Add new records (their ids are not in the store)."""
 
     @abstractmethod
@@ -188,30 +179,13 @@ class StoreVectorIndex(ABC):
             return id_ in self._ids
         return isinstance(id_, str) and bool(self._records([id_]))
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records; an id already present is replaced (vector, metadata, document).
-
-        Raises
-        ------
-        ValueError
-            As :meth:`InMemoryVectorIndex.add
-            <graphrag_integrations.core.vector_store.memory.InMemoryVectorIndex.add>`.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
-        if not id_list:
+    def _add(self, records: Records) -> None:
+        if not records.ids:
             return
-        self._remove(id_list)  # a whole-record replace, whatever the store's upsert keeps
-        self._write(id_list, vecs, metas, docs)
+        self._remove(records.ids)  # a whole-record replace, whatever the store's upsert keeps
+        self._write(records)
         if self._ids is not None:
-            self._ids.update(dict.fromkeys(id_list))
+            self._ids.update(dict.fromkeys(records.ids))
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the records with these ids (ids not present are ignored)."""
@@ -225,14 +199,11 @@ class StoreVectorIndex(ABC):
             for i in id_list:
                 del self._ids[i]
 
-    def query(
-        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    def _query(
+        self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
     ) -> list[tuple[str, float]]:
-        """Up to ``k`` ``(id, cosine)`` pairs, best first, among records matching ``where``."""
-        k = check_count(k)
-        q = check_query_vector(embedding, self.dimension)
-        flt = parse_where(where)
-        if k == 0 or (self._ids is not None and not self._ids):
+        """The store's search, with the filter translated or evaluated here (module notes)."""
+        if self._ids is not None and not self._ids:
             return []  # (an untracked store answers an empty search: no count round trip)
         native = self._native(flt) if flt is not None else None
         exact = flt is None or native is not None

@@ -56,7 +56,7 @@ from graphrag_integrations.core.retrieval.filters import (
     NoneOf,
 )
 from graphrag_integrations.core.vector_store.external import Candidate, StoreVectorIndex
-from graphrag_integrations.core.vector_store.protocol import MetadataValue
+from graphrag_integrations.core.vector_store.validation import Records
 from graphrag_integrations.errors import IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -291,13 +291,7 @@ class FalkorDBVectorIndex(StoreVectorIndex):
     def _count(self) -> int:
         return int(self._q(f"MATCH (n:{self.label}) RETURN count(n)")[0][0])
 
-    def _write(
-        self,
-        ids: list[str],
-        vectors: FloatMatrix,
-        metadatas: list[dict[str, MetadataValue]],
-        documents: list[str | None],
-    ) -> None:
+    def _write(self, records: Records) -> None:
         self._changing()
         rows = [
             {
@@ -309,7 +303,7 @@ class FalkorDBVectorIndex(StoreVectorIndex):
                     **{f"m.{k}": x for k, x in m.items()},
                 },
             }
-            for i, v, m, d in zip(ids, vectors.tolist(), metadatas, documents, strict=True)
+            for i, v, m, d in records.rows()
         ]
         for batch in batches(rows, BATCH):
             self._q(

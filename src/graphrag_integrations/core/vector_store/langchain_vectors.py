@@ -59,7 +59,7 @@ from graphrag_integrations.core.vector_store.external import (
     chroma_space,
     to_cosine,
 )
-from graphrag_integrations.core.vector_store.protocol import MetadataValue
+from graphrag_integrations.core.vector_store.validation import Records
 
 logger = logging.getLogger(__name__)
 
@@ -246,13 +246,8 @@ class LangChainVectorIndex(StoreVectorIndex):
     def __repr__(self) -> str:
         return f"LangChainVectorIndex({type(self.store).__name__}, {len(self)} records)"
 
-    def _write(
-        self,
-        ids: list[str],
-        vectors: FloatMatrix,
-        metadatas: list[dict[str, MetadataValue]],
-        documents: list[str | None],
-    ) -> None:
+    def _write(self, records: Records) -> None:
+        ids, vectors, metadatas, documents = records
         texts = [d if d is not None else "" for d in documents]  # stores drop records without
         metas: list[dict[str, Any]] = [dict(m) for m in metadatas]
         if hasattr(self.store, "add_embeddings"):

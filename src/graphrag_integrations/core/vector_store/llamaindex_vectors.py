@@ -45,7 +45,7 @@ from graphrag_integrations.core.vector_store.external import (
     chroma_space,
     to_cosine,
 )
-from graphrag_integrations.core.vector_store.protocol import MetadataValue
+from graphrag_integrations.core.vector_store.validation import Records
 
 _ORDER = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 #: Keys LlamaIndex writes into a store's flat metadata (``doc_id`` overwritten with the node's
@@ -187,20 +187,14 @@ class LlamaIndexVectorIndex(StoreVectorIndex):
     def __repr__(self) -> str:
         return f"LlamaIndexVectorIndex({type(self.store).__name__}, {len(self)} records)"
 
-    def _write(
-        self,
-        ids: list[str],
-        vectors: FloatMatrix,
-        metadatas: list[dict[str, MetadataValue]],
-        documents: list[str | None],
-    ) -> None:
+    def _write(self, records: Records) -> None:
         from llama_index.core.schema import TextNode
 
         nodes = [
             TextNode(
                 id_=i, text=d or "", metadata={stored_key(k): x for k, x in m.items()}, embedding=v
             )
-            for i, v, m, d in zip(ids, vectors.tolist(), metadatas, documents, strict=True)
+            for i, v, m, d in records.rows()
         ]
         self.store.add(nodes)
 

@@ -6,12 +6,10 @@ It persists to a directory (``vectors.npy`` + ``records.json`` + manifest).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import (
@@ -24,21 +22,19 @@ from graphrag_integrations.core.persistence import (
     reading_index,
     write_manifest,
 )
-from graphrag_integrations.core.retrieval.filters import masked_top_k
+from graphrag_integrations.core.retrieval.filters import MetadataFilter, masked_top_k
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
-    check_count,
+    CheckedVectorIndex,
+    Records,
     check_dimension,
     check_ids,
-    check_query_vector,
-    check_records,
-    parse_where,
 )
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 
-class InMemoryVectorIndex:
+class InMemoryVectorIndex(CheckedVectorIndex):
     """Exact cosine search over an L2-normalised ``float32`` matrix held in memory.
 
     Parameters
@@ -120,24 +116,8 @@ class InMemoryVectorIndex:
         self._shared = True
         return view
 
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: npt.ArrayLike,
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        documents: Sequence[str | None] | None = None,
-    ) -> None:
-        """Insert records; an id already present is replaced.
-
-        Raises
-        ------
-        ValueError
-            On duplicate ids in the call, a vector of the wrong dimension, a NaN/infinite or
-            zero vector, or metadata values that are not ``str``/``int``/``float``/``bool``.
-        """
-        id_list, vecs, metas, docs = check_records(
-            ids, embeddings, metadatas, documents, self.dimension
-        )
+    def _add(self, records: Records) -> None:
+        id_list, vecs, metas, docs = records
         self._reserve(sum(1 for i in id_list if i not in self._rows))
         if self._shared and any(i in self._rows for i in id_list):
             self._matrix = self._matrix.copy()  # a view handed out keeps the old rows
@@ -170,14 +150,11 @@ class InMemoryVectorIndex:
         self._size = len(keep)
         self._rows = {id_: row for row, id_ in enumerate(self._ids)}
 
-    def query(
-        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    def _query(
+        self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
     ) -> list[tuple[str, float]]:
-        """Exact top-``k`` ``(id, cosine similarity)`` pairs, best first (ties: older first)."""
-        k = check_count(k)
-        q = check_query_vector(embedding, self.dimension)
-        flt = parse_where(where)
-        if k == 0 or self._size == 0:
+        """The exact top-``k`` (ties: older first)."""
+        if self._size == 0:
             return []
         scores = self._matrix[: self._size] @ q
         if flt is not None:

@@ -1,6 +1,7 @@
 """Argument checks and ``where``-filter parsing shared by every vector backend.
 
-Every backend validates an ``add`` through :func:`check_records` and a query through
+Every backend validates an ``add`` through :func:`check_records` (the built-in ones inherit
+:class:`CheckedVectorIndex`) and a query through
 :func:`check_query_vector` / :func:`check_count` / :func:`parse_where`, so both reject the same
 inputs with the same messages.
 """
@@ -8,9 +9,10 @@ inputs with the same messages.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -120,21 +122,90 @@ def check_documents(documents: Sequence[str | None] | None, n: int) -> list[str 
     return docs
 
 
+class Records(NamedTuple):
+    """The checked records of an ``add``, row-aligned: what :func:`check_records` returns."""
+
+    ids: list[str]
+    #: One L2-normalised ``float32`` row per id.
+    vectors: FloatMatrix
+    metadatas: list[dict[str, MetadataValue]]
+    documents: list[str | None]
+
+    def rows(self) -> Iterator[tuple[str, list[float], dict[str, MetadataValue], str | None]]:
+        """``(id, vector as a list, metadata, document)`` of each record, in order."""
+        return zip(self.ids, self.vectors.tolist(), self.metadatas, self.documents, strict=True)
+
+
 def check_records(
     ids: Sequence[str],
     embeddings: npt.ArrayLike,
     metadatas: Sequence[Mapping[str, Any] | None] | None,
     documents: Sequence[str | None] | None,
     dimension: int,
-) -> tuple[list[str], FloatMatrix, list[dict[str, MetadataValue]], list[str | None]]:
+) -> Records:
     """Validate the arguments of a backend's ``add`` (ids, vectors, metadatas, documents)."""
     id_list = check_ids(ids)
-    return (
+    return Records(
         id_list,
         check_vectors(embeddings, len(id_list), dimension),
         check_metadatas(metadatas, len(id_list)),
         check_documents(documents, len(id_list)),
     )
+
+
+class CheckedVectorIndex(ABC):
+    """The ``add`` and ``query`` of every built-in vector backend: the arguments are checked
+    here (:func:`check_records`, :func:`check_count`, :func:`check_query_vector`,
+    :func:`parse_where`), then the backend's :meth:`_add` / :meth:`_query` runs, so all of them
+    take and refuse the same inputs with the same messages."""
+
+    #: Length of every vector.
+    dimension: int
+
+    def add(
+        self,
+        ids: Sequence[str],
+        embeddings: npt.ArrayLike,
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        documents: Sequence[str | None] | None = None,
+    ) -> None:
+        """Insert records; an id already present is replaced (vector, metadata, document).
+
+        Raises
+        ------
+        ValueError
+            On duplicate ids in the call, a vector of the wrong dimension, a NaN/infinite or
+            zero vector, or metadata values that are not ``str``/``int``/``float``/``bool``.
+        """
+        self._add(check_records(ids, embeddings, metadatas, documents, self.dimension))
+
+    def query(
+        self, embedding: npt.ArrayLike, k: int, where: Where | None = None
+    ) -> list[tuple[str, float]]:
+        """Up to ``k`` ``(id, cosine similarity)`` pairs, best first, among the records
+        matching ``where`` (:func:`parse_where`).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On a negative or non-integer ``k``, a vector of the wrong shape or a malformed
+            ``where``.
+        """
+        k = check_count(k)
+        vector = check_query_vector(embedding, self.dimension)
+        flt = parse_where(where)
+        return [] if k == 0 else self._query(vector, k, flt, where)
+
+    @abstractmethod
+    def _add(self, records: Records) -> None:
+        """Store checked records, replacing whole any whose id is already present."""
+
+    @abstractmethod
+    def _query(
+        self, vector: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
+    ) -> list[tuple[str, float]]:
+        """The search for checked arguments (``k >= 1``, ``flt`` parsed from ``where``, which
+        is passed as given for messages)."""
 
 
 def parse_where(where: Where | None) -> MetadataFilter | None:

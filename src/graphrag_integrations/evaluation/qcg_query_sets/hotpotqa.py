@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.core.batching import batches
 from graphrag_integrations.evaluation.qcg_query_sets.usage import (
-    USAGE_KEYS,
+    BatchMeter,
     Log,
     logged_usage,
     open_set,
     pair_counts,
     print_json,
-    rate,
     same_generator,
+    save_snapshot,
     usage_rates,
     utc_now,
 )
@@ -91,7 +91,7 @@ def generate_hotpotqa(
             "corpus_passages": len(dataset.passages),
         }
     )
-    client = generator.client
+    meter = BatchMeter(generator, ("pairs", "retried", "failed", "dropped_pairs"))
     items = raw[start:end]
     for part in batches(items, group):
         batch = [q for q in part if q["_id"] not in done]
@@ -99,7 +99,6 @@ def generate_hotpotqa(
             continue
         titles = list(dict.fromkeys(str(t) for q in batch for t, _ in q["context"]))
         texts = [by_title[t].text for t in titles if qs.get(by_title[t].text) is None]
-        before, stats0 = client.usage.as_dict(), generator.stats.as_dict()
         t0 = time.perf_counter()
         if texts:
             qs.update(zip(texts, generator.generate(texts), strict=True))
@@ -109,20 +108,12 @@ def generate_hotpotqa(
         qs.extra["passages_done"] = len(qs.pairs)
         qs.extra["updated"] = utc_now()
         qs.save(out)
-        after, stats = client.usage.as_dict(), generator.stats.as_dict()
-        used = {k: after[k] - before[k] for k in USAGE_KEYS}
-        tokens = used["prompt_tokens"] + used["completion_tokens"]
+        _, figures = meter.take(took)
         log(
             {
                 "questions": [q["_id"] for q in batch],
                 "passages": len(texts),
-                "seconds": round(took, 1),
-                **used,
-                **{
-                    k: stats[k] - stats0[k] for k in ("pairs", "retried", "failed", "dropped_pairs")
-                },
-                "completion_tok_s": rate(used["completion_tokens"], took, 2),
-                "total_tok_s": rate(tokens, took, 1),
+                **figures,
                 "questions_done": len(done),
                 "query_set_sha": hashlib.sha256(out.read_bytes()).hexdigest()[:12],
             }
@@ -192,8 +183,4 @@ def snapshot_hotpotqa(
     if usage_logs:
         usage = logged_usage(usage_logs)
         extra.update({"usage": usage, **usage_rates(usage)})
-    merged.extra = extra
-    merged.save(out)
-    questions.parent.mkdir(parents=True, exist_ok=True)
-    questions.write_text(json.dumps(chosen), encoding="utf-8")
-    return extra
+    return save_snapshot(merged, extra, out, questions, chosen)

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_integrations.evaluation.qcg_query_sets.usage import (
     USAGE_KEYS,
+    BatchMeter,
     Log,
     logged_usage,
     open_set,
     pair_counts,
     print_json,
-    rate,
     same_generator,
+    save_snapshot,
     usage_rates,
     utc_now,
 )
@@ -132,32 +133,24 @@ def generate_lihuaworld(
             "usage": usage,
         }
     )
-    client = generator.client
-    state = {"usage": client.usage.as_dict(), "stats": generator.stats.as_dict()}
+    meter = BatchMeter(generator, ("pairs", "retried", "failed"))
 
     def on_batch(info: dict[str, Any]) -> None:
-        after, stats = client.usage.as_dict(), generator.stats.as_dict()
-        used = {k: after[k] - state["usage"][k] for k in USAGE_KEYS}
         took = info["seconds"]
+        used, figures = meter.take(took)
         for key, value in used.items():
             usage[key] += value
         usage["seconds"] = round(usage["seconds"] + took, 1)
         qs.extra["updated"] = utc_now()
         qs.save(out)  # after every batch, with its usage (a closed prefix on disk)
-        tokens = used["prompt_tokens"] + used["completion_tokens"]
         log(
             {
                 "chats": info["documents"],
                 "chunks": info["chunks"],
-                "seconds": round(took, 1),
-                **used,
-                **{k: stats[k] - state["stats"][k] for k in ("pairs", "retried", "failed")},
-                "completion_tok_s": rate(used["completion_tokens"], took, 2),
-                "total_tok_s": rate(tokens, took, 1),
+                **figures,
                 "chats_done": info["covered"],
             }
         )
-        state["usage"], state["stats"] = after, stats
 
     todo = [c for c in chunks if c.doc_id in chosen]
     generate_by_document(
@@ -248,8 +241,4 @@ def snapshot_lihuaworld(
             "partial": len(done) < len(chats),
         }
     )
-    merged.extra = extra
-    merged.save(out)
-    questions.parent.mkdir(parents=True, exist_ok=True)
-    questions.write_text(json.dumps(closed, indent=1), encoding="utf-8")
-    return extra
+    return save_snapshot(merged, extra, out, questions, closed, indent=1)

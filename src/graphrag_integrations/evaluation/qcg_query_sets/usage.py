@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "USAGE_KEYS",
+    "BatchMeter",
     "Log",
     "logged_usage",
     "open_set",
@@ -26,6 +27,7 @@ __all__ = [
     "print_json",
     "rate",
     "same_generator",
+    "save_snapshot",
     "usage_rates",
     "utc_now",
 ]
@@ -138,3 +140,59 @@ def open_set(out: Path, generator: Doc2QueryGenerator) -> QuerySet:
     return QuerySet(
         {}, model=generator.model_name, prompt_hash=generator.prompt_hash, M=generator.M
     )
+
+
+class BatchMeter:
+    """What a generator spends batch by batch: the usage (:data:`USAGE_KEYS`) and generation
+    stats since the previous :meth:`take`, and the figures of a ``generate`` log row.
+
+    Parameters
+    ----------
+    generator : Doc2QueryGenerator
+        Its ``client.usage`` and ``stats`` are read (the first time: now).
+    stat_keys : sequence of str
+        The ``stats`` counters a row reports.
+    """
+
+    def __init__(self, generator: Doc2QueryGenerator, stat_keys: Sequence[str]) -> None:
+        self.generator = generator
+        self.stat_keys = tuple(stat_keys)
+        self._usage, self._stats = self._now()
+
+    def _now(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.generator.client.usage.as_dict(), self.generator.stats.as_dict()
+
+    def take(self, seconds: float) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(used, row)`` of the batch that took ``seconds``: the usage spent since the last
+        take, and the row figures (seconds, that usage, the stats counters, completion and
+        total tokens per second)."""
+        usage, stats = self._now()
+        used = {k: usage[k] - self._usage[k] for k in USAGE_KEYS}
+        tokens = used["prompt_tokens"] + used["completion_tokens"]
+        row = {
+            "seconds": round(seconds, 1),
+            **used,
+            **{k: stats[k] - self._stats[k] for k in self.stat_keys},
+            "completion_tok_s": rate(used["completion_tokens"], seconds, 2),
+            "total_tok_s": rate(tokens, seconds, 1),
+        }
+        self._usage, self._stats = usage, stats
+        return used, row
+
+
+def save_snapshot(
+    merged: QuerySet,
+    extra: dict[str, Any],
+    out: Path,
+    questions: Path,
+    records: Any,
+    *,
+    indent: int | None = None,
+) -> dict[str, Any]:
+    """Save the merged set with ``extra`` to ``out`` and the covered question ``records`` to
+    ``questions`` (JSON); returns ``extra``."""
+    merged.extra = extra
+    merged.save(out)
+    questions.parent.mkdir(parents=True, exist_ok=True)
+    questions.write_text(json.dumps(records, indent=indent), encoding="utf-8")
+    return extra

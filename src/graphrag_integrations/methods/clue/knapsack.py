@@ -43,6 +43,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -120,6 +121,29 @@ def _validate(
     return vals, wts
 
 
+def _relax(
+    table: npt.NDArray[Any], keep: npt.NDArray[np.bool_], shift: int, gain: Any, better: Any
+) -> None:
+    """One item's step of a 0-1 knapsack DP: ``table[s + shift]`` becomes ``table[s] + gain``
+    wherever that is ``better`` (``np.greater`` / ``np.less``), marked in ``keep`` (the item's
+    row of the table of choices)."""
+    candidate = table[: table.size - shift] + gain
+    improve = better(candidate, table[shift:])
+    keep[shift:] = improve
+    table[shift:] = np.where(improve, candidate, table[shift:])
+
+
+def _taken(keep: npt.NDArray[np.bool_], costs: IntArray, state: int) -> list[int]:
+    """The items (in input order) of the DP solution ending in ``state``: back through the
+    rows of ``keep``, each item taken paying its ``costs`` (weight or profit)."""
+    chosen: list[int] = []
+    for i in range(keep.shape[0] - 1, -1, -1):
+        if keep[i, state]:
+            chosen.append(i)
+            state -= int(costs[i])
+    return chosen[::-1]
+
+
 def _dp_by_weight(values: FloatArray, weights: IntArray, capacity: int) -> list[int]:
     """Exact 0-1 knapsack over positive weights: positions (into the inputs) of an optimum."""
     best = np.zeros(capacity + 1, dtype=np.float64)
@@ -128,17 +152,8 @@ def _dp_by_weight(values: FloatArray, weights: IntArray, capacity: int) -> list[
         w = int(weights[i])
         if w > capacity:
             continue
-        candidate = best[: capacity + 1 - w] + values[i]
-        improve = candidate > best[w:]
-        keep[i, w:] = improve
-        best[w:] = np.where(improve, candidate, best[w:])
-    chosen: list[int] = []
-    room = capacity
-    for i in range(values.size - 1, -1, -1):
-        if keep[i, room]:
-            chosen.append(i)
-            room -= int(weights[i])
-    return chosen[::-1]
+        _relax(best, keep[i], w, values[i], np.greater)
+    return _taken(keep, weights, capacity)
 
 
 def _dp_by_scaled_value(
@@ -176,18 +191,9 @@ def _dp_by_scaled_value(
         p = int(profits[i])
         if p == 0 or p > top:
             continue
-        candidate = lightest[: top + 1 - p] + weights[i]
-        improve = candidate < lightest[p:]
-        keep[i, p:] = improve
-        lightest[p:] = np.where(improve, candidate, lightest[p:])
+        _relax(lightest, keep[i], p, weights[i], np.less)
     reachable = np.nonzero(lightest <= capacity)[0]
-    profit = int(reachable[-1])
-    chosen: list[int] = []
-    for i in range(values.size - 1, -1, -1):
-        if keep[i, profit]:
-            chosen.append(i)
-            profit -= int(profits[i])
-    return chosen[::-1]
+    return _taken(keep, profits, int(reachable[-1]))
 
 
 def exact_knapsack(
@@ -299,12 +305,8 @@ def solve_knapsack(
 
     Parameters
     ----------
-    values : sequence of float
-        Non-negative item values.
-    weights : sequence of int
-        Non-negative integer item weights.
-    capacity : int
-        The budget.
+    values, weights, capacity
+        As for :func:`exact_knapsack`.
     core_size : int
         Number of items around the break item solved by DP (0 disables the core search).
     epsilon : float

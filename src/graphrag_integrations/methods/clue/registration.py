@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.registry import STORE_OBJECTS, MethodRegistration
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
 
@@ -57,24 +57,15 @@ def build(
         The index's LLM for knowledge-unit extraction (needed when ``alpha > 0``).
     reranker : Reranker or str, optional
         Q-Iter's path and chunk scorer (default: the fused scorer).
-    vector_index : callable, optional
-        ``factory(layer, dimension, model_name)`` of the index's vector stores.
-    graph_store : str, GraphBackend class or instance, optional
-        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
-        the networkx ``GraphStore`` in the process).
+    vector_index, graph_store : optional
+        Where the index's vectors and graph live (as for
+        :class:`~graphrag_integrations.methods.clue.index.ClueIndex`).
 
     Examples
     --------
-    >>> from graphrag_integrations.core.encoders.embeddings import normalize_rows
-    >>> class Letters:  # a tiny embedder: counts of a-z
-    ...     model_name, dimension = "letters", 26
-    ...     def embed(self, texts, *, show_progress=False):
-    ...         rows = [[t.lower().count(chr(97 + i)) for i in range(26)] for t in texts]
-    ...         return normalize_rows(rows)
-    ...     def embed_query(self, text):
-    ...         return self.embed([text])[0]
+    >>> from graphrag_integrations.testing import FakeEmbedder
     >>> corpus = [Passage("p1", "Paris\\nParis is the capital of France.", "p1")]
-    >>> qiter = build(Letters(), passages=corpus, query_params=ClueQueryParams(D=1, N=1))
+    >>> qiter = build(FakeEmbedder(), passages=corpus, query_params=ClueQueryParams(D=1, N=1))
     >>> qiter.D, qiter.retrieve("capital of France")[0].id
     (1, 'p1')
     """
@@ -106,9 +97,7 @@ CLUE = MethodRegistration(
         "llm": "Q-Iter's query-entity LLM (default: spaCy NER)",
         "index_llm": "the index's knowledge-unit LLM, needed when alpha > 0",
         "reranker": "Reranker or cross-encoder name scoring paths and chunks",
-        "vector_index": "factory(layer, dimension, model_name) of the vector stores",
-        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
-        "class or instance (default: networkx GraphStore in the process)",
+        **STORE_OBJECTS,
     },
     named_objects=frozenset({"llm", "index_llm", "reranker", "graph_store"}),
     description="Clue-RAG: chunk / knowledge-unit / entity graph with Q-Iter beam search",

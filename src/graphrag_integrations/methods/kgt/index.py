@@ -29,27 +29,25 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions
 from graphrag_integrations.core.index.building import (
-    DEFAULT_SPLITTER,
-    CheckpointDir,
-    DocumentPaths,
     build_from_passages,
     document_ids,
     drop_indexed,
 )
-from graphrag_integrations.core.index.executors import ExecutorSpec
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.index.store import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
@@ -217,32 +215,18 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
         show_progress: bool | None = None,
         vector_index: VectorIndexFactory | None = None,
         graph_store: GraphStoreSpec = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        path: DocumentPaths = None,
-        pattern: str | None = None,
-        checkpoint_dir: CheckpointDir = None,
-        checkpoint_every: int | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> ParseKGTranslatorRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``splitter`` / ``chunking``, the load
-        options (``errors``, ``report``, ``path``, ``pattern``) and ``checkpoint_dir`` /
-        ``checkpoint_every`` are those of :meth:`BaseIndex.from_documents`; ``executor``: who
-        runs the per-passage work (:mod:`~graphrag_integrations.core.index.executors`).
+        The index arguments are the constructor's; ``options``: the chunking, load,
+        checkpoint and executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
         """
         return build_from_documents(
             cls,
             documents,
-            splitter=splitter,
-            chunking=chunking,
-            errors=errors,
-            report=report,
-            path=path,
-            pattern=pattern,
+            options,
             embedding=embedding,
             index_params=index_params,
             query_params=query_params,

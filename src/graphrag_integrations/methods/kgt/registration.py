@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.registry import STORE_OBJECTS, MethodRegistration
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams, KGTTrainParams
 
@@ -57,11 +57,9 @@ def build(
         the untuned SmolLM2; a folder written by ``train --method kgt`` or a model path.
     decomposer : LLM, optional
         Multi-step mode (``max_steps > 1``).
-    vector_index : callable, optional
-        ``factory(layer, dimension, model_name)`` of the passage vectors.
-    graph_store : str, GraphBackend class or instance, optional
-        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
-        the networkx ``GraphStore`` in the process).
+    vector_index, graph_store : optional
+        Where the passage vectors and the graph live (as for
+        :class:`~graphrag_integrations.methods.kgt.index.ParseKGTranslatorRetriever`).
 
     Examples
     --------
@@ -97,9 +95,7 @@ KGT = MethodRegistration(
         "translator": "translation LM: trained folder, model path, 'base' or TransformersLLM "
         "(default: the committed MuSiQue-100 fold-a adapter)",
         "decomposer": "multi-step question decomposition LLM (max_steps > 1)",
-        "vector_index": "factory(layer, dimension, model_name) of the passage vectors",
-        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
-        "class or instance (default: networkx GraphStore in the process)",
+        **STORE_OBJECTS,
     },
     named_objects=frozenset({"translator", "decomposer", "graph_store"}),
     description="KG-Translator: ParseKG + KG-constrained query-to-clue translation",

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
+from graphrag_integrations.core.counters import Counters
 from graphrag_integrations.core.llm.estimate import LLMWorkEstimate, is_local
 from graphrag_integrations.core.progress import LLMProgress
 from graphrag_integrations.methods.qcg.prompts import (
@@ -70,7 +70,7 @@ __all__ = [
 
 
 @dataclass
-class GenerationStats:
+class GenerationStats(Counters):
     """Counts over every chunk sent through :class:`Doc2QueryGenerator`.
 
     Attributes
@@ -100,9 +100,6 @@ class GenerationStats:
     dropped_pairs: int = 0
     questions: int = 0
     seconds: float = 0.0
-    _lock: threading.Lock = field(
-        default_factory=threading.Lock, init=False, repr=False, compare=False
-    )
 
     def record(self, parsed: ParsedReply, retried: bool) -> None:
         """Add the outcome of one chunk."""
@@ -115,11 +112,6 @@ class GenerationStats:
             self.pairs += len(parsed.pairs)
             self.dropped_pairs += parsed.dropped
             self.questions += len(parsed.questions)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready counters."""
-        with self._lock:
-            return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
 
 class Doc2QueryGenerator:

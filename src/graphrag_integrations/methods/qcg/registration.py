@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.registry import STORE_OBJECTS, MethodRegistration
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
 
@@ -109,25 +109,16 @@ def build(
         query set (``"small"`` for the committed sets), else ``"paper"``.
     max_tokens : int or str, optional
         Generation limit per reply (default 128 with the small prompt).
-    vector_index : optional
-        Vector-index factory of the store.
-    graph_store : str, GraphBackend class or instance, optional
-        Where the index's graph lives: ``"falkordb://HOST:PORT/GRAPH"`` or a backend (default:
-        the networkx ``GraphStore`` in the process).
+    vector_index, graph_store : optional
+        Where the index's vectors and graph live (as for
+        :class:`~graphrag_integrations.methods.qcg.index.QueryCentricGraphIndex`).
 
     Examples
     --------
-    >>> from graphrag_integrations.core.encoders.embeddings import normalize_rows
-    >>> class Letters:  # a tiny embedder: counts of a-z
-    ...     model_name, dimension = "letters", 26
-    ...     def embed(self, texts, *, show_progress=False):
-    ...         rows = [[t.lower().count(chr(97 + i)) for i in range(26)] for t in texts]
-    ...         return normalize_rows(rows)
-    ...     def embed_query(self, text):
-    ...         return self.embed([text])[0]
+    >>> from graphrag_integrations.testing import FakeEmbedder
     >>> reply = "Question: What is the capital of France?\\nAnswer: Paris"
     >>> corpus = [Passage("p1", "Paris is the capital of France.", "p1")]
-    >>> index = build(Letters(), passages=corpus, llm=lambda prompt: reply, query_set="none")
+    >>> index = build(FakeEmbedder(), passages=corpus, llm=lambda prompt: reply, query_set="none")
     >>> hit = index.retrieve("capital of France", k=1)[0]
     >>> hit.id, hit.explanation["queries"][0]["answer"]
     ('p1', 'Paris')
@@ -176,9 +167,7 @@ QCG = MethodRegistration(
         "cache_dir": "on-disk LLM reply cache directory",
         "template": "Doc2Query prompt: 'paper', 'small' or a text with {chunk}",
         "max_tokens": "generation limit per Doc2Query reply",
-        "vector_index": "factory(layer, dimension, model_name) of the vector stores",
-        "graph_store": "where the graph lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend "
-        "class or instance (default: networkx GraphStore in the process)",
+        **STORE_OBJECTS,
     },
     named_objects=frozenset(
         {"llm", "query_set", "cache_dir", "template", "max_tokens", "graph_store"}

@@ -12,6 +12,7 @@ of the matching documents (:mod:`~graphrag_integrations.methods.reg.scope`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Container
 
 import numpy as np
 
@@ -78,14 +79,9 @@ class EntityAnchoring:
         self, view: KGView, table: dict[tuple[str, ...], list[int]], query: str
     ) -> list[str]:
         """:meth:`link_entities` in ``view`` (``table``: its link table)."""
-        names = bracketed(query)
-        if names:
-            found = [b for b in names if b in view.entity_row]
-            missing = [b for b in names if b not in view.entity_row]
-            if missing:
-                logger.warning("bracketed entities not in the KG: %s", missing)
-            if found:
-                return found
+        found = _known_bracketed(query, view.entity_row)
+        if found:
+            return found
         linked = named_entities(view.entities, table, query)
         if linked:
             return linked
@@ -104,14 +100,9 @@ class EntityAnchoring:
     def _link_read(self, reads: NeighbourhoodReads, query: str) -> list[str]:
         """:meth:`link_entities` from the entity names alone (no view)."""
         names = reads.names()
-        bracket = bracketed(query)
-        if bracket:
-            found = [b for b in bracket if b in names.known]
-            missing = [b for b in bracket if b not in names.known]
-            if missing:
-                logger.warning("bracketed entities not in the KG: %s", missing)
-            if found:
-                return found
+        found = _known_bracketed(query, names.known)
+        if found:
+            return found
         linked = named_entities(names.names, names.table, query)
         if linked:
             return linked
@@ -121,3 +112,13 @@ class EntityAnchoring:
             return []
         logger.warning("no KG entity named in %r; anchoring at the nearest entity %r", query, best)
         return [best]
+
+
+def _known_bracketed(query: str, known: Container[str]) -> list[str]:
+    """The ``[bracketed]`` names of ``query`` that are KG entities (``known``); the others are
+    named in a warning."""
+    names = bracketed(query)
+    missing = [b for b in names if b not in known]
+    if missing:
+        logger.warning("bracketed entities not in the KG: %s", missing)
+    return [b for b in names if b in known]

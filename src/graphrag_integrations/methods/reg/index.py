@@ -29,14 +29,19 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from typing_extensions import Unpack
 
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.base import BaseIndex
-from graphrag_integrations.core.index.building import DEFAULT_SPLITTER, drop_indexed
-from graphrag_integrations.core.index.executors import ExecutorSpec
+from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
+from graphrag_integrations.core.index.build_options import (
+    DocumentBuildOptions,
+    DocumentOptions,
+    check_options,
+)
+from graphrag_integrations.core.index.building import drop_indexed
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
@@ -48,7 +53,6 @@ from graphrag_integrations.core.persistence import (
 )
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.chunking import source_metadata
-from graphrag_integrations.core.text.documents import DecodeErrors, LoadReport
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
@@ -60,6 +64,7 @@ from graphrag_integrations.methods.reg.anchoring import EntityAnchoring
 from graphrag_integrations.methods.reg.candidates import CandidatePool, build_pool
 from graphrag_integrations.methods.reg.kg import (
     KGSources,
+    RegIndexArguments,
     Triple,
     check_triples,
     is_triple_file,
@@ -247,7 +252,7 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         return self._parser
 
     @classmethod
-    def from_documents(  # type: ignore[override]
+    def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any] | Any,
         *,
@@ -257,50 +262,32 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         preset: str | None = None,
         show_progress: bool | None = None,
         graph_store: GraphStoreSpec = None,
-        splitter: Any = DEFAULT_SPLITTER,
-        chunking: bool | None = True,
-        errors: DecodeErrors = "strict",
-        report: LoadReport | None = None,
-        executor: ExecutorSpec = None,
+        **options: Unpack[DocumentBuildOptions],
     ) -> RefinedSubgraphRetriever:
         """Build a KG from text documents (strings, files, folders, LangChain / LlamaIndex
         documents): cut into passages (``splitter=`` / ``chunking=False``, see
         ``docs/reference/chunking.md``), triples extracted per sentence
-        (:func:`.kg.triples_from_parses`), provenance = each document's id; ``errors`` /
-        ``report``: the loader's; ``executor``: who runs the per-passage work
-        (:mod:`~graphrag_integrations.core.index.executors`; the triple files are read here).
-        ``.tsv`` / ``.csv`` files among them are read as triples
-        (:func:`.kg.read_triples`; provenance: the file name)."""
-        resolve_params(  # a bad combination fails before any document is read
-            RegIndexParams,
-            RegQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-        )
-        if isinstance(documents, (str, os.PathLike)):
-            documents = [documents]
-        listed = isinstance(documents, (list, tuple))  # else: one document object, a generator
-        tables = [d for d in documents if is_triple_file(d)] if listed else []
-        texts = [d for d in documents if not is_triple_file(d)] if listed else documents
-        options: dict[str, Any] = {"errors": errors, "report": report}
-        if splitter is not DEFAULT_SPLITTER:
-            options["splitter"] = splitter
-        elif chunking is not True:
-            options["chunking"] = chunking
-        params: dict[str, Any] = {
+        (:func:`.kg.triples_from_parses`), provenance = each document's id. ``.tsv`` /
+        ``.csv`` files among them are read as triples (:func:`.kg.read_triples`; provenance:
+        the file name; an executor prepares the text documents only, see
+        :meth:`executor_sources`). ``options``: the chunking, load, checkpoint and executor
+        options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`)."""
+        arguments: RegIndexArguments = {
+            "embedding": embedding,
             "index_params": index_params,
             "query_params": query_params,
             "preset": preset,
             "show_progress": show_progress,
             "graph_store": graph_store,
         }
-        if not tables:
-            return super().from_documents(texts, embedding=embedding, **params, **options)
-        index = cls(embedding, **params)
-        for table in tables:
-            index.insert_triples(read_triples(Path(table)), Path(table).name)
-        if texts:
+        texts, read_tables = cls.executor_sources(documents)
+        if read_tables is None:
+            return build_from_documents(cls, texts, options, **arguments)
+        check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+        index = cls(**arguments)
+        read_tables(index)
+        if texts or "path" in options:
             index.insert(texts, **options)
         return index
 
@@ -329,28 +316,14 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
             raise EmptyCorpusError("no triples could be extracted from the documents")
 
     @classmethod
-    def from_passages(  # type: ignore[override]
-        cls,
-        passages: Sequence[Passage],
-        *,
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+    def from_passages(  # type: ignore[override]  # typed: the base takes **kwargs
+        cls, passages: Sequence[Passage], **arguments: Unpack[RegIndexArguments]
     ) -> RefinedSubgraphRetriever:
         """Build a KG from passages with the core NLP (:func:`.kg.triples_from_parses`;
-        provenance: each passage's ``doc_id``). ``from_documents`` cuts documents into
-        passages first (chunk metadata is not kept in :attr:`document_metadata`)."""
-        index = cls(
-            embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        provenance: each passage's ``doc_id``); ``arguments``: the constructor's.
+        ``from_documents`` cuts documents into passages first (chunk metadata is not kept in
+        :attr:`document_metadata`)."""
+        index = cls(**arguments)
         if not index._add_texts(passages):
             raise EmptyCorpusError("no triples could be extracted from the documents")
         return index

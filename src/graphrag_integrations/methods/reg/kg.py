@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from typing_extensions import TypedDict, Unpack
+
 from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.core.text.nlp import ParsedText
 from graphrag_integrations.errors import DocumentLoadError, EmptyCorpusError
@@ -246,23 +248,28 @@ def triples_from_parses(
 _S = TypeVar("_S", bound="KGSources")
 
 
+class RegIndexArguments(TypedDict, total=False):
+    """The arguments of the ReG index's constructor (see ``RefinedSubgraphRetriever``), typed
+    once for the constructors that forward them: :class:`KGSources`' and ``from_passages``
+    (``**arguments: Unpack[RegIndexArguments]``)."""
+
+    embedding: Any
+    index_params: RegIndexParams | None
+    query_params: RegQueryParams | None
+    preset: str | None
+    show_progress: bool | None
+    graph_store: GraphStoreSpec
+
+
 class KGSources:
     """The index constructors from KG sources (mixed into ``RefinedSubgraphRetriever``):
     Python triples, files, graph documents, LlamaIndex property-graph stores. Each takes the
-    index's ``graph_store`` (where the KG lives)."""
+    index's constructor arguments (:class:`RegIndexArguments`: the embedding, the params,
+    ``graph_store``, where the KG lives...)."""
 
     if TYPE_CHECKING:  # what the constructors use of the index
 
-        def __init__(
-            self,
-            embedding: Any = None,
-            *,
-            index_params: RegIndexParams | None = None,
-            query_params: RegQueryParams | None = None,
-            preset: str | None = None,
-            show_progress: bool | None = None,
-            graph_store: GraphStoreSpec = None,
-        ) -> None: ...
+        def __init__(self, **arguments: Unpack[RegIndexArguments]) -> None: ...
 
         def insert_triples(self, triples: Iterable[Sequence[str]], doc_id: str) -> int: ...
 
@@ -272,25 +279,13 @@ class KGSources:
         triples: Iterable[Sequence[str]],
         *,
         doc_id: str = "triples",
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+        **arguments: Unpack[RegIndexArguments],
     ) -> _S:
         """Build from Python triples, all under provenance ``doc_id``."""
         checked = check_triples(triples)
         if not checked:
             raise EmptyCorpusError("no triples to index")
-        index = cls(
-            embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        index = cls(**arguments)
         index.insert_triples(checked, doc_id)
         return index
 
@@ -300,50 +295,22 @@ class KGSources:
         path: str | Path,
         *,
         delimiter: str | None = None,
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+        **arguments: Unpack[RegIndexArguments],
     ) -> _S:
         """Build from a TSV / CSV / ``h|r|t`` file (provenance: the file name)."""
-        return cls.from_triples(
-            read_triples(path, delimiter=delimiter),
-            doc_id=Path(path).name,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        triples = read_triples(path, delimiter=delimiter)
+        return cls.from_triples(triples, doc_id=Path(path).name, **arguments)
 
     @classmethod
     def from_graph_documents(
-        cls: type[_S],
-        graph_documents: Iterable[Any] | Any,
-        *,
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+        cls: type[_S], graph_documents: Iterable[Any] | Any, **arguments: Unpack[RegIndexArguments]
     ) -> _S:
         """Build from graph documents (:func:`.kg.triples_from_graph_documents`: LangChain's
         ``GraphDocument`` of ``langchain_community`` or ``langchain_neo4j``, or any object
         with ``.relationships`` of ``.source`` / ``.target`` / ``.type``; one or an iterable).
         Each one's provenance is the content id of its source document (or of its triples
         when it has none)."""
-        index = cls(
-            embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        index = cls(**arguments)
         if hasattr(graph_documents, "relationships"):
             graph_documents = [graph_documents]
         added = 0
@@ -364,22 +331,9 @@ class KGSources:
         *,
         doc_id: str = "property_graph",
         filters: dict[str, Any] | None = None,
-        embedding: Any = None,
-        index_params: RegIndexParams | None = None,
-        query_params: RegQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        graph_store: GraphStoreSpec = None,
+        **arguments: Unpack[RegIndexArguments],
     ) -> _S:
         """Build from a LlamaIndex property-graph store's triplets
         (:func:`.kg.triples_from_property_graph_store`, ``filters`` passed on)."""
-        return cls.from_triples(
-            triples_from_property_graph_store(store, **(filters or {})),
-            doc_id=doc_id,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-            graph_store=graph_store,
-        )
+        triples = triples_from_property_graph_store(store, **(filters or {}))
+        return cls.from_triples(triples, doc_id=doc_id, **arguments)

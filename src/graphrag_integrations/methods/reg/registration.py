@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphrag_integrations.core.registry import MethodRegistration
+from graphrag_integrations.core.registry import STORE_OBJECTS, MethodRegistration
 from graphrag_integrations.methods.reg.params import RegIndexParams, RegQueryParams, RegTrainParams
 
 if TYPE_CHECKING:
     from graphrag_integrations.methods.reg.kgqa import KGQARetriever
 
-__all__ = ["REG", "REGISTRATIONS", "REG_WEAK", "build_reg", "build_reg_weak"]
+__all__ = ["REG", "REGISTRATIONS", "REG_WEAK", "RegBuilder", "build_reg", "build_reg_weak"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ OBJECTS = {
     "written by `train --method reg` (its scorer for every hop); 'none' = untrained",
     "index_cache": "folder of a persisted ReG index of the same triples (loaded if present, "
     "written after a build otherwise); '' = build in memory",
-    "graph_store": "where the KG lives: falkordb://HOST:PORT/GRAPH, or a GraphBackend class or "
-    "instance (default: networkx GraphStore in the process)",
+    "graph_store": STORE_OBJECTS["graph_store"],
 }
 
 
@@ -74,45 +74,6 @@ def _scorers(spec: str, supervision: str) -> dict[int, Any]:
     return out
 
 
-def _build(
-    supervision: str,
-    embedder: Any,
-    triples: Sequence[tuple[str, str, str]],
-    questions: Sequence[Any],
-    index_params: RegIndexParams | None,
-    query_params: RegQueryParams | None,
-    show_progress: bool,
-    scorer: str,
-    index_cache: str | Path,
-    graph_store: Any = None,
-) -> KGQARetriever:
-    from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
-    from graphrag_integrations.methods.reg.kgqa import KGQARetriever
-
-    common: dict[str, Any] = {
-        "embedding": embedder,
-        "index_params": index_params or RegIndexParams(),
-        "query_params": query_params or RegQueryParams(),
-        "show_progress": show_progress,
-    }
-    cache = Path(index_cache) if index_cache else None
-    if cache is not None and (cache / "manifest.json").is_file():
-        index = RefinedSubgraphRetriever.load(cache, graph_store=graph_store, **common)
-        if index.store.n_triples != len(set(map(tuple, triples))):
-            raise ValueError(f"{cache} holds another KG ({index.store.n_triples} triples)")
-    else:
-        index = RefinedSubgraphRetriever.from_triples(
-            triples, doc_id="kb", graph_store=graph_store, **common
-        )
-        if cache is not None:
-            index.persist(cache)
-    scorers = _scorers(str(scorer), supervision)
-    kgqa = KGQARetriever(index, scorers)
-    kgqa.default_scorer = scorers.get(2) or next(iter(scorers.values()), None)
-    _check_disjoint(str(scorer), supervision, questions)
-    return kgqa
-
-
 def _check_disjoint(spec: str, supervision: str, questions: Sequence[Any]) -> None:
     """Warn (and say how many) when evaluation questions were used to train the scorers."""
     import json
@@ -138,19 +99,11 @@ def _check_disjoint(spec: str, supervision: str, questions: Sequence[Any]) -> No
         )
 
 
-def build_reg(
-    embedder: Any,
-    *,
-    triples: Sequence[tuple[str, str, str]],
-    questions: Sequence[Any],
-    index_params: RegIndexParams | None = None,
-    query_params: RegQueryParams | None = None,
-    show_progress: bool = False,
-    scorer: str = "",
-    index_cache: str | Path = "",
-    graph_store: Any = None,
-) -> KGQARetriever:
-    """ReG over ``triples`` with the scorers trained on LLM-refined supervision.
+@dataclass(frozen=True)
+class RegBuilder:
+    """The evaluation builder of a ReG registration: ReG over ``triples`` with the scorers
+    trained on ``supervision`` (``"refined"``: LLM-refined, ``"weak"``: shortest paths), or
+    those ``scorer`` names (:data:`OBJECTS`).
 
     Examples
     --------
@@ -159,45 +112,54 @@ def build_reg(
     >>> r.retrieve("[A]")[0].text
     'A -> [r] -> B'
     """
-    return _build(
-        "refined",
-        embedder,
-        triples,
-        questions,
-        index_params,
-        query_params,
-        show_progress,
-        scorer,
-        index_cache,
-        graph_store,
-    )
+
+    supervision: str
+
+    def __call__(
+        self,
+        embedder: Any,
+        *,
+        triples: Sequence[tuple[str, str, str]],
+        questions: Sequence[Any],
+        index_params: RegIndexParams | None = None,
+        query_params: RegQueryParams | None = None,
+        show_progress: bool = False,
+        scorer: str = "",
+        index_cache: str | Path = "",
+        graph_store: Any = None,
+    ) -> KGQARetriever:
+        """Build the index (or load it from ``index_cache``) and wrap it with its scorers."""
+        from graphrag_integrations.methods.reg.index import RefinedSubgraphRetriever
+        from graphrag_integrations.methods.reg.kgqa import KGQARetriever
+
+        common: dict[str, Any] = {
+            "embedding": embedder,
+            "index_params": index_params or RegIndexParams(),
+            "query_params": query_params or RegQueryParams(),
+            "show_progress": show_progress,
+        }
+        cache = Path(index_cache) if index_cache else None
+        if cache is not None and (cache / "manifest.json").is_file():
+            index = RefinedSubgraphRetriever.load(cache, graph_store=graph_store, **common)
+            if index.store.n_triples != len(set(map(tuple, triples))):
+                raise ValueError(f"{cache} holds another KG ({index.store.n_triples} triples)")
+        else:
+            index = RefinedSubgraphRetriever.from_triples(
+                triples, doc_id="kb", graph_store=graph_store, **common
+            )
+            if cache is not None:
+                index.persist(cache)
+        scorers = _scorers(str(scorer), self.supervision)
+        kgqa = KGQARetriever(index, scorers)
+        kgqa.default_scorer = scorers.get(2) or next(iter(scorers.values()), None)
+        _check_disjoint(str(scorer), self.supervision, questions)
+        return kgqa
 
 
-def build_reg_weak(
-    embedder: Any,
-    *,
-    triples: Sequence[tuple[str, str, str]],
-    questions: Sequence[Any],
-    index_params: RegIndexParams | None = None,
-    query_params: RegQueryParams | None = None,
-    show_progress: bool = False,
-    scorer: str = "",
-    index_cache: str | Path = "",
-    graph_store: Any = None,
-) -> KGQARetriever:
-    """ReG over ``triples`` with the scorers trained on weak (shortest-path) supervision."""
-    return _build(
-        "weak",
-        embedder,
-        triples,
-        questions,
-        index_params,
-        query_params,
-        show_progress,
-        scorer,
-        index_cache,
-        graph_store,
-    )
+#: ReG over ``triples`` with the scorers trained on LLM-refined supervision.
+build_reg = RegBuilder("refined")
+#: ReG over ``triples`` with the scorers trained on weak (shortest-path) supervision.
+build_reg_weak = RegBuilder("weak")
 
 
 _COMMON: dict[str, Any] = {

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations.core.index.base import BaseIndex
+from graphrag_integrations.core.index.build_options import named_parameters
 from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.errors import InvalidArgumentError
@@ -17,11 +18,13 @@ from graphrag_integrations.testing.compliance.corpus import QUERIES
 
 
 class ApiContractCases(ComplianceBase):
-    """``from_documents`` names every argument, ``as_retriever(k=)`` and its overrides, and
-    ``preset`` with a params object refused."""
+    """``from_documents`` names (or types) every argument, ``as_retriever(k=)`` and its
+    overrides, and ``preset`` with a params object refused."""
 
     def test_from_documents_names_every_argument(self) -> None:
-        parameters = inspect.signature(self.index_class.from_documents).parameters
+        """Every argument is named, or typed by a ``**options: Unpack[TypedDict]`` (see
+        :func:`~graphrag_integrations.core.index.build_options.named_parameters`)."""
+        parameters = named_parameters(self.index_class.from_documents)
         hidden = [p.name for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
         assert not hidden, f"from_documents hides arguments in **{hidden[0]}"
         assert {"index_params", "query_params", "preset"} <= set(parameters)

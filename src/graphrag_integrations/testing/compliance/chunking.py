@@ -4,6 +4,7 @@ LangChain text splitter or LlamaIndex node parser, ``chunking=False``, ``doc_ids
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -48,6 +49,32 @@ def long_document(splitter: Any, factor: float = 2.5) -> str:
         )
         text = "\n\n".join([*paragraphs, LONG_TARGET])
     return text
+
+
+#: The words of :func:`random_prose`.
+PROSE_WORDS = (
+    "the river city capital mountain music game science prize ocean north south".split()  # noqa: SIM905
+)
+
+
+def random_prose(n_chars: int, seed: int = 0) -> str:
+    """At least ``n_chars`` characters of twelve-word sentences of random
+    :data:`PROSE_WORDS`, a blank line every eight sentences (a long document to cut).
+
+    Examples
+    --------
+    >>> text = random_prose(2000)
+    >>> len(text) >= 2000, text == random_prose(2000), len(text.split(chr(10) * 2))  # paragraphs
+    (True, True, 4)
+    """
+    rng = random.Random(seed)
+    parts: list[str] = []
+    size = 0
+    while size < n_chars:
+        sentence = " ".join(rng.choice(PROSE_WORDS) for _ in range(12)).capitalize() + "."
+        parts.append(sentence + ("\n\n" if len(parts) % 8 == 7 else " "))
+        size += len(parts[-1])
+    return "".join(parts)
 
 
 class ParagraphSplitter:

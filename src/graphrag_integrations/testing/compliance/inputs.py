@@ -19,6 +19,7 @@ from graphrag_integrations.testing.compliance.corpus import (
     EXTRA_QUERY,
     QUERIES,
     Probe,
+    compliance_documents,
 )
 
 #: Text of a file that is not valid UTF-8 (Latin-1 bytes), for the ``errors="skip"`` case.
@@ -41,30 +42,24 @@ class InputCases(ComplianceBase):
     def test_from_langchain_documents_keeps_ids_and_metadata(self, embedder: Any) -> None:
         from langchain_core.documents import Document
 
-        docs = [
-            Document(page_content=d.text, id=d.id, metadata={"title": d.title, "source": "lc"})
-            for d in CORPUS
-        ]
-        index = self._build(docs, embedder)
-        titles = {d.id: d.title for d in CORPUS}
-        for probe in QUERIES:
-            hit = self._assert_finds(index, probe)
-            assert hit.passage.metadata["title"] == titles[probe.doc_id]
-            assert hit.passage.metadata["source"] == "lc"
+        corpus = compliance_documents(source="lc")
+        docs = [Document(page_content=d.text, id=d.id, metadata=d.metadata) for d in corpus]
+        self._assert_keeps_ids_and_metadata(self._build(docs, embedder), "lc")
 
     def test_from_llama_index_documents_keeps_ids_and_metadata(self, embedder: Any) -> None:
         from llama_index.core import Document
 
-        docs = [
-            Document(text=d.text, id_=d.id, metadata={"title": d.title, "source": "li"})
-            for d in CORPUS
-        ]
-        index = self._build(docs, embedder)
+        corpus = compliance_documents(source="li")
+        docs = [Document(text=d.text, id_=d.id, metadata=d.metadata) for d in corpus]
+        self._assert_keeps_ids_and_metadata(self._build(docs, embedder), "li")
+
+    def _assert_keeps_ids_and_metadata(self, index: BaseIndex, source: str) -> None:
+        """Every probe finds its document (by the framework's id) with its metadata."""
         titles = {d.id: d.title for d in CORPUS}
         for probe in QUERIES:
             hit = self._assert_finds(index, probe)
             assert hit.passage.metadata["title"] == titles[probe.doc_id]
-            assert hit.passage.metadata["source"] == "li"
+            assert hit.passage.metadata["source"] == source
 
     # -- document-load options ----------------------------------------------------------------
     def test_undecodable_files_are_skipped_with_errors_skip(

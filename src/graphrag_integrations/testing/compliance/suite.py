@@ -89,7 +89,8 @@ class IndexComplianceTests(
     * ``k`` is honoured (1, 3 and the default), invalid ``k`` (``0``, ``-1``, ``"3"``,
       ``2.0``, ``True``) raises ``InvalidArgumentError``, ``aretrieve`` equals ``retrieve``,
       explanations are JSON-serialisable mappings;
-    * the API contract: ``from_documents`` names every argument (no ``**kwargs``; it takes
+    * the API contract: ``from_documents`` names every argument (no untyped ``**kwargs``:
+      a ``**options: Unpack[TypedDict]`` is read as its keys; it takes
       ``index_params``, ``query_params`` and ``preset``, and ``embedding`` when the
       constructor does), ``as_retriever(k=2)`` returns 2 results and a call's ``k`` wins, an
       unknown ``as_retriever`` override raises ``InvalidParameterError``, and ``preset``

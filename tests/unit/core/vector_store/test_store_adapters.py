@@ -1,6 +1,6 @@
 """The store adapters without a server: LangChain's ``InMemoryVectorStore`` and LlamaIndex's
-``SimpleVectorStore`` run the behavioural suite of ``test_vector_store.py`` (imported here with
-this module's ``backend`` fixture); then the parts every store shares (score conversions,
+``SimpleVectorStore`` run the behavioural cases of :mod:`.vector_index_cases` (with this
+module's ``backend`` fixture); then the parts every store shares (score conversions,
 filter translation, the pass-through embeddings, one-line errors). The real servers (Chroma,
 FalkorDB) are in ``tests/integration/test_store_vectors.py``.
 """
@@ -22,19 +22,8 @@ from graphrag_integrations.core.vector_store import (
 )
 from graphrag_integrations.core.vector_store.external import SCORE_CONVERSIONS, to_cosine
 from graphrag_integrations.core.vector_store.llamaindex_vectors import to_metadata_filters
-from tests.unit.core.vector_store.test_vector_store import (  # noqa: F401 - run here too
-    DIM,
-    test_add_and_query_exact_cosine,
-    test_add_replaces_existing_id,
-    test_bad_input,
-    test_bool_is_not_int_in_filters,
-    test_delete,
-    test_get_embeddings_in_given_order,
-    test_k_larger_than_index_and_zero,
-    test_rich_filters_equal_the_brute_force_top_k,
-    test_satisfies_protocol,
-    test_where_filters,
-)
+from graphrag_integrations.core.vector_store.validation import Records
+from tests.unit.core.vector_store.vector_index_cases import DIM, VectorIndexCases
 
 
 class AdapterBackend:
@@ -56,9 +45,9 @@ class AdapterBackend:
         documents: dict[str, str | None] = {}
         write = index._write
 
-        def remember(ids: Any, vectors: Any, metadatas: Any, docs: Any) -> None:
-            documents.update(zip(ids, docs, strict=True))  # the simple store keeps no text
-            write(ids, vectors, metadatas, docs)
+        def remember(records: Records) -> None:
+            documents.update(zip(records.ids, records.documents, strict=True))  # no text kept
+            write(records)
 
         index._write = remember  # type: ignore[assignment,method-assign]
         index.get_document = documents.get  # type: ignore[assignment,method-assign]
@@ -68,6 +57,10 @@ class AdapterBackend:
 @pytest.fixture(params=["langchain-memory", "llamaindex-simple"])
 def backend(request: pytest.FixtureRequest) -> AdapterBackend:
     return AdapterBackend(request.param)
+
+
+class TestAdapterBackends(VectorIndexCases):
+    """LangChain's ``InMemoryVectorStore`` and LlamaIndex's ``SimpleVectorStore``."""
 
 
 @pytest.mark.parametrize("cosine", [0.6, -0.2, 1.0])

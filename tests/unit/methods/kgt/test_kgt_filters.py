@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-from tests.unit.kgt_fixtures import KGT_CORPUS, make_tiny_lm
-from tests.unit.methods.kgt.test_kgt_index import QUESTIONS, make
+from tests.unit.kgt_fixtures import KGT_CORPUS, make_kgt
+from tests.unit.methods.kgt.test_kgt_index import QUESTIONS
 
 ALLOWED = ("Marie Curie", "Paris", "Brian Clough")
 WHERE: dict[str, Any] = {"title": {"$in": list(ALLOWED)}}
@@ -18,12 +17,6 @@ MODES: dict[str, dict[str, Any]] = {
     "rrf": {},
     "traced + top-up": {"preset": "paper", "top_up": True},
 }
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = make_tiny_lm(tmp_path_factory.mktemp("kgt_lm") / "lm")
-    return TransformersLLM(str(path), use_chat_template=False)
 
 
 def answers(index: ParseKGTranslatorRetriever, where: Any = WHERE) -> list[list[Any]]:
@@ -46,8 +39,8 @@ class RecordingDecomposer:
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_filtered_query_answers_as_an_index_of_the_matching_passages(lm: Any, mode: str) -> None:
-    index = make(lm, **MODES[mode])
-    alone = make(lm, [item for item in KGT_CORPUS if item[0] in ALLOWED], **MODES[mode])
+    index = make_kgt(lm, **MODES[mode])
+    alone = make_kgt(lm, [item for item in KGT_CORPUS if item[0] in ALLOWED], **MODES[mode])
     got = answers(index)
     assert any(got)
     sentences = " ".join(body for title, body in KGT_CORPUS if title in ALLOWED)
@@ -61,13 +54,13 @@ def test_a_filtered_query_answers_as_an_index_of_the_matching_passages(lm: Any, 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_per_query_reads_answer_a_filter_as_the_flat_view(lm: Any, mode: str) -> None:
-    flat = answers(make(lm, **MODES[mode]))
-    assert answers(make(lm, graph_view="neighbourhood", **MODES[mode])) == flat
+    flat = answers(make_kgt(lm, **MODES[mode]))
+    assert answers(make_kgt(lm, graph_view="neighbourhood", **MODES[mode])) == flat
 
 
 def test_the_decomposition_llm_sees_only_matching_evidence(lm: Any) -> None:
     decomposer = RecordingDecomposer()
-    index = make(lm, decomposer=decomposer, max_steps=2)
+    index = make_kgt(lm, decomposer=decomposer, max_steps=2)
     index.retrieve("Where was Marie Curie born?", k=3, filter=WHERE)
     assert decomposer.prompts
     hidden = [body for title, body in KGT_CORPUS if title not in ALLOWED]
@@ -77,5 +70,5 @@ def test_the_decomposition_llm_sees_only_matching_evidence(lm: Any) -> None:
 
 
 def test_a_filter_matching_nothing_returns_nothing(lm: Any) -> None:
-    index = make(lm)
+    index = make_kgt(lm)
     assert index.retrieve(QUESTIONS[0], k=3, filter={"title": "Atlantis"}) == []

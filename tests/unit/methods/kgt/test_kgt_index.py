@@ -9,52 +9,28 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.core.params import InvalidParameterError
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyCorpusError, EmptyQueryError, IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
+from graphrag_integrations.methods.kgt.params import KGTQueryParams
 from graphrag_integrations.methods.kgt.registration import KGT, build
 from graphrag_integrations.methods.kgt.store import CONSTRAINTS_DIR
 from tests.conftest import FakeEmbedder
-from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_tiny_lm
+from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_kgt
 
 QUESTIONS = ["Where was Marie Curie born?", "Who managed Nottingham Forest?", "Where is Paris?"]
 
 
 @pytest.fixture(scope="module")
-def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = make_tiny_lm(tmp_path_factory.mktemp("kgt_lm") / "lm")
-    return TransformersLLM(str(path), use_chat_template=False)
-
-
-def make(
-    lm: Any, items: Any = KGT_CORPUS, *, decomposer: Any = None, **options: Any
-) -> ParseKGTranslatorRetriever:
-    """A KG-Translator over ``items``; ``options`` are fields of either params class."""
-    index_names = {s.name for s in KGTIndexParams.specs()}
-    index = {k: v for k, v in options.items() if k in index_names}
-    query = {k: v for k, v in options.items() if k not in index_names}
-    return ParseKGTranslatorRetriever.from_documents(
-        documents(items),
-        embedding=FakeEmbedder(),
-        translator=lm,
-        decomposer=decomposer,
-        index_params=KGTIndexParams.from_options(index),
-        query_params=KGTQueryParams.from_options(query),
-    )
-
-
-@pytest.fixture(scope="module")
 def index(lm: Any) -> ParseKGTranslatorRetriever:
-    return make(lm)
+    return make_kgt(lm)
 
 
 @pytest.fixture(scope="module")
 def paper_index(lm: Any) -> ParseKGTranslatorRetriever:
     """The paper's traced ranking (preset ``paper``) with the dense top-up switched on."""
-    return make(lm, preset="paper", top_up=True)
+    return make_kgt(lm, preset="paper", top_up=True)
 
 
 def answers(index: ParseKGTranslatorRetriever) -> list[list[tuple[str, float, str]]]:
@@ -98,7 +74,7 @@ def test_top_up_is_flagged_and_switchable(lm: Any, paper_index: ParseKGTranslato
     assert sum(r.explanation["source"] == "traced" for r in full) == min(ctx, 8)
     ups = [r for r in full if r.explanation["source"] == "top_up"]
     assert len(ups) == 8 - min(ctx, 8) and all(r.explanation["clues"] == [] for r in ups)
-    paper = make(lm, preset="paper")  # the paper: no top-up
+    paper = make_kgt(lm, preset="paper")  # the paper: no top-up
     only = paper.retrieve("Where was Marie Curie born?", k=8)
     assert len(only) == ctx and all(r.explanation["source"] == "traced" for r in only)
 
@@ -106,9 +82,9 @@ def test_top_up_is_flagged_and_switchable(lm: Any, paper_index: ParseKGTranslato
 def test_rrf_fusion_of_traced_and_dense_rankings(lm: Any) -> None:
     q = "Where was Marie Curie born?"
     # the traced ranking of the same settings, without fusion or top-up
-    paper = make(lm, fusion="none", top_up=False)
+    paper = make_kgt(lm, fusion="none", top_up=False)
     traced = [r.id for r in paper.retrieve(q, k=50)]
-    fused_index = make(lm, fusion="rrf", fusion_k=10.0, fusion_weight=2.0, fusion_depth=4)
+    fused_index = make_kgt(lm, fusion="rrf", fusion_k=10.0, fusion_weight=2.0, fusion_depth=4)
     fused = fused_index.retrieve(q, k=6)
     dense = [pid for pid, _ in fused_index._dense_ranking(q, 4)]
     assert traced and len(dense) == 4
@@ -133,7 +109,7 @@ def test_rrf_fusion_of_traced_and_dense_rankings(lm: Any) -> None:
         assert bool(r.explanation["clues"]) == (r.id in traced)
     assert fused_index.counters["fused_queries"] == 1
     with pytest.raises(InvalidParameterError):
-        make(lm, fusion="max")
+        make_kgt(lm, fusion="max")
 
 
 def test_defaults_are_the_rrf_product_mode_and_paper_restores_the_paper(
@@ -178,9 +154,9 @@ def test_empty_query_and_empty_corpus(index: ParseKGTranslatorRetriever) -> None
 
 @pytest.mark.parametrize("vectors", ["build", "lazy"])
 def test_insert_then_delete_equals_rebuild(lm: Any, vectors: str) -> None:
-    full = make(lm, passage_vectors=vectors)
-    base = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
-    grown = make(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
+    full = make_kgt(lm, passage_vectors=vectors)
+    base = make_kgt(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
+    grown = make_kgt(lm, KGT_CORPUS[:-1], passage_vectors=vectors)
     assert grown.insert(documents(KGT_CORPUS[-1:])) == [KGT_CORPUS[-1][0]]
     assert grown.insert(documents(KGT_CORPUS[-1:])) == []  # already indexed: skipped
     assert grown.store.index_store.graph == full.store.index_store.graph
@@ -194,7 +170,7 @@ def test_insert_then_delete_equals_rebuild(lm: Any, vectors: str) -> None:
 
 
 def test_delete_removes_orphaned_entities_only(lm: Any) -> None:
-    idx = make(lm)
+    idx = make_kgt(lm)
     assert "vistula" in idx.view.entities and "warsaw" in idx.view.entities
     assert idx.delete("Warsaw")
     assert "vistula" not in idx.view.entities  # only "Warsaw" mentioned it
@@ -254,7 +230,7 @@ def test_auto_translator_dtype_resolves_and_is_recorded(
         # a translator loaded by path: "auto-fast" (the default) / "auto" become this CPU's
         # precision
         options = {} if setting == "auto-fast" else {"translator_dtype": setting}
-        index = make(lm.model_name, alpha=1, **options)
+        index = make_kgt(lm.model_name, alpha=1, **options)
         assert index.query_params.translator_dtype == setting
         assert index.translator_dtype == expected
         suffix = "" if expected == "float32" else f"[{expected}]"
@@ -270,7 +246,7 @@ def test_auto_translator_dtype_resolves_and_is_recorded(
         hits = index.retrieve("Where was Marie Curie born?")
         assert hits and {h.explanation["translator"] for h in hits} == {index.translator_label}
         # a given model object keeps its own precision (float32 here), whatever the setting
-        given = make(lm, alpha=1, **options)
+        given = make_kgt(lm, alpha=1, **options)
         assert given.translator_dtype is None and given.translator_label == lm.model_name
         assert given.manifest().models["translator_dtype"] == "checkpoint"
     finally:
@@ -302,14 +278,14 @@ def test_multi_step_rounds_until_none(lm: Any) -> None:
         ["Need the river. So the next search query is: What flows through Warsaw?",
          "Enough. So the next search query is None"]
     )  # fmt: skip
-    idx = make(lm, max_steps=4, decomposer=llm, top_up=False)
+    idx = make_kgt(lm, max_steps=4, decomposer=llm, top_up=False)
     results = idx.retrieve("Which river flows through the city where Marie Curie was born?")
     rounds = results[0].explanation["rounds"]
     assert [r["query"] for r in rounds][1] == "What flows through Warsaw?"
     assert len(rounds) == 2 and len(llm.prompts) == 2
     assert "Used queries:" in llm.prompts[0] and "Evidence:" in llm.prompts[0]
     with pytest.raises(ValueError, match="decomposer"):
-        make(lm, max_steps=2)
+        make_kgt(lm, max_steps=2)
 
 
 def test_framework_surfaces(index: ParseKGTranslatorRetriever) -> None:
@@ -365,9 +341,9 @@ def test_lazy_passage_vectors_give_the_same_answers(
     lm: Any, index: ParseKGTranslatorRetriever, tmp_path: Path
 ) -> None:
     # the traced ranking alone (no fusion, no top-up) reads only the traced passages' vectors
-    lazy = make(lm, passage_vectors="lazy", fusion="none", top_up=False)
+    lazy = make_kgt(lm, passage_vectors="lazy", fusion="none", top_up=False)
     assert lazy.store.vector_count() == 0  # the build only parsed
-    eager = make(lm, passage_vectors="build", fusion="none", top_up=False)
+    eager = make_kgt(lm, passage_vectors="build", fusion="none", top_up=False)
     assert answers(lazy) == answers(eager)
     embedded = lazy.counters["lazy_embedded_passages"]
     assert 0 < embedded < len(KGT_CORPUS)  # only traced passages were embedded
@@ -378,7 +354,7 @@ def test_lazy_passage_vectors_give_the_same_answers(
     assert answers(again) == answers(eager) and again.counters["lazy_embedded_passages"] == 0
     # the top-up and the (default) RRF fusion need the whole corpus: embedded on first use
     for options in ({"fusion": "none"}, {}):
-        topped = make(lm, passage_vectors="lazy", **options)
+        topped = make_kgt(lm, passage_vectors="lazy", **options)
         assert len(topped.retrieve("Where was Marie Curie born?", k=8)) == 8
         assert topped.store.vector_count() == len(KGT_CORPUS)
 
@@ -386,7 +362,7 @@ def test_lazy_passage_vectors_give_the_same_answers(
 def test_insert_updates_the_constraint_indexes_in_use(
     lm: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    idx = make(lm, KGT_CORPUS[:-1])
+    idx = make_kgt(lm, KGT_CORPUS[:-1])
     with caplog.at_level(logging.INFO, logger="graphrag_integrations.methods.kgt.index"):
         idx.retrieve(QUESTIONS[0])  # the first query builds them, and says so
     assert "building the translator's constraint indexes" in caplog.text
@@ -402,7 +378,7 @@ def test_insert_updates_the_constraint_indexes_in_use(
     updated = idx._indexes
     assert updated is not None and updated.view is idx.view
     assert 0 < updated.tokenised < len(updated.rel_tokens)
-    full = make(lm)
+    full = make_kgt(lm)
     assert answers(idx) == answers(full)  # ... equal to indexes built from scratch
     assert idx.counters["constraint_builds"] == 2  # the queries after the insert built nothing
     assert updated.rel_tokens == full.constraint_indexes.rel_tokens

@@ -9,15 +9,13 @@ from typing import Any, cast
 import pytest
 
 from graphrag_integrations.core.graph.networkx_store import GraphStore
-from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.kgt.index import ParseKGTranslatorRetriever
-from graphrag_integrations.methods.kgt.params import KGTIndexParams, KGTQueryParams
 from graphrag_integrations.methods.kgt.reads import ParseKGReads
 from graphrag_integrations.methods.kgt.store import ParseKGView
 from graphrag_integrations.methods.kgt.summary import ParseKGSummary
 from tests.conftest import FakeEmbedder
-from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_tiny_lm
+from tests.unit.kgt_fixtures import KGT_CORPUS, documents, make_kgt
 
 QUESTIONS = [
     "Where was Marie Curie born?",
@@ -31,28 +29,6 @@ MODES: dict[str, dict[str, Any]] = {
     "paper": {"preset": "paper"},
     "default": {},
 }
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = make_tiny_lm(tmp_path_factory.mktemp("kgt_lm") / "lm")
-    return TransformersLLM(str(path), use_chat_template=False)
-
-
-def make(
-    lm: Any, items: Any = KGT_CORPUS, *, graph_store: Any = None, **options: Any
-) -> ParseKGTranslatorRetriever:
-    index_names = {s.name for s in KGTIndexParams.specs()}
-    index = {k: v for k, v in options.items() if k in index_names}
-    query = {k: v for k, v in options.items() if k not in index_names}
-    return ParseKGTranslatorRetriever.from_documents(
-        documents(items),
-        embedding=FakeEmbedder(),
-        translator=lm,
-        index_params=KGTIndexParams.from_options(index),
-        query_params=KGTQueryParams.from_options(query),
-        graph_store=graph_store,
-    )
 
 
 def answers(index: ParseKGTranslatorRetriever, **options: Any) -> list[Any]:
@@ -79,9 +55,9 @@ def same_summary(index: ParseKGTranslatorRetriever) -> None:
 def test_per_query_reads_on_networkx_equal_the_flat_view(
     lm: Any, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flat = make(lm, **MODES[mode])
+    flat = make_kgt(lm, **MODES[mode])
     expected = answers(flat)
-    index = make(lm, graph_view="neighbourhood", **MODES[mode])
+    index = make_kgt(lm, graph_view="neighbourhood", **MODES[mode])
     monkeypatch.setattr(ParseKGView, "__init__", refuse)
     assert isinstance(index.view, ParseKGReads)
     assert answers(index) == expected
@@ -101,8 +77,8 @@ def test_per_query_reads_on_networkx_equal_the_flat_view(
 def test_per_query_reads_do_not_list_the_graph_in_the_traced_mode(
     lm: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    expected = answers(make(lm, preset="paper", passage_vectors="build"))
-    index = make(lm, preset="paper", passage_vectors="build", graph_view="neighbourhood")
+    expected = answers(make_kgt(lm, preset="paper", passage_vectors="build"))
+    index = make_kgt(lm, preset="paper", passage_vectors="build", graph_view="neighbourhood")
     index.constraint_indexes  # noqa: B018 - the entry tries (from the summary)
     monkeypatch.setattr(index.store.index_store.graph, "nodes", refuse)
     monkeypatch.setattr(ParseKGView, "__init__", refuse)
@@ -110,9 +86,9 @@ def test_per_query_reads_do_not_list_the_graph_in_the_traced_mode(
 
 
 def test_insert_and_delete_keep_the_summary_and_the_answers(lm: Any) -> None:
-    full = make(lm, preset="paper")
-    base = make(lm, KGT_CORPUS[:-1], preset="paper")
-    grown = make(lm, KGT_CORPUS[:-1], preset="paper", graph_view="neighbourhood")
+    full = make_kgt(lm, preset="paper")
+    base = make_kgt(lm, KGT_CORPUS[:-1], preset="paper")
+    grown = make_kgt(lm, KGT_CORPUS[:-1], preset="paper", graph_view="neighbourhood")
     answers(grown)  # the constraint indexes are in use: updated by the insert
     grown.insert(documents(KGT_CORPUS[-1:]))
     same_summary(grown)
@@ -147,9 +123,9 @@ def test_summary_fingerprint_is_order_free_and_undone_by_removal() -> None:
 def test_persist_load_keeps_the_summary_and_the_constraint_cache(
     lm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flat = make(lm, preset="paper")
+    flat = make_kgt(lm, preset="paper")
     expected = answers(flat)
-    index = make(lm, preset="paper", graph_view="neighbourhood")
+    index = make_kgt(lm, preset="paper", graph_view="neighbourhood")
     assert answers(index) == expected
     index.persist(tmp_path / "idx")
     assert (tmp_path / "idx" / "parsekg" / "summary.json").is_file()
@@ -174,10 +150,10 @@ def test_persist_load_keeps_the_summary_and_the_constraint_cache(
 def test_falkordb_index_reads_per_query_with_the_flat_answers(
     lm: Any, falkordb_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = make(lm, KGT_CORPUS[:-1], preset="paper")
-    full = make(lm, preset="paper")
+    base = make_kgt(lm, KGT_CORPUS[:-1], preset="paper")
+    full = make_kgt(lm, preset="paper")
     before, after = answers(base), answers(full)
-    index = make(lm, KGT_CORPUS[:-1], preset="paper", graph_store=falkordb_url)
+    index = make_kgt(lm, KGT_CORPUS[:-1], preset="paper", graph_store=falkordb_url)
     assert index.store.reads_per_query  # the default with a database graph
     with monkeypatch.context() as m:
         m.setattr(ParseKGView, "__init__", refuse)
@@ -205,7 +181,7 @@ def test_falkordb_index_reads_per_query_with_the_flat_answers(
 def test_falkordb_index_loads_after_queries_embedded_passages_lazily(
     lm: Any, falkordb_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    index = make(lm, graph_store=falkordb_url)  # the default: lazy passage vectors
+    index = make_kgt(lm, graph_store=falkordb_url)  # the default: lazy passage vectors
     assert index.index_params.passage_vectors != "build"
     index.persist(tmp_path / "idx")
     saved = index.store.vector_count()

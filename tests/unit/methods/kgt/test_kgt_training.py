@@ -31,7 +31,7 @@ from graphrag_integrations.methods.kgt.training import (
     train_translator,
 )
 from tests.conftest import FakeEmbedder
-from tests.unit.kgt_fixtures import documents, make_tiny_lm
+from tests.unit.kgt_fixtures import documents
 
 PASSAGE = "Marie Curie was born in Warsaw in 1867 to a family of teachers. She won a prize."
 HOPS = [
@@ -63,12 +63,6 @@ def test_cosine_schedule_warms_up_from_the_first_step_then_decays_to_zero(
             scheduler.step()
     assert rates == pytest.approx([2e-4 * expected(i) for i in range(total)], rel=1e-12, abs=1e-18)
     assert rates[0] > 0
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = make_tiny_lm(tmp_path_factory.mktemp("kgt_train") / "lm")
-    return TransformersLLM(str(path), use_chat_template=False)
 
 
 def test_musique_references_are_resolved_and_steps_kept() -> None:

@@ -19,16 +19,10 @@ from graphrag_integrations.evaluation.lihuaworld import (
     load_questions,
     parse_evidence,
 )
+from graphrag_integrations.testing.word_tokenizer import WordTokenizer
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures" / "eval" / "lihuaworld"
 IDS = {"20260108_19:00", "20260110_09:30", "20260502_08:14"}
-
-
-class Words:
-    name = "words"
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in re.finditer(r"\S+", text)]
 
 
 def dirty_queries(tmp_path: Path) -> Path:
@@ -84,7 +78,7 @@ def test_a_dirty_query_file_never_aborts(tmp_path: Path, caplog: pytest.LogCaptu
 def test_paper_chunking_ids_and_evidence_mapping() -> None:
     chats = load_chat_documents(FIX)
     assert [c.id for c in chats] == sorted(IDS)
-    chunks = chunk_lihuaworld(chats, 8, 2, Words())
+    chunks = chunk_lihuaworld(chats, 8, 2, WordTokenizer())
     assert all(re.fullmatch(r"\d{8}_\d{2}:\d{2}-\d+", c.id) for c in chunks)
     assert {c.doc_id for c in chunks} == IDS
     first = [c for c in chunks if c.doc_id == "20260108_19:00"]

@@ -198,3 +198,16 @@ def test_from_graph_documents_provenance_per_source() -> None:
     assert len(index.store.document_ids()) == 2
     doc_id = index.store.triple_provenance(("Kismet", "YEAR", "1944"))[0]
     assert index.delete(doc_id) and index.view.n_triples == 1
+
+
+def test_from_documents_reads_a_folder_with_triple_files(tmp_path: Path) -> None:
+    """``path=`` (a load option every index takes) reads the folder's text files; triple files
+    given as documents are read as triples."""
+    (tmp_path / "a.txt").write_text(DOCS[0], encoding="utf-8")
+    table = tmp_path / "kb.tsv"
+    table.write_text("Kismet\tdirected_by\tWilliam Dieterle\n", encoding="utf-8")
+    texts = RegIndex.from_documents([], path=tmp_path, embedding=FakeEmbedder())
+    assert len(texts.doc_ids()) == 1 and texts.store.n_triples > 0
+    both = RegIndex.from_documents([table], path=tmp_path, embedding=FakeEmbedder())
+    assert set(both.doc_ids()) == {*texts.doc_ids(), "kb.tsv"}
+    assert both.store.n_triples == texts.store.n_triples + 1

@@ -10,25 +10,21 @@ from tests.unit.reg_fixtures import movie_index
 
 def brute_dde(n: int, edges: list[tuple[int, int]], anchors: set[int], r: int, rr: int) -> list:
     x0 = [1.0 if v in anchors else 0.0 for v in range(n)]
-    cols = [x0]
-    x = x0
-    for _ in range(r):
-        x = [
-            (sum(x[u] for u, w in edges if w == v) / cnt)
-            if (cnt := sum(1 for _, w in edges if w == v))
-            else 0.0
-            for v in range(n)
-        ]
-        cols.append(x)
-    x = x0
-    for _ in range(rr):
-        x = [
-            (sum(x[w] for u, w in edges if u == v) / cnt)
-            if (cnt := sum(1 for u, _ in edges if u == v))
-            else 0.0
-            for v in range(n)
-        ]
-        cols.append(x)
+
+    def spread(steps: int, arcs: list[tuple[int, int]]) -> list[list[float]]:
+        """``steps`` rounds of: each node takes the mean of its in-neighbours along ``arcs``."""
+        cols, x = [], x0
+        for _ in range(steps):
+            x = [
+                (sum(x[u] for u, w in arcs if w == v) / cnt)
+                if (cnt := sum(1 for _, w in arcs if w == v))
+                else 0.0
+                for v in range(n)
+            ]
+            cols.append(x)
+        return cols
+
+    cols = [x0, *spread(r, edges), *spread(rr, [(w, u) for u, w in edges])]
     return [[c[v] for c in cols] for v in range(n)]
 
 
