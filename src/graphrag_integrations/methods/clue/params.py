@@ -100,6 +100,11 @@ class ClueQueryParams(Params):
     path_weight: float = param(
         0.5, doc="final chunk score R(q, t) + path_weight * best path score", ge=0.0
     )
+    path_aggregate: Literal["max", "sum"] = param(
+        "max",
+        doc="path evidence of a chunk for path_weight: the best kept path through it, or "
+        "the sum over the kept paths through it",
+    )
     seed_chunks: int = param(
         0,
         doc="chunks scored over the whole collection that join the final re-ranking "
