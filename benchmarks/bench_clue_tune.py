@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
