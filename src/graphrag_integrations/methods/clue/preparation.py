@@ -170,9 +170,8 @@ class CluePreparer:
                 # one embedding call per slice: its units and its new entity names, batched
                 # together by length (a text's vector does not depend on its batch)
                 unit_texts = [u.text for u in part if u.text not in unit_vecs]
-                names = [
-                    n for n in _mentioned(part, part_labels) if n not in entity_vecs and not known(n)
-                ]
+                mentioned = _mentioned(part, part_labels)
+                names = [n for n in mentioned if n not in entity_vecs and not known(n)]
                 vecs = self._embed_unique([*unit_texts, *names])
                 unit_vecs.update((t, vecs[t]) for t in unit_texts)
                 entity_vecs.update((n, vecs[n]) for n in names)

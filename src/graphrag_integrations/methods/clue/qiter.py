@@ -56,6 +56,7 @@ from graphrag_integrations.methods.clue.scoring import (
     RerankerScorer,
     canonical_order,
 )
+from graphrag_integrations.methods.clue.store import ENTITY
 from graphrag_integrations.methods.clue.top_up import TopUpView, top_up
 from graphrag_integrations.methods.clue.view import IntRows, QIterView
 
