@@ -41,7 +41,6 @@ PAPER_QITER: dict[str, Any] = {
     "lexical_weight": 0.0,
     "path_vector": "encode",
     "path_weight": 0.0,
-    "seed_chunks": 0,
 }
 
 
@@ -99,17 +98,6 @@ class ClueQueryParams(Params):
     )
     path_weight: float = param(
         0.5, doc="final chunk score R(q, t) + path_weight * best path score", ge=0.0
-    )
-    path_aggregate: Literal["max", "sum"] = param(
-        "max",
-        doc="path evidence of a chunk for path_weight: the best kept path through it, or "
-        "the sum over the kept paths through it",
-    )
-    seed_chunks: int = param(
-        0,
-        doc="chunks scored over the whole collection that join the final re-ranking "
-        "beside those behind the kept paths (0: only the latter, the paper)",
-        ge=0,
     )
     graph_view: Literal["auto", "flat", "neighbourhood"] = param(
         "auto",

@@ -39,8 +39,6 @@ TITLE_LABEL = "TITLE"
 #: Passages per spaCy slice of a build: the units of one slice are embedded while the next
 #: is parsed.
 PARSE_SLICE = 256
-#: Passages in the first slice: the embedding threads wait only for this parse.
-FIRST_SLICE = 32
 
 
 def _as_unit(parsed: ParsedText) -> Sentence:
@@ -136,7 +134,7 @@ class CluePreparer:
         # with the background thread below).
         llm_units, selection, stats = self._llm_units(bodies)
         t_llm = time.perf_counter() - t0
-        slices = parse_slices(len(new))
+        slices = [range(i, min(i + PARSE_SLICE, len(new))) for i in range(0, len(new), PARSE_SLICE)]
         units: list[KnowledgeUnit] = []
         labels: dict[str, str] = {}
         unit_vecs: dict[str, FloatMatrix] = {}
@@ -167,14 +165,18 @@ class CluePreparer:
                 units += part
                 for name, label in part_labels.items():
                     labels.setdefault(name, label)
-                # one embedding call per slice: its units and its new entity names, batched
-                # together by length (a text's vector does not depend on its batch)
-                unit_texts = [u.text for u in part if u.text not in unit_vecs]
-                mentioned = _mentioned(part, part_labels)
-                names = [n for n in mentioned if n not in entity_vecs and not known(n)]
-                vecs = self._embed_unique([*unit_texts, *names])
-                unit_vecs.update((t, vecs[t]) for t in unit_texts)
-                entity_vecs.update((n, vecs[n]) for n in names)
+                unit_vecs.update(
+                    self._embed_unique([u.text for u in part if u.text not in unit_vecs])
+                )
+                entity_vecs.update(
+                    self._embed_unique(
+                        [
+                            n
+                            for n in _mentioned(part, part_labels)
+                            if n not in entity_vecs and not known(n)
+                        ]
+                    )
+                )
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t_end = time.perf_counter()
         return PreparedChunks(
@@ -307,25 +309,6 @@ class CluePreparer:
         unique = list(dict.fromkeys(texts))
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
-
-
-def parse_slices(n: int, first: int = FIRST_SLICE) -> list[range]:
-    """Consecutive slices of ``n`` passages: ``first`` passages, then twice as many each
-    time up to :data:`PARSE_SLICE` (the embedding starts after a short first parse).
-
-    Examples
-    --------
-    >>> [len(r) for r in parse_slices(1000)]
-    [32, 64, 128, 256, 256, 256, 8]
-    """
-    out: list[range] = []
-    size = min(first, PARSE_SLICE)
-    start = 0
-    while start < n:
-        out.append(range(start, min(start + size, n)))
-        start += size
-        size = min(2 * size, PARSE_SLICE)
-    return out
 
 
 def _mentioned(units: Sequence[KnowledgeUnit], labels: dict[str, str]) -> list[str]:

@@ -240,8 +240,6 @@ class QIter(QueryRetriever):
         self.query_updating = params.query_updating
         self.renormalize_query = params.renormalize_query
         self.path_weight = params.path_weight
-        self.seed_chunks = params.seed_chunks
-        self.path_aggregate = params.path_aggregate
         self.lexical_weight = params.lexical_weight
         self.path_vector: Literal["mean", "encode"] = params.path_vector
         self.reranker = None if reranker is None else as_reranker(reranker)
@@ -517,24 +515,13 @@ class QIter(QueryRetriever):
         g.prefetch_passages(rows)
         scores = self.scorer_for(g).score_passages(q, rows)
         if self.path_weight:
-            evidence = np.array([self._evidence(support[r]) for r in rows], dtype=np.float32)
-            scores = scores + self.path_weight * evidence
-        if self.seed_chunks:
-            seeds = self._best_unreached(g, q, set(rows), self.seed_chunks)
-            rows += [row for row, _ in seeds]
-            scores = np.concatenate([scores, np.array([s for _, s in seeds], dtype=np.float32)])
+            best = np.array([max(s.score for s in support[r]) for r in rows], dtype=np.float32)
+            scores = scores + self.path_weight * best
         order = [rows[i] for i in top_k_indices(scores, k)]
         final = {rows[i]: float(scores[i]) for i in range(len(rows))}
         if len(order) < k:
             order, final = self._fill(g, q, order, final, k)
         return [self._result(g, r, final[r], support.get(r, []), trace) for r in order]
-
-    def _evidence(self, states: list[_State]) -> float:
-        """The path evidence of one chunk: the best score of a kept path through it, or
-        (``path_aggregate="sum"``) the sum over the distinct kept paths through it."""
-        if self.path_aggregate == "sum":
-            return float(sum({id(s): s.score for s in states}.values()))
-        return max(s.score for s in states)
 
     def _fill(
         self, g: QIterView, q: Query, order: list[int], final: dict[int, float], k: int
