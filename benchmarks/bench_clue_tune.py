@@ -3,7 +3,7 @@
 Usage (from the repository root; data from ``--data``, default ``../shared/data``)::
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_clue_tune.py \
-        --grid seed_chunks=0,5,10 --grid path_weight=0.5,1.0 [--variant name:K=4,M=8]
+        --grid M=5,8 --grid path_weight=0.5,1.0 [--variant name:K=4,D=2] [--latency]
 
 Each set's Clue index is built once and persisted under ``--cache`` (reused while the
 index-time options, ``--index-option key=json``, stay the same); the dense baseline runs in
@@ -11,7 +11,9 @@ the same process. Every variant (the grid's product plus the named ones; ``defau
 always there) is evaluated on every question; the table gives R@5 per set and per half (A:
 first half of the questions, B: the rest). Constants are chosen by cross-fitting: the
 variant with the best mean R@5 over halves A of ALL sets is checked on halves B, and vice
-versa (one set of constants for all sets, never one set alone).
+versa (one set of constants for all sets, never one set alone). ``--latency`` only times the
+defaults against dense, question by question in turn (wall and CPU p50: on a shared machine
+the load moves between two sequential runs).
 """
 
 from __future__ import annotations
@@ -70,6 +72,30 @@ def evaluate(retriever: Retriever, dataset: Dataset) -> Run:
     return Run(np.array(r2), np.array(r5), np.array(seconds))
 
 
+def interleaved_latency(dense: Retriever, clue: Retriever, dataset: Dataset) -> str:
+    """p50 wall and CPU (this thread) of each question, dense and Clue in turn, so both see
+    the same machine load; returns one line with the Clue / dense ratios."""
+    wall: dict[str, list[float]] = {"dense": [], "clue": []}
+    cpu: dict[str, list[float]] = {"dense": [], "clue": []}
+    for q in dataset.questions:
+        for name, retriever in (("dense", dense), ("clue", clue)):
+            start, started = time.perf_counter(), time.thread_time()
+            retriever.retrieve(q.text, k=5)
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.thread_time() - started)
+    p50 = {
+        f"{kind} {name}": 1000 * float(np.median(values[name]))
+        for kind, values in (("wall", wall), ("cpu", cpu))
+        for name in values
+    }
+    return (
+        f"{dataset.name}: p50 wall dense {p50['wall dense']:.1f} ms, clue "
+        f"{p50['wall clue']:.1f} ms ({p50['wall clue'] / p50['wall dense']:.2f}x); CPU dense "
+        f"{p50['cpu dense']:.1f} ms, clue {p50['cpu clue']:.1f} ms "
+        f"({p50['cpu clue'] / p50['cpu dense']:.2f}x)"
+    )
+
+
 def clue_index(
     dataset: Dataset, embedder: Embedder, options: dict[str, Any], cache: Path
 ) -> ClueIndex:
@@ -109,6 +135,9 @@ def main() -> None:
     ap.add_argument("--grid", action="append", default=[], help="key=v1,v2 (JSON values)")
     ap.add_argument("--variant", action="append", default=[], help="name:key=v,key=v")
     ap.add_argument("--index-option", action="append", default=[], help="key=json")
+    ap.add_argument(
+        "--latency", action="store_true", help="only the interleaved dense / Clue p50 (defaults)"
+    )
     args = ap.parse_args()
     embedder = as_embedder(None)
     embedder.embed_query("warm-up")
@@ -118,13 +147,18 @@ def main() -> None:
     for name in args.sets:
         dataset = load_dataset(args.data / name)
         index = clue_index(dataset, embedder, index_options, args.cache)
-        results["dense"][name] = evaluate(
-            DenseRetriever.from_passages(dataset.passages, embedding=embedder), dataset
-        )
+        dense = DenseRetriever.from_passages(dataset.passages, embedding=embedder)
+        if args.latency:
+            clue = index.as_retriever(k=5)
+            clue.retrieve("warm-up question")
+            print(interleaved_latency(dense, clue, dataset), flush=True)
+            continue
+        results["dense"][name] = evaluate(dense, dataset)
         for label, opts in todo.items():
             results[label][name] = evaluate(index.as_retriever(k=5, **opts), dataset)
         print(f"{name}: {len(todo)} variants done", flush=True)
-    report(results, args.sets)
+    if not args.latency:
+        report(results, args.sets)
 
 
 def report(results: dict[str, dict[str, Run]], sets: Sequence[str]) -> None:
