@@ -47,7 +47,6 @@ from graphrag_integrations.methods.clue.neighbourhood import (
 )
 from graphrag_integrations.methods.clue.params import ClueQueryParams
 from graphrag_integrations.methods.clue.scope import scoped_view
-from graphrag_integrations.methods.clue.store import ENTITY
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Path,
