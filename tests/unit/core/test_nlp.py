@@ -255,3 +255,30 @@ def test_parse_many_with_two_processes() -> None:
     single = SpacyNLP().parse_many(texts)
     multi = SpacyNLP(n_process=2, batch_size=2).parse_many(texts)
     assert multi == single
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Who directed the film shot near Leland, North Carolina in 1986?",
+        "When did the manager of Nottingham Forest in 1979 die?",
+        "Which university did the author of Alexander and the Terrible Day attend?",
+        "no entities here at all",
+    ],
+)
+def test_named_entities_match_the_full_parse(spacy_nlp: SpacyNLP, text: str) -> None:
+    full = [(e.text, e.label, e.start_char, e.end_char, e.norm) for e in spacy_nlp.entities(text)]
+    alone = spacy_nlp.named_entities(text)
+    assert [(e.text, e.label, e.start_char, e.end_char, e.norm) for e in alone] == full
+    assert not any(e.is_subject for e in alone)
+
+
+def test_named_entities_skip_the_parser_but_not_a_tok2vec_ner_listens_to(
+    spacy_nlp: SpacyNLP,
+) -> None:
+    skipped = nlp_module._not_needed_for_ner(spacy_nlp.nlp)
+    assert "parser" in skipped
+    assert "ner" not in skipped
+    for name, component in spacy_nlp.nlp.pipeline:
+        if "ner" in (getattr(component, "listening_components", None) or []):
+            assert name not in skipped

@@ -289,6 +289,28 @@ class SpacyNLP:
         """The named entities of ``text``, in order."""
         return list(self.parse(text).entities)
 
+    def named_entities(self, text: str) -> list[Entity]:
+        """The named entities of ``text``, in order, from the entity recogniser alone.
+
+        The same spans and labels as :meth:`entities` (the recogniser does not read the
+        parser's output), several times faster on a short text because the parser, and a
+        shared ``tok2vec`` the recogniser does not listen to, are skipped; ``is_subject``
+        is therefore always ``False``. Texts longer than ``max_piece_chars`` go through
+        :meth:`entities`.
+
+        Examples
+        --------
+        >>> nlp = SpacyNLP()
+        >>> [(e.text, e.label) for e in nlp.named_entities("Obama visited Paris.")]
+        [('Obama', 'PERSON'), ('Paris', 'GPE')]
+        """
+        if len(text) > self.max_piece_chars:
+            return self.entities(text)
+        nlp = self.nlp
+        doc = nlp(text, disable=_not_needed_for_ner(nlp))
+        found = (_entity(span, 0, dependencies=False) for span in doc.ents)
+        return [e for e in found if e is not None]
+
     def parse_many(self, texts: Iterable[str], show_progress: bool = False) -> list[ParsedText]:
         """Parse many texts in batches with ``nlp.pipe`` (``n_process`` workers).
 
@@ -382,7 +404,22 @@ def _sentences(doc: Any, offset: int) -> Iterator[Sentence]:
         )
 
 
-def _entity(span: Any, offset: int) -> Entity | None:
+def _not_needed_for_ner(nlp: Any) -> list[str]:
+    """Active components the ``ner`` component does not depend on: the parser and the
+    tagger-like components, and a shared ``tok2vec`` / ``transformer`` only when ``ner``
+    does not listen to it (``en_core_web_sm``'s recogniser has its own)."""
+    skip = []
+    for name, component in nlp.pipeline:
+        if name == "ner":
+            continue
+        listeners = getattr(component, "listening_components", None)
+        if listeners is not None and "ner" in listeners:
+            continue
+        skip.append(name)
+    return skip
+
+
+def _entity(span: Any, offset: int, *, dependencies: bool = True) -> Entity | None:
     norm = normalize_entity(span.text)
     if not norm:
         logger.debug("skipping entity %r: nothing left after normalisation", span.text)
@@ -392,6 +429,6 @@ def _entity(span: Any, offset: int) -> Entity | None:
         label=span.label_,
         start_char=span.start_char + offset,
         end_char=span.end_char + offset,
-        is_subject=any(tok.dep_ in SUBJECT_DEPS for tok in span),
+        is_subject=dependencies and any(tok.dep_ in SUBJECT_DEPS for tok in span),
         norm=norm,
     )

@@ -21,6 +21,7 @@ from typing import SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.store import (
@@ -111,11 +112,58 @@ class RaggedRows:
 
 @dataclass
 class TermStats:
-    """Bag-of-words statistics of one collection (units or chunks) for BM25."""
+    """Bag-of-words statistics of one collection (units or chunks) for BM25.
+
+    :meth:`from_texts` also keeps every row's term counts as a sparse matrix (rows x
+    :attr:`vocabulary`), so :meth:`term_counts` reads the counts of a few query terms for
+    thousands of rows in one slice.
+    """
 
     counts: list[Counter[str]] | RowCounts = field(default_factory=list)
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     df: Counter[str] = field(default_factory=Counter)
+    vocabulary: dict[str, int] | None = None
+    matrix: sparse.csr_array | None = None
+
+    def term_counts(self, rows: Sequence[int] | None, terms: Sequence[str]) -> np.ndarray:
+        """Counts of ``terms`` (columns) in ``rows`` (default: every row), as floats.
+
+        Examples
+        --------
+        >>> stats = TermStats.from_texts(["a b a", "b c"])
+        >>> stats.term_counts([1, 0], ["a", "c", "z"]).tolist()
+        [[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]]
+        """
+        n = self.size if rows is None else len(rows)
+        out = np.zeros((n, len(terms)), dtype=np.float64)
+        if self.matrix is None or self.vocabulary is None:
+            for i, row in enumerate(range(n) if rows is None else rows):
+                bag = self.counts[row]
+                out[i] = [bag.get(t, 0) for t in terms]
+            return out
+        known = [(j, self.vocabulary[t]) for j, t in enumerate(terms) if t in self.vocabulary]
+        if not (known and n):
+            return out
+        if rows is None:
+            out[:, [j for j, _ in known]] = self.matrix[:, [c for _, c in known]].toarray()
+            return out
+        # a few rows: gather their stored entries directly (scipy's fancy indexing costs
+        # about 0.5 ms a call, several times what these few hundred entries need)
+        m = self.matrix
+        picked = np.asarray(rows, dtype=np.int64)
+        starts, ends = m.indptr[picked], m.indptr[picked + 1]
+        sizes = ends - starts
+        owner = np.repeat(np.arange(n), sizes)
+        offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        where = np.repeat(starts, sizes) + offsets
+        wanted = np.array([c for _, c in known], dtype=m.indices.dtype)
+        order = np.argsort(wanted)
+        cols = m.indices[where]
+        pos = np.searchsorted(wanted[order], cols)
+        hit = (pos < len(wanted)) & (wanted[order][np.minimum(pos, len(wanted) - 1)] == cols)
+        target = np.array([j for j, _ in known], dtype=np.int64)[order]
+        out[owner[hit], target[pos[hit]]] = m.data[where[hit]]
+        return out
 
     @classmethod
     def build(cls, token_lists: Iterable[Sequence[str]]) -> TermStats:
@@ -140,11 +188,28 @@ class TermStats:
         """
         df: Counter[str] = Counter()
         lengths = np.zeros(len(texts), dtype=np.float64)
+        vocabulary: dict[str, int] = {}
+        indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+        columns: list[int] = []
+        values: list[int] = []
         for i, text in enumerate(texts):
             tokens = tokenize(text)
             lengths[i] = len(tokens)
-            df.update(set(tokens))
-        return cls(RowCounts(texts), lengths, df)
+            bag = Counter(tokens)
+            df.update(bag.keys())
+            for term, count in bag.items():
+                columns.append(vocabulary.setdefault(term, len(vocabulary)))
+                values.append(count)
+            indptr[i + 1] = len(columns)
+        matrix = sparse.csr_array(
+            (
+                np.asarray(values, dtype=np.float32),
+                np.asarray(columns, dtype=np.int32),
+                indptr,
+            ),
+            shape=(len(texts), len(vocabulary)),
+        )
+        return cls(RowCounts(texts), lengths, df, vocabulary, matrix)
 
     @property
     def size(self) -> int:
@@ -273,6 +338,22 @@ class ClueGraph:
 
     def passage_bag(self, row: int) -> tuple[Counter[str], int]:
         return self.passage_terms.counts[row], int(self.passage_terms.lengths[row])
+
+    def unit_term_counts(
+        self, rows: Sequence[int], terms: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Counts of ``terms`` in the units ``rows`` and their lengths (one sparse slice)."""
+        return self.unit_terms.term_counts(rows, terms), self.unit_terms.lengths[list(rows)]
+
+    def passage_term_counts(
+        self, rows: Sequence[int] | None, terms: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Counts of ``terms`` in the chunks ``rows`` (``None``: all) and their lengths."""
+        lengths = self.passage_terms.lengths
+        return (
+            self.passage_terms.term_counts(rows, terms),
+            lengths if rows is None else lengths[list(rows)],
+        )
 
     def passage(self, row: int) -> Passage:
         return self.passages[self.passage_ids[row]]

@@ -55,13 +55,14 @@ from graphrag_integrations.methods.clue.scoring import (
     RerankerScorer,
     canonical_order,
 )
+from graphrag_integrations.methods.clue.store import ENTITY
 from graphrag_integrations.methods.clue.top_up import TopUpView, top_up
 from graphrag_integrations.methods.clue.view import IntRows, QIterView
 
 logger = logging.getLogger(__name__)
 
 #: Chunks scored per batch by the top-up of the final chunks (:meth:`QIter._fill`).
-FILL_BATCH = 512
+FILL_BATCH = 4096
 
 ENTITY_PROMPT = (
     "Extract the named entities (people, places, organisations, works, events, dates) "
@@ -344,7 +345,7 @@ class QIter(QueryRetriever):
                 "LLM query-entity reply unusable (%d so far); using spaCy", self.llm_fallbacks
             )
         excluded = self.index.excluded_labels
-        ents = self.index.parser.entities(question)
+        ents = self.index.parser.named_entities(question)
         return list(dict.fromkeys(e.norm for e in ents if e.label not in excluded)), "spacy"
 
     def anchor(
@@ -478,11 +479,25 @@ class QIter(QueryRetriever):
             self.query_entities(question) if self.spreading_activation else ([], "none")
         )
         trace.query_entities = names
-        vecs = self.index.embedder.embed([question, *names])
-        q = Query(question, vecs[0], tuple(tokenize(question)))
-        anchors = self.anchor(q, vecs[1:], trace, g)
+        vector, entity_vectors = self._embed(question, names)
+        q = Query(question, vector, tuple(tokenize(question)))
+        anchors = self.anchor(q, entity_vectors, trace, g)
         trace.kept = self.search(q, anchors, g)
         return self._final(g, q, trace, k)
+
+    def _embed(self, question: str, names: Sequence[str]) -> tuple[FloatMatrix, FloatMatrix]:
+        """The question's vector and one per query entity name: the stored vector of an
+        entity node with that key (nodes are embedded from their key), else encoded with
+        the question in one batch."""
+        store = self.index.store
+        known = [n for n in names if store.has_vector(ENTITY, n)]
+        stored = dict(zip(known, store.embeddings(ENTITY, known), strict=True))
+        fresh = [n for n in names if n not in stored]
+        vecs = self.index.embedder.embed([question, *fresh])
+        encoded = dict(zip(fresh, vecs[1:], strict=True))
+        rows = [stored[n] if n in stored else encoded[n] for n in names]
+        matrix = np.stack(rows) if rows else np.zeros((0, vecs.shape[1]), dtype=np.float32)
+        return vecs[0], matrix.astype(np.float32, copy=False)
 
     async def aretrieve(
         self, query: str, k: int | None = None, *, filter: FilterLike = None
@@ -518,28 +533,33 @@ class QIter(QueryRetriever):
         lists instead (:func:`~graphrag_integrations.methods.clue.top_up.top_up`).
         """
         logger.debug("Q-Iter reached %d chunks < %d; filling from the scorer", len(order), k)
-        need = k - len(order)
+        for row, score in self._best_unreached(g, q, set(final), k - len(order)):
+            order.append(row)
+            final[row] = score
+        return order, final
+
+    def _best_unreached(
+        self, g: QIterView, q: Query, reached: set[int], need: int
+    ) -> list[tuple[int, float]]:
+        """The ``need`` best-scoring chunks not in ``reached``, best first (equal scores:
+        graph order): a scan of every chunk, or, over a neighbourhood view with a term
+        index, :func:`~graphrag_integrations.methods.clue.top_up.top_up`."""
         scorer = self.scorer_for(g)
         if isinstance(scorer, FusedScorer) and isinstance(g, TopUpView):
-            found = top_up(g, scorer, q, set(final), need)
+            found = top_up(g, scorer, q, reached, need)
             if found is not None:
-                for row, score in found:
-                    order.append(row)
-                    final[row] = score
-                return order, final
+                return found
         best_rows: list[int] = []
         best_scores: list[float] = []
-        for batch in g.unreached_passages(set(final), FILL_BATCH):
+        for batch in g.unreached_passages(reached, FILL_BATCH):
             scores = scorer.score_passages(q, batch)
             best_rows += batch
             best_scores += [float(x) for x in scores]
             keep = sorted(top_k_indices(np.array(best_scores, dtype=np.float32), need))
             best_rows = [best_rows[i] for i in keep]
             best_scores = [best_scores[i] for i in keep]
-        for i in top_k_indices(np.array(best_scores, dtype=np.float32), need):
-            order.append(best_rows[i])
-            final[best_rows[i]] = best_scores[i]
-        return order, final
+        ranked = top_k_indices(np.array(best_scores, dtype=np.float32), need)
+        return [(best_rows[i], best_scores[i]) for i in ranked]
 
     def _result(
         self, g: QIterView, row: int, score: float, states: list[_State], trace: Trace

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -98,8 +98,81 @@ def bm25_normalised(
     return total / top if top > 0 else 0.0
 
 
-def _bag(bag: tuple[Counter[str], int]) -> tuple[Counter[str], float]:
-    return bag[0], float(bag[1])
+def bm25_rows(
+    idf: np.ndarray,
+    tf: np.ndarray,
+    lengths: np.ndarray,
+    avg_lengths: np.ndarray | float,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> np.ndarray:
+    """:func:`bm25_normalised` of many bags at once: ``tf`` holds the counts of the distinct
+    query terms (columns, idf ``idf``) in each bag (rows) of length ``lengths``.
+
+    Examples
+    --------
+    >>> from graphrag_integrations.methods.clue.graph import TermStats
+    >>> stats = TermStats.build([["a", "b"], ["b", "c"]])
+    >>> idf = np.array([stats.idf("a")])
+    >>> got = bm25_rows(idf, np.array([[1.0]]), np.array([2.0]), 2.0)
+    >>> bool(abs(got[0] - bm25_normalised(["a"], Counter(["a", "b"]), 2, stats, 2.0)) < 1e-12)
+    True
+    """
+    top = float(idf.sum()) * (k1 + 1.0)
+    if top <= 0 or tf.size == 0:
+        return np.zeros(len(tf), dtype=np.float64)
+    avg = np.broadcast_to(np.asarray(avg_lengths, dtype=np.float64), lengths.shape)
+    safe = np.where(avg > 0, avg, 1.0)
+    norm = np.where(avg > 0, k1 * (1.0 - b + b * lengths / safe), k1)
+    gain = tf * (k1 + 1.0) / (tf + norm[:, None])
+    return np.asarray((gain @ idf) / top, dtype=np.float64)
+
+
+@runtime_checkable
+class TermCountsView(Protocol):
+    """A view that reads query-term counts of many rows at once (the flat ``ClueGraph``);
+    other views give them from each row's bag of words."""
+
+    def unit_term_counts(
+        self, rows: Sequence[int], terms: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def passage_term_counts(
+        self, rows: Sequence[int] | None, terms: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def _from_bags(
+    bags: Sequence[tuple[Counter[str], int]], terms: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    tf = np.array([[bag.get(t, 0) for t in terms] for bag, _ in bags], dtype=np.float64)
+    lengths = np.array([length for _, length in bags], dtype=np.float64)
+    return tf.reshape(len(bags), len(terms)), lengths
+
+
+def unit_term_counts(
+    graph: QIterView, rows: Sequence[int], terms: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of ``terms`` in units ``rows`` and the units' lengths, from any view."""
+    if isinstance(graph, TermCountsView):
+        return graph.unit_term_counts(rows, terms)
+    return _from_bags([graph.unit_bag(r) for r in rows], terms)
+
+
+def passage_term_counts(
+    graph: QIterView, rows: Sequence[int], terms: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of ``terms`` in chunks ``rows`` and the chunks' lengths, from any view."""
+    if isinstance(graph, TermCountsView):
+        return graph.passage_term_counts(rows, terms)
+    return _from_bags([graph.passage_bag(r) for r in rows], terms)
+
+
+def query_idf(query: Query, stats: TermStatistics) -> tuple[list[str], np.ndarray]:
+    """The distinct query terms and their idf in ``stats``."""
+    terms = list(dict.fromkeys(query.tokens))
+    return terms, np.array([stats.idf(t) for t in terms], dtype=np.float64)
 
 
 class FusedScorer:
@@ -176,15 +249,15 @@ class FusedScorer:
         if self.lexical_weight == 0.0:
             return cos.astype(np.float32)
         stats = g.unit_terms
-        lex = np.empty(len(paths))
+        terms, idf = query_idf(query, stats)
+        units = list(dict.fromkeys(r for p in paths for r in p))
+        column = {r: j for j, r in enumerate(units)}
+        tf, lengths = unit_term_counts(g, units, terms)
+        member = np.zeros((len(paths), len(units)), dtype=np.float64)
         for i, p in enumerate(paths):
-            counts: Counter[str] = Counter()
-            lengths = np.zeros(len(p), dtype=np.float64)
-            for j, r in enumerate(p):
-                bag, lengths[j] = g.unit_bag(r)
-                counts.update(bag)
-            length = float(lengths.sum())
-            lex[i] = bm25_normalised(query.tokens, counts, length, stats, stats.avg_length * len(p))
+            member[i, [column[r] for r in p]] = 1.0
+        sizes = np.array([len(p) for p in paths], dtype=np.float64)
+        lex = bm25_rows(idf, member @ tf, member @ lengths, stats.avg_length * sizes)
         return self._fuse(cos, lex)
 
     def score_passages(self, query: Query, rows: Sequence[int]) -> np.ndarray:
@@ -195,13 +268,9 @@ class FusedScorer:
         if self.lexical_weight == 0.0:
             return cos.astype(np.float32)
         stats = g.passage_terms
-        lex = np.array(
-            [
-                bm25_normalised(query.tokens, *_bag(g.passage_bag(r)), stats, stats.avg_length)
-                for r in rows
-            ]
-        )
-        return self._fuse(cos, lex)
+        terms, idf = query_idf(query, stats)
+        tf, lengths = passage_term_counts(g, rows, terms)
+        return self._fuse(cos, bm25_rows(idf, tf, lengths, stats.avg_length))
 
     def _fuse(self, cos: np.ndarray, lex: np.ndarray) -> np.ndarray:
         w = self.lexical_weight

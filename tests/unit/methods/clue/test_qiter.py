@@ -278,3 +278,15 @@ def test_explanation_paths_are_distinct() -> None:
         for hit in qiter.retrieve(question):
             shown = [(tuple(p["units"]), tuple(p["entities"])) for p in hit.explanation["paths"]]
             assert len(shown) == len(set(shown))
+
+
+def test_query_entity_vectors_are_the_stored_node_vectors_when_known(index: ClueIndex) -> None:
+    qiter = index.as_retriever()
+    known = index.graph.entity_names[0]
+    vector, entities = qiter._embed("Who founded it?", [known, "zz unknown name"])
+    row = index.graph.entity_row[known]
+    assert np.array_equal(entities[0], index.graph.entity_matrix[row])
+    encoded = index.embedder.embed(["Who founded it?", "zz unknown name"])
+    assert np.allclose(vector, encoded[0], atol=1e-6)
+    assert np.allclose(entities[1], encoded[1], atol=1e-6)
+    assert qiter._embed("Who?", [])[1].shape == (0, vector.shape[0])
