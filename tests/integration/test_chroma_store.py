@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.index.store import ChromaVectors, stored_index_id
+from graphrag_integrations.core.index.store_files import stored_index_id
 from graphrag_integrations.core.vector_store.chroma import _make_client
 from graphrag_integrations.core.vector_store.chroma_collections import (
+    ChromaVectors,
     drop_index_collections,
     index_collections,
 )

@@ -256,7 +256,7 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
         raise AssertionError("the persisted vectors were read")
 
     monkeypatch.setattr(InMemoryVectorIndex, "load", unread)
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index.store"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index.store_loading"):
         loaded = ClueIndex.load(
             tmp_path / "clue",
             embedding=embedder,

@@ -105,7 +105,8 @@ def index_collections(client: Any, index_id: str | None = None) -> list[Collecti
     index_id : str, optional
         Keep the collections of this index only (:attr:`IndexStore.index_id
         <graphrag_integrations.core.index.store.IndexStore.index_id>`, or
-        :func:`~graphrag_integrations.core.index.store.stored_index_id` of a persisted index).
+        :func:`~graphrag_integrations.core.index.store_files.stored_index_id` of a persisted
+        index).
     """
     found: list[CollectionInfo] = []
     for collection in _all_collections(client):
