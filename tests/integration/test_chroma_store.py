@@ -23,8 +23,8 @@ from graphrag_integrations.core.vector_store.chroma_collections import (
 )
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.testing.chroma_server import ChromaServer
 from tests.conftest import FakeEmbedder
-from tests.integration.conftest import ChromaServer
 from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.methods.clue.test_clue_index import answers
 

@@ -34,6 +34,8 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import EdgeKey, GraphBackend
 from graphrag_integrations.core.index.node_ids import node_id, node_key, node_kind
+from graphrag_integrations.core.index.rollback import Rollback
+from graphrag_integrations.core.index.store_journal import StoreJournal
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
 from graphrag_integrations.core.vector_store.protocol import LayerFactory, StoredLayer
 
@@ -108,6 +110,9 @@ class StoreBase:
         was persisted, rolled back by the load
         (:mod:`~graphrag_integrations.core.index.graph_changes`); what the method read from
         the folder about them is stale (a method store rebuilds such state from the graph).
+    journal : StoreJournal
+        The in-process write journal used when the graph is in the process and the vectors
+        are not (:mod:`~graphrag_integrations.core.index.store_journal`).
     """
 
     def __init__(
@@ -132,6 +137,7 @@ class StoreBase:
         self.dimension = 0
         self.index_id = uuid.uuid4().hex
         self.later_writes: frozenset[str] = frozenset()
+        self.journal = StoreJournal()
         self._version = 0
         self._lock = threading.RLock()
         self._views: dict[str, tuple[int, Any]] = {}
@@ -281,6 +287,10 @@ class StoreBase:
         """Add (or merge into) node ``key`` of ``kind``; returns its node id."""
         node = node_id(kind, key)
         with self.writing():
+            if self.journal.recording:
+                if node not in self.graph:
+                    self.journal.created(kind, key)
+                self.journal.cover([provenance])
             self.graph.add_node(node, kind, provenance, **attrs)
         return node
 
@@ -296,6 +306,7 @@ class StoreBase:
     ) -> str:
         """Add (or merge into) the edge ``u -> v`` between two node ids; returns its key."""
         with self.writing():
+            self.journal.cover([provenance])
             return self.graph.add_edge(u, v, type, provenance, key=key, **attrs)
 
     def remove_edges(self, edges: Iterable[EdgeKey]) -> list[EdgeKey]:
@@ -362,6 +373,40 @@ class StoreBase:
                     del self.vectors[layer]
         return dropped
 
+    def keeps_vectors_outside(self) -> bool:
+        """Whether the vector layers are made outside the in-memory default (a server, a
+        framework's store): what makes an in-process graph's writes need a journal
+        (:mod:`~graphrag_integrations.core.index.store_journal`)."""
+        return self.factory is not in_memory_vectors
+
+    def add_placeholders(
+        self, rollback: Rollback, kind: str, index: VectorIndex, candidates: Sequence[str]
+    ) -> None:
+        """Give a placeholder vector, in ``index``, to the nodes of ``kind`` among
+        ``candidates`` whose provenance is all pending documents of ``rollback``
+        (:mod:`~graphrag_integrations.core.index.rollback`: they go before the rollback ends,
+        which checks it), so that the method's views can be built until then."""
+        if not candidates:
+            return
+        data = self.graph.nodes_data(node_id(kind, key) for key in candidates)
+        owned = [k for k in candidates if rollback.owns(data[node_id(kind, k)]["provenance"])]
+        if not owned:
+            return
+        unit = np.zeros((len(owned), self.dimension), dtype=np.float32)
+        unit[:, 0] = 1.0
+        index.add(owned, unit)
+        rollback.placeholders.append((self, kind, owned))
+
+    def placeholders_for_journal(self, rollback: Rollback) -> None:
+        """Before the rollback of a failed write this store's journal recorded: a placeholder
+        vector for each node the write created that is still in the graph (its vector may
+        not have reached the vector server)."""
+        for kind, keys in self.journal.created_nodes().items():
+            index = self.vectors.get(self.layers.get(kind, ""))
+            if index is not None and self.dimension:
+                present = list(dict.fromkeys(k for k in keys if self.has(kind, k)))
+                self.add_placeholders(rollback, kind, index, present)
+
     def _metadatas(self, kind: str, keys: Sequence[str]) -> list[dict[str, Any]] | None:
         if self.metadata is None:
             return None
@@ -380,6 +425,7 @@ class StoreBase:
             The removed node keys per kind (kinds with no removal are absent).
         """
         with self.writing():
+            self.journal.cover([[doc_id]], removing=True)
             removed = self.graph.remove_provenance(doc_id)
             gone: dict[str, list[str]] = {}
             for node in removed.nodes:

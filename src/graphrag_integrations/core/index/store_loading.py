@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import GraphBackend
@@ -160,21 +158,11 @@ def _drop_unsaved(
 def _placeholders(
     store: StoreBase, rollback: Rollback, kind: str, index: InMemoryVectorIndex, keys: list[str]
 ) -> None:
-    """Give a placeholder vector to the nodes of ``kind`` without one whose provenance is
-    all pending documents of ``rollback`` (:mod:`~graphrag_integrations.core.index.rollback`:
-    they go before the load ends)."""
+    """Give a placeholder vector to the nodes of ``kind`` without a saved one whose provenance
+    is all pending documents of ``rollback``
+    (:meth:`~graphrag_integrations.core.index.store_base.StoreBase.add_placeholders`)."""
     held = set(index.ids)
-    missing = [key for key in keys if key not in held]
-    if not missing:
-        return
-    data = store.graph.nodes_data(node_id(kind, key) for key in missing)
-    owned = [key for key in missing if rollback.owns(data[node_id(kind, key)]["provenance"])]
-    if not owned:
-        return
-    unit = np.zeros((len(owned), store.dimension), dtype=np.float32)
-    unit[:, 0] = 1.0
-    index.add(owned, unit)
-    rollback.placeholders.append((store, kind, owned))
+    store.add_placeholders(rollback, kind, index, [key for key in keys if key not in held])
 
 
 def _rehome(
