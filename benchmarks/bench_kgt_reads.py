@@ -85,7 +85,7 @@ def build(passages: list[Passage], out: Path, graph_store: str | None) -> tuple[
 
 def settled_rss_mib() -> float:
     """Current RSS after a garbage collection and handing the free C heap back."""
-    from graphrag_integrations.core.index.store import release_free_heap
+    from graphrag_integrations.core.heap import release_free_heap
 
     gc.collect()
     release_free_heap()

@@ -14,16 +14,17 @@ from typing import Any
 
 import pytest
 
-from graphrag_integrations.core.index.store import ChromaVectors, stored_index_id
+from graphrag_integrations.core.index.store_files import stored_index_id
 from graphrag_integrations.core.vector_store.chroma import _make_client
 from graphrag_integrations.core.vector_store.chroma_collections import (
+    ChromaVectors,
     drop_index_collections,
     index_collections,
 )
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.testing.chroma_server import ChromaServer
 from tests.conftest import FakeEmbedder
-from tests.integration.conftest import ChromaServer
 from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.methods.clue.test_clue_index import answers
 

@@ -14,7 +14,8 @@ import pytest
 
 from graphrag_integrations.core.graph.falkordb_connection import parse_falkordb_url
 from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
-from graphrag_integrations.testing.falkordb_server import FalkorDBServer, SilentServer
+from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+from graphrag_integrations.testing.server_process import SilentServer
 
 #: Short timeouts for the tests: 1 s per attempt, 2 attempts.
 FAST = "?timeout=1&connect_timeout=1&retries=1"

@@ -177,3 +177,114 @@ def test_cli_index_with_ray_equals_the_local_index(
         assert [r.passage.id for r in built.retrieve(q, 4)] == [
             r.passage.id for r in local.retrieve(q, 4)
         ]
+
+
+# A driver process building Clue into FalkorDB with Ray and a checkpoint, which SIGKILLs itself
+# after two prepared batches are saved ("prepared") or once the merge's first graph write
+# reached the server ("merge"). It joins the session's Ray (RAY_ADDRESS): its actors die with
+# it, the cluster stays, as on a real cluster.
+DRIVER = """
+import os, signal, sys
+from graphrag_integrations.core.graph import falkordb_cypher as cy
+from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+from graphrag_integrations.core.index.checkpoint import PreparedBatches
+from graphrag_integrations.core.index.executors import RayExecutor
+from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+
+url, ckpt, kill_at, corpus = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+if kill_at == "prepared":
+    put, saved = PreparedBatches.put, []
+    def put_then_die(self, position, batch, result):
+        put(self, position, batch, result)
+        saved.append(position)
+        if len(saved) == 2:
+            die()
+    PreparedBatches.put = put_then_die
+else:
+    query = FalkorDBGraph._query
+    def query_then_die(self, text, params=None):
+        rows = query(self, text, params)
+        if text == cy.MERGE_NODES:
+            die()
+        return rows
+    FalkorDBGraph._query = query_then_die
+ClueIndex.from_documents(
+    corpus, embedding=FakeEmbedder(), chunking=False, graph_store=url, checkpoint_dir=ckpt,
+    executor=RayExecutor(num_workers=1, batch_size=2),
+)
+raise SystemExit("the driver was not killed")
+"""
+
+
+def _kill_driver(url: str, ckpt: Path, kill_at: str) -> None:
+    """Run :data:`DRIVER` in a process of its own; it must die of ``SIGKILL``."""
+    import subprocess
+
+    env = {
+        **os.environ,
+        "RAY_ADDRESS": ray.get_runtime_context().gcs_address,
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, url, str(ckpt), kill_at, *CORPUS],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode(errors="replace")[-2000:]
+
+
+@pytest.fixture
+def clean_graph(falkordb_server: Any) -> Iterator[str]:
+    """The URL of a graph for the clean build, deleted afterwards."""
+    import uuid
+
+    from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
+
+    url = falkordb_server.url(f"t_clean_{uuid.uuid4().hex[:12]}")
+    yield url
+    location = parse_falkordb_url(url)
+    client = connect(location)
+    try:
+        if location.graph in client.list_graphs():
+            client.select_graph(location.graph).delete()
+    finally:
+        client.connection.close()
+
+
+@pytest.mark.slow
+@pytest.mark.falkordb_server
+@pytest.mark.usefixtures("local_ray")
+@pytest.mark.parametrize("kill_at", ["prepared", "merge"])
+def test_a_killed_ray_driver_resumes_into_falkordb_with_nothing_duplicated(
+    kill_at: str, falkordb_url: str, clean_graph: str, tmp_path: Path
+) -> None:
+    ckpt = tmp_path / "ckpt"
+    _kill_driver(falkordb_url, ckpt, kill_at)
+    state = read_checkpoint(ckpt)
+    assert state["done"] == []  # nothing merged and saved yet
+    executor = RayExecutor(num_workers=1, batch_size=2)
+    resumed = ClueIndex.from_documents(
+        CORPUS,
+        embedding=FakeEmbedder(),
+        chunking=False,
+        graph_store=falkordb_url,
+        checkpoint_dir=ckpt,
+        executor=executor,
+    )
+    # only the batches the killed driver had not saved are prepared again
+    assert sum(executor.worker_batches.values()) == (5 - 2 if kill_at == "prepared" else 0)
+    clean = ClueIndex.from_documents(
+        CORPUS, embedding=FakeEmbedder(), chunking=False, graph_store=clean_graph
+    )
+    assert resumed.doc_ids() == clean.doc_ids()
+    assert resumed.graph_store.to_graph_store() == clean.graph_store.to_graph_store()
+    q = "largest city of Spain"
+    assert [(r.passage.id, round(r.score, 5)) for r in resumed.retrieve(q, 4)] == [
+        (r.passage.id, round(r.score, 5)) for r in clean.retrieve(q, 4)
+    ]
+    loaded = ClueIndex.load(ckpt / "index", embedding=FakeEmbedder())
+    assert loaded.doc_ids() == clean.doc_ids()

@@ -35,8 +35,8 @@ from graphrag_integrations.core.vector_store.chroma import _make_client
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
+from graphrag_integrations.testing.chroma_server import ChromaServer
 from tests.conftest import FakeEmbedder
-from tests.integration.conftest import ChromaServer
 from tests.unit.clue_fixtures import CORPUS, documents
 from tests.unit.core.vector_store.vector_index_cases import DIM, ReloadCase, VectorIndexCases
 from tests.unit.methods.clue.test_clue_index import answers
@@ -256,7 +256,7 @@ def test_falkordb_layers_are_named_by_the_index_and_reused(
         raise AssertionError("the persisted vectors were read")
 
     monkeypatch.setattr(InMemoryVectorIndex, "load", unread)
-    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index.store"):
+    with caplog.at_level(logging.INFO, logger="graphrag_integrations.core.index.store_loading"):
         loaded = ClueIndex.load(
             tmp_path / "clue",
             embedding=embedder,

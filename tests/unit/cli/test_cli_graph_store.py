@@ -14,8 +14,8 @@ import pytest
 from graphrag_integrations import cli
 from graphrag_integrations.core.graph.falkordb_connection import connect, parse_falkordb_url
 from graphrag_integrations.evaluation.registry import get_registration
-from graphrag_integrations.testing.falkordb_server import free_port
 from graphrag_integrations.testing.graph_store_compliance import drop_graphs
+from graphrag_integrations.testing.server_process import free_port
 from tests.conftest import FakeEmbedder
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "eval"

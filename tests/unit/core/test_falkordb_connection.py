@@ -10,7 +10,8 @@ from graphrag_integrations.core.graph.falkordb_connection import (
     parse_falkordb_url,
 )
 from graphrag_integrations.errors import InvalidArgumentError
-from graphrag_integrations.testing.falkordb_server import FalkorDBServer, free_port
+from graphrag_integrations.testing.falkordb_server import FalkorDBServer
+from graphrag_integrations.testing.server_process import free_port
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ from graphrag_integrations.core.graph.filter_reads import (
 )
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.index.filtered_reads import nearest_within, passage_scope
-from graphrag_integrations.core.index.store import ChromaVectors, IndexStore, node_id
+from graphrag_integrations.core.index.node_ids import node_id
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.retrieval.filter_scope import FilterCache, FilterScope
 from graphrag_integrations.core.retrieval.filters import (
     AllOf,
@@ -25,6 +26,7 @@ from graphrag_integrations.core.retrieval.filters import (
     combine_filters,
     parse_filter,
 )
+from graphrag_integrations.core.vector_store.chroma_collections import ChromaVectors
 from graphrag_integrations.errors import InvalidArgumentError
 
 RECORDS = [

@@ -25,13 +25,10 @@ from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import GraphBackend, Removed
 from graphrag_integrations.core.index import store as index_store
-from graphrag_integrations.core.index.store import (
-    IndexStore,
-    in_memory_vectors,
-    node_id,
-    node_key,
-    node_kind,
-)
+from graphrag_integrations.core.index import store_base
+from graphrag_integrations.core.index.node_ids import node_id, node_key, node_kind
+from graphrag_integrations.core.index.store import IndexStore
+from graphrag_integrations.core.index.store_base import in_memory_vectors
 from graphrag_integrations.core.persistence import Manifest, read_manifest
 from graphrag_integrations.core.vector_store import InMemoryVectorIndex, VectorIndex
 from graphrag_integrations.errors import IndexExistsError, IndexMismatchError, IndexNotFoundError
@@ -667,7 +664,7 @@ def test_falkordb_lost_server_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def test_a_layer_is_copied_between_stores_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_store, "COPY_BATCH", 2)
+    monkeypatch.setattr(store_base, "COPY_BATCH", 2)
     keys = list("abcde")
     store = IndexStore("toy", {"entity": "entities"})
     for key in keys:

@@ -66,7 +66,7 @@ from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _e
 from graphrag_integrations.core.graph.falkordb_identity import graph_identity, identity_error
 from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
 from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads
-from graphrag_integrations.core.graph.falkordb_retry import one_line, retrying
+from graphrag_integrations.core.graph.falkordb_retry import retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
 from graphrag_integrations.core.graph.protocol import (
     EdgeKey,
@@ -77,6 +77,7 @@ from graphrag_integrations.core.graph.protocol import (
     check_same_type,
 )
 from graphrag_integrations.core.persistence import atomic_write_json
+from graphrag_integrations.core.retries import one_line
 from graphrag_integrations.errors import (
     IndexExistsError,
     IndexMismatchError,

@@ -328,7 +328,8 @@ class BaseIndex(IndexPersistence, ABC):
                 setattr(cls, name, track_batch(cls.__dict__[name]))
         journal_methods(cls, guarded=False)  # database graphs: all-or-nothing writes
         guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
-        journal_methods(cls, ("retrieve",), guarded=True)  # a failed write rolled back first
+        # a failed write rolled back before a read
+        journal_methods(cls, ("retrieve", "doc_ids", "persist"), guarded=True)
 
     @property
     def default_k(self) -> int:

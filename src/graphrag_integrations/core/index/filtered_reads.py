@@ -35,7 +35,8 @@ import numpy as np
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.filter_reads import node_fields
-from graphrag_integrations.core.index.store import IndexStore, node_key
+from graphrag_integrations.core.index.node_ids import node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.retrieval.filter_scope import FilterScope, PassageRecord, ScopeCache
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.retrieval.ranking import top_k

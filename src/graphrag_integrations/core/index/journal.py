@@ -66,9 +66,18 @@ _HELD = "_journal_held"
 
 
 def journal_graphs(index: Any) -> list[Any]:
-    """The graphs of ``index``'s stores that keep a write journal (database graphs)."""
-    graphs = [store.graph for store in index_stores_of(index)]
-    return [g for g in graphs if callable(getattr(g, "begin_journal", None))]
+    """The write journals of ``index``'s stores: a database graph keeps its own (in its meta
+    node); an in-process graph whose vectors are kept outside the process (a vector server)
+    has the store's in-process journal
+    (:mod:`~graphrag_integrations.core.index.store_journal`); a store all in the process has
+    none (nothing can fail half-way between two places)."""
+    journals: list[Any] = []
+    for store in index_stores_of(index):
+        if callable(getattr(store.graph, "begin_journal", None)):
+            journals.append(store.graph)
+        elif store.keeps_vectors_outside():
+            journals.append(store.journal)
+    return journals
 
 
 def live_writer_error(where: str, record: dict[str, Any]) -> IndexMismatchError:
@@ -104,9 +113,6 @@ def recover(index: Any) -> list[str]:
         docs.update(record.get("docs", []))
         dirty.append(graph)
     held = index.__dict__.pop(_HELD, None)
-    if dirty and held is not None:  # this object's failed write: documents it added in the
-        # process only (no graph content to journal them by, e.g. ReG's text without triples)
-        docs.update(set(index.doc_ids()) - held)
     if not dirty:
         index.__dict__.pop(_FAILED, None)
         return []
@@ -115,7 +121,14 @@ def recover(index: Any) -> list[str]:
         with rolling_back(docs) as state:
             state.journals.extend(dirty)
             state.unfinished = True
-            rolled = roll_back(index, index_stores_of(index), what="an unfinished write")
+            stores = index_stores_of(index)
+            for store in stores:  # nodes whose vector may not have reached a vector server
+                if any(journal is store.journal for journal in dirty):
+                    store.placeholders_for_journal(state)
+            if held is not None:  # this object's failed write: documents it added in the
+                # process only (no graph content to journal them by, e.g. ReG's texts)
+                state.doc_ids |= set(index.doc_ids()) - held
+            rolled = roll_back(index, stores, what="an unfinished write")
     finally:
         index.__dict__[_ACTIVE] = False
     index.__dict__.pop(_FAILED, None)
@@ -198,12 +211,13 @@ def _recover_now(index: Any, name: str, error: Exception) -> None:
 
 
 def recovers_first(func: F) -> F:
-    """Wrap a query method (outside its read lock): after a failed write of this index that
-    is not rolled back yet, roll it back first (under the write lock)."""
+    """Wrap a read method (``retrieve``, ``doc_ids``, ``persist``; outside its read lock):
+    after a failed write of this index that is not rolled back yet, roll it back first (under
+    the write lock)."""
 
     @functools.wraps(func)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.__dict__.get(_FAILED):
+        if self.__dict__.get(_FAILED) and not self.__dict__.get(_ACTIVE):  # not from recover
             with self.rwlock.write():
                 if self.__dict__.get(_FAILED):
                     recover(self)

@@ -168,7 +168,10 @@ def roll_back(
 
     unlisted = [doc for doc in pending if doc not in held]
     for store in stores:
-        if is_in_process(type(store.graph)):  # read from its saved file: never half-written
+        # an in-process graph read from its saved file is never half-written; one whose own
+        # write failed in this process (its journal in the rollback) may be
+        journaled = any(journal is store.journal for journal in state.journals)
+        if is_in_process(type(store.graph)) and not journaled:
             continue
         for doc in unlisted:  # leftovers of a batch killed mid-write (not yet a document)
             if store.remove_document(doc) and doc not in rolled:

@@ -197,6 +197,11 @@ class ChromaVectorIndex(CheckedVectorIndex):
         A client you configured yourself.
     host, port, ssl, headers : optional
         Use a Chroma server over HTTP (``chromadb.HttpClient``).
+    timeout, connect_timeout, retries : optional
+        With ``host``: the read and connect timeouts of every request (seconds; 60 and 5)
+        and the attempts after the first for a transient error (2), then a one-line
+        ``TimeoutError`` / ``ConnectionError``
+        (:mod:`~graphrag_integrations.core.vector_store.chroma_http`).
     batch_size : int, optional
         Records per write; defaults to the client's maximum batch size.
     hnsw : mapping, optional
@@ -260,6 +265,9 @@ class ChromaVectorIndex(CheckedVectorIndex):
         port: int = 8000,
         ssl: bool = False,
         headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        connect_timeout: float | None = None,
+        retries: int | None = None,
         batch_size: int | None = None,
         hnsw: Mapping[str, Any] | None = None,
         owner: CollectionOwner | None = None,
@@ -277,7 +285,11 @@ class ChromaVectorIndex(CheckedVectorIndex):
             raise ValueError("hnsw['space'] cannot be set: the index always uses cosine")
         self.path = Path(path) if path is not None else None
         self.client: Any = (
-            client if client is not None else _make_client(path, host, port, ssl, headers)
+            client
+            if client is not None
+            else _make_client(
+                path, host, port, ssl, headers, http_options(timeout, connect_timeout, retries)
+            )
         )
         #: Queries whose filter Chroma cannot express, evaluated here (logged, counted).
         self.client_side_filters = 0
@@ -559,22 +571,36 @@ def _is_not_found(exc: Exception) -> bool:
     )
 
 
+def http_options(
+    timeout: float | None, connect_timeout: float | None, retries: int | None
+) -> dict[str, Any]:
+    """The given ``timeout`` / ``connect_timeout`` / ``retries`` of a server client, as
+    keyword arguments of
+    :class:`~graphrag_integrations.core.vector_store.chroma_http.HTTPSettings` (the
+    others keep its defaults)."""
+    given = {"timeout_s": timeout, "connect_timeout_s": connect_timeout, "retries": retries}
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def _make_client(
     path: str | Path | None,
     host: str | None,
     port: int,
     ssl: bool,
     headers: Mapping[str, str] | None,
+    http: Mapping[str, Any] | None = None,
 ) -> Any:
     import chromadb
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False)
     if host:
+        from graphrag_integrations.core.vector_store.chroma_http import HTTPSettings, http_client
+
         logger.debug("connecting to chroma server %s:%s", host, port)
-        return chromadb.HttpClient(
-            host=host, port=port, ssl=ssl, headers=dict(headers or {}), settings=settings
-        )
+        return http_client(host, port, ssl, headers, HTTPSettings(**dict(http or {})), settings)
+    if http:
+        raise ValueError(f"{sorted(http)} apply to a Chroma server (host=) only")
     if path is not None:
         Path(path).mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=settings)

@@ -40,12 +40,15 @@ from graphrag_integrations.core.vector_store.chroma import (
     _make_client,
     _retry_busy,
     check_collection_name,
+    http_options,
 )
 
 logger = logging.getLogger(__name__)
 
 # ChromaVectors options that configure the client rather than each collection
-_CLIENT_OPTIONS = frozenset({"host", "port", "ssl", "headers"})
+_CLIENT_OPTIONS = frozenset(
+    {"host", "port", "ssl", "headers", "timeout", "connect_timeout", "retries"}
+)
 
 #: Start of the prefix of an index that was given none (see :func:`default_prefix`).
 DEFAULT_PREFIX_START = "gi-"
@@ -105,7 +108,8 @@ def index_collections(client: Any, index_id: str | None = None) -> list[Collecti
     index_id : str, optional
         Keep the collections of this index only (:attr:`IndexStore.index_id
         <graphrag_integrations.core.index.store.IndexStore.index_id>`, or
-        :func:`~graphrag_integrations.core.index.store.stored_index_id` of a persisted index).
+        :func:`~graphrag_integrations.core.index.store_files.stored_index_id` of a persisted
+        index).
     """
     found: list[CollectionInfo] = []
     for collection in _all_collections(client):
@@ -177,7 +181,9 @@ class ChromaVectors:
         again) instead of refusing them.
     **options
         Passed to :class:`~graphrag_integrations.core.vector_store.chroma.ChromaVectorIndex`
-        (``client``, ``host``, ``port``, ``ssl``, ``headers``, ``hnsw``, ``batch_size``).
+        (``client``, ``host``, ``port``, ``ssl``, ``headers``, ``hnsw``, ``batch_size``; with
+        ``host``: ``timeout``, ``connect_timeout``, ``retries`` of every request, see
+        :mod:`~graphrag_integrations.core.vector_store.chroma_http`).
 
     Attributes
     ----------
@@ -229,6 +235,11 @@ class ChromaVectors:
                 int(self.options.get("port", 8000)),
                 bool(self.options.get("ssl", False)),
                 self.options.get("headers"),
+                http_options(
+                    self.options.get("timeout"),
+                    self.options.get("connect_timeout"),
+                    self.options.get("retries"),
+                ),
             )
         return self._client
 

@@ -24,12 +24,9 @@ import numpy.typing as npt
 from scipy import sparse
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
-from graphrag_integrations.core.index.store import (
-    IndexStore,
-    node_id,
-    node_key,
-    release_free_heap,
-)
+from graphrag_integrations.core.heap import release_free_heap
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.errors import IndexMismatchError

@@ -54,7 +54,8 @@ from graphrag_integrations.core.index.building import (
     drop_indexed,
 )
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.index.store import IndexStore, VectorIndexFactory
+from graphrag_integrations.core.index.store import IndexStore
+from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,
@@ -153,8 +154,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     vector_index : callable, optional
         ``factory(layer, dimension, model_name)`` making the vector index of each layer
         (``"chunks"``, ``"units"``, ``"entities"``), e.g.
-        :class:`~graphrag_integrations.core.index.store.ChromaVectors`; ``None``: exact
-        in-memory indexes.
+        :class:`~graphrag_integrations.core.vector_store.chroma_collections.ChromaVectors`;
+        ``None``: exact in-memory indexes.
     graph_store : str, GraphBackend class or GraphBackend, optional
         Where the graph lives (see
         :func:`~graphrag_integrations.core.graph.backends.resolve_graph_backend`): ``None`` or
@@ -171,7 +172,7 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         Graph and vectors (the source of truth).
     graph_store : GraphBackend
         The chunk / unit / entity graph (explore with ``neighbors``; node ids from
-        :func:`~graphrag_integrations.core.index.store.node_id`).
+        :func:`~graphrag_integrations.core.index.node_ids.node_id`).
     vector_indexes : dict of str to VectorIndex
         The vectors of each layer.
     graph : ClueGraph

@@ -44,7 +44,8 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.term_search import term_search
 from graphrag_integrations.core.index.filtered_reads import nearest_within
-from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.lru import LRUCache
 from graphrag_integrations.core.retrieval.filter_scope import FilterScope
 from graphrag_integrations.core.types import Passage

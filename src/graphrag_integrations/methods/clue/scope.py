@@ -33,7 +33,8 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.filtered_reads import nearest_within, passage_scope
-from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.retrieval.filter_scope import FilterCache, FilterScope
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.retrieval.ranking import top_k

@@ -39,7 +39,8 @@ import numpy as np
 
 from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.clue.schema import (
     CHUNK,

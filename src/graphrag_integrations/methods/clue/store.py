@@ -6,7 +6,7 @@ The multi-partite graph of the paper, in the store's graph backend:
   words: :mod:`~graphrag_integrations.methods.clue.term_index`), ``unit``
   (``text``, ``doc_id``, ``source``) and ``entity`` (``name``, ``label``), with ids
   ``"chunk:<passage id>"``, ``"unit:<unit id>"`` and ``"entity:<normalised name>"``
-  (:func:`~graphrag_integrations.core.index.store.node_id`);
+  (:func:`~graphrag_integrations.core.index.node_ids.node_id`);
 * edges ``contains`` (chunk -> unit, ``E_C``) and ``mentions`` (unit -> entity, ``E_E``,
   added in the unit's mention order);
 * provenance = the document id on every node and edge, so ``delete(doc_id)`` is
@@ -33,15 +33,11 @@ from typing import Any
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import (
-    ChromaVectors,
-    IndexStore,
-    VectorIndexFactory,
-    in_memory_vectors,
-    node_id,
-    node_key,
-)
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
+from graphrag_integrations.core.index.store_base import VectorIndexFactory, in_memory_vectors
 from graphrag_integrations.core.types import Passage
+from graphrag_integrations.core.vector_store.chroma_collections import ChromaVectors
 from graphrag_integrations.methods.clue.schema import (
     CHUNK,
     CONTAINS,

@@ -43,7 +43,7 @@ from graphrag_integrations.core.index.building import (
     drop_indexed,
 )
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.index.store import VectorIndexFactory
+from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress

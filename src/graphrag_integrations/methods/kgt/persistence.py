@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from graphrag_integrations.core.encoders.embeddings import Embedder
 from graphrag_integrations.core.graph.backends import resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import VectorIndexFactory
+from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.persistence import Manifest
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.errors import IndexMismatchError

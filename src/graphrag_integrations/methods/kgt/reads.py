@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
 from graphrag_integrations.core.lru import VersionedLRU
 from graphrag_integrations.core.types import Passage
 from graphrag_integrations.methods.kgt.parsekg import ParseKGStats

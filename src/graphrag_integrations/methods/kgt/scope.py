@@ -29,7 +29,7 @@ from typing import Any
 from graphrag_integrations.core.batching import batches
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.filtered_reads import passage_records
-from graphrag_integrations.core.index.store import node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
 from graphrag_integrations.core.retrieval.filter_scope import FilterCache, FilterScope
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.types import Passage

@@ -33,7 +33,7 @@ from graphrag_integrations.core.index.building import (
 )
 from graphrag_integrations.core.index.filtered_reads import passage_scope
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.index.store import VectorIndexFactory
+from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     Manifest,

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.filtered_reads import nearest_within
-from graphrag_integrations.core.index.store import node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
 from graphrag_integrations.core.retrieval.filter_scope import FilterScope
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.methods.qcg.params import QCGQueryParams

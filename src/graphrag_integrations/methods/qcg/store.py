@@ -43,12 +43,9 @@ from typing import Any
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import (
-    IndexStore,
-    VectorIndexFactory,
-    node_id,
-    node_key,
-)
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
+from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.persistence import atomic_write_json
 from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR, BM25Scorer
 from graphrag_integrations.core.types import Passage

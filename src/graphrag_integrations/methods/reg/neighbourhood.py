@@ -39,7 +39,8 @@ import numpy as np
 
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.graph.neighbourhood_reads import edge_counts, incident_edges
-from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.lru import VersionedLRU
 from graphrag_integrations.core.vector_store.memory import InMemoryVectorIndex
 from graphrag_integrations.methods.reg.kg import Triple

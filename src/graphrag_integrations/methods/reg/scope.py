@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphrag_integrations.core.graph.filter_reads import edges_of_documents, provenance_documents
-from graphrag_integrations.core.index.store import node_key
+from graphrag_integrations.core.index.node_ids import node_key
 from graphrag_integrations.core.retrieval.filter_scope import (
     FilterCache,
     FilterScope,

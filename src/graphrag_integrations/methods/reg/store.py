@@ -37,7 +37,8 @@ from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph.backends import is_in_process
 from graphrag_integrations.core.graph.networkx_store import GraphStore
 from graphrag_integrations.core.graph.protocol import GraphBackend
-from graphrag_integrations.core.index.store import IndexStore, node_id, node_key
+from graphrag_integrations.core.index.node_ids import node_id, node_key
+from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.reg.kg import Triple
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphrag_integrations.core.index.base import BaseIndex
-from graphrag_integrations.core.index.store import ChromaVectors
 from graphrag_integrations.core.text.documents import SourceDocument
+from graphrag_integrations.core.vector_store.chroma_collections import ChromaVectors
 from graphrag_integrations.testing.compliance.base import ComplianceBase
 
 

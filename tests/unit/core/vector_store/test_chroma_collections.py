@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.index.store import (
+from graphrag_integrations.core.index.store import IndexStore
+from graphrag_integrations.core.index.store_files import (
     STORE_FILE,
-    ChromaVectors,
-    IndexStore,
     content_checksum,
     stored_index_id,
 )
@@ -22,7 +21,10 @@ from graphrag_integrations.core.vector_store.chroma import (
     CollectionOwner,
     check_collection_name,
 )
-from graphrag_integrations.core.vector_store.chroma_collections import index_collections
+from graphrag_integrations.core.vector_store.chroma_collections import (
+    ChromaVectors,
+    index_collections,
+)
 from graphrag_integrations.errors import CorruptIndexError, IndexMismatchError
 
 LAYERS = {"entity": "entities", "chunk": "chunks"}

@@ -188,7 +188,7 @@ def test_falkordb_index_loads_after_queries_embedded_passages_lazily(
     expected = answers(index)  # embeds passages: pvec nodes in the server's graph
     assert index.store.vector_count() > saved
     stats = index.stats()
-    with caplog.at_level("INFO", logger="graphrag_integrations.core.index.store"):
+    with caplog.at_level("INFO", logger="graphrag_integrations.core.index.store_loading"):
         loaded = ParseKGTranslatorRetriever.load(
             tmp_path / "idx", embedding=FakeEmbedder(), translator=lm
         )
