@@ -41,6 +41,7 @@ import pytest
 
 from graphrag_integrations.testing.fault_cases import FaultComplianceTests
 from graphrag_integrations.testing.later_write_cases import LaterWriteComplianceTests
+from graphrag_integrations.testing.reader_cases import ReaderProcessComplianceTests
 
 #: Prefix of the graphs the suite makes (``<prefix>_<32 hex digits>``).
 GRAPH_PREFIX = "compliance"
@@ -79,7 +80,9 @@ GRAPH_CASES: frozenset[str] = frozenset(
 )
 
 
-class FalkorDBComplianceTests(FaultComplianceTests, LaterWriteComplianceTests):
+class FalkorDBComplianceTests(
+    FaultComplianceTests, LaterWriteComplianceTests, ReaderProcessComplianceTests
+):
     """Mixin: each index of the compliance suite keeps its graph in its own FalkorDB graph.
 
     Needs the ``falkordb_server`` fixture (see the module docstring). Graphs are named

@@ -274,7 +274,12 @@ NODES_WITHOUT = f"MATCH (n:{NODE}) WHERE n._type = $type AND n.`<PROP>` IS NULL 
 
 # the write journal of an index's unfinished write (falkordb_journal): JSON in the meta node
 JOURNAL_READ = f"MATCH (m:{META}) RETURN m.journal"
-JOURNAL_WRITE = f"MATCH (m:{META}) SET m.journal = $journal"
+JOURNAL_WRITE = (
+    f"MATCH (m:{META}) SET m.journal = $journal, m.journal_rev = coalesce(m.journal_rev, 0) + 1"
+)
 # the write log of finished writes (falkordb_write_log): JSON in the meta node
 WRITES_READ = f"MATCH (m:{META}) RETURN m.writes"
-WRITES_WRITE = f"MATCH (m:{META}) SET m.writes = $writes"
+WRITES_WRITE = f"MATCH (m:{META}) SET m.writes = $writes, m.write_version = $version"
+# what a reader compares to tell another process's writes: the version of the finished
+# writes, the revision of the journal (it changes with every journal update)
+WRITE_STATE = f"MATCH (m:{META}) RETURN m.write_version, m.journal_rev"

@@ -135,7 +135,26 @@ class FalkorDBWriteLog:
             self._writer_token = uuid.uuid4().hex
             _WRITERS[self._writer_token] = self
         log = appended(self.read_write_log(), docs, self._writer_token)
-        self._query(cy.WRITES_WRITE, {"writes": json.dumps(log)})
+        self._query(cy.WRITES_WRITE, {"writes": json.dumps(log), "version": log["version"]})
+
+    def logged_by_me(self, entry: Mapping[str, Any]) -> bool:
+        """Whether this graph object wrote the log entry ``entry``."""
+        return self._writer_token is not None and entry.get("writer") == self._writer_token
+
+    def write_state(self) -> tuple[int | None, int | None]:
+        """``(write version, journal revision)`` in one small read: what a reader compares to
+        tell that another process wrote, or is writing, the graph
+        (:mod:`~graphrag_integrations.core.index.snapshot`): every finished write bumps the
+        version, every update of a write journal (begun, grown, cleared) its revision.
+        ``None`` where nothing was recorded yet."""
+        rows = self._query(cy.WRITE_STATE)
+        if not rows:
+            return None, None
+        version, revision = rows[0][0], rows[0][1]
+        return (
+            None if version is None else int(version),
+            None if revision is None else int(revision),
+        )
 
     def written_since(self, version: int) -> list[dict[str, Any]] | None:
         """The log entries after ``version`` (what :func:`changes_since` says)."""

@@ -149,6 +149,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.index import snapshot
 from graphrag_integrations.core.index.build_options import DocumentOptions, check_options
 from graphrag_integrations.core.index.building import (
     CHUNKING_OPTIONS,
@@ -330,6 +331,7 @@ class BaseIndex(IndexPersistence, ABC):
         guard_methods(cls, readers=cls.read_methods, writers=cls.write_methods)
         # a failed write rolled back before a read
         journal_methods(cls, ("retrieve", "doc_ids", "persist"), guarded=True)
+        snapshot.narrow_methods(cls)  # doc_ids: the documents this index holds
 
     @property
     def default_k(self) -> int:
@@ -541,7 +543,14 @@ class BaseIndex(IndexPersistence, ABC):
         """
         query = check_query(query, self.max_query_chars, owner=type(self).__name__)
         k = check_k(k, self.default_k)
-        where = parse_filter(filter)
+        # another process wrote the database graph: only the documents this index holds
+        return snapshot.read_consistently(
+            self, parse_filter(filter), lambda where: self._retrieve_with(query, k, where)
+        )
+
+    def _retrieve_with(
+        self, query: str, k: int, where: MetadataFilter | None
+    ) -> list[RetrievedPassage]:
         if where is None:
             return self._retrieve(query, k)
         return self._retrieve_filtered(query, k, where)

@@ -7,8 +7,9 @@ load template (which always runs a :func:`~graphrag_integrations.core.index.roll
 block), :func:`changes_to_roll_back` adds to that rollback:
 
 1. **an unfinished write** - the documents of the graph's write journal
-   (:mod:`~graphrag_integrations.core.graph.falkordb_journal`) when its writer is gone (a
-   writer still running: one-line :class:`~graphrag_integrations.errors.IndexMismatchError`);
+   (:mod:`~graphrag_integrations.core.graph.falkordb_journal`) when its writer is gone; a
+   writer still running keeps its write: its documents are *hidden* from the loaded index
+   instead (:mod:`~graphrag_integrations.core.index.snapshot`: the state before its write);
 2. **writes after the persist** - ``store.json`` records the graph's write version at persist
    (:mod:`~graphrag_integrations.core.graph.falkordb_write_log`); every document a write
    logged since then differs between the graph and the folder (inserted: in the graph, not in
@@ -17,8 +18,8 @@ block), :func:`changes_to_roll_back` adds to that rollback:
    the saved vectors of nodes the graph no longer has are dropped (:func:`drop_gone_vectors`).
    The index loads as the folder minus those documents, with one warning naming them; an
    index merely behind its graph is never called corrupt. When the process that wrote them
-   still runs (it holds them in its own vectors and may persist them), the load refuses with
-   one line instead: persist from that process first.
+   still runs (it holds them in its own vectors and may persist them), they are hidden instead
+   of rolled back: the index loads as the folder, reading its own documents only.
 
 The rollback is logged in the graph's write log too, so other folders of the same graph see it.
 """
@@ -35,6 +36,30 @@ from graphrag_integrations.core.index.rollback import Rollback
 from graphrag_integrations.errors import IndexMismatchError
 
 logger = logging.getLogger(__name__)
+
+
+class GraphMoved(IndexMismatchError):
+    """Another process wrote the graph while a load read it (the load tries again)."""
+
+
+def check_unmoved(src: Path, graph: Any, rollback: Rollback | None, error: str) -> None:
+    """Raise :class:`GraphMoved` (naming ``error``, what the load found) when ``graph``'s
+    write state changed since ``rollback`` observed it: another process began or ended a
+    write while the folder was read."""
+    for seen, _, state in rollback.observed if rollback is not None else ():
+        if seen is graph and graph.write_state() != state:
+            raise GraphMoved(f"{src}: its graph changed while it was read ({error})")
+
+
+def check_moved(src: Path, observed: list[tuple[Any, int, Any]], error: BaseException) -> None:
+    """After ``error`` while a load read ``src``: raise :class:`GraphMoved` from it when a
+    graph the load observed changed since (another process's write met half-way)."""
+    for graph, _, state in observed:
+        if graph.write_state() != state:
+            text = str(error).splitlines()[0] if str(error) else ""
+            raise GraphMoved(
+                f"{src}: its graph changed while it was read ({type(error).__name__}: {text})"
+            ) from error
 
 
 def graph_version(graph: Any) -> int | None:
@@ -54,25 +79,40 @@ def changes_to_roll_back(
     Raises
     ------
     IndexMismatchError
-        An unfinished write whose writer still runs; documents written after the persist by
-        a process that still runs; or more writes since than the graph's log keeps.
+        More writes since the persist than the graph's log keeps.
     """
     if rollback is None:
         return None
+    if callable(getattr(graph, "write_state", None)):  # what the loaded index will have seen
+        rollback.observed.append((graph, graph.write_version(), graph.write_state()))
     read_journal = getattr(graph, "read_journal", None)
     record = read_journal() if callable(read_journal) else None
     if record is not None:
-        if not abandoned(record):
-            pid, host, op = record.get("pid"), record.get("host"), record.get("op")
-            raise IndexMismatchError(
-                f"{src}: process {pid} on {host} is writing its graph ({op}); load it again "
-                "when the write has finished"
-            )
-        rollback.add_journal(graph, record.get("docs", []))
+        if abandoned(record):
+            rollback.add_journal(graph, record.get("docs", []))
+        else:
+            _hide(src, rollback, record.get("docs", []), record, "is writing")
     since = getattr(graph, "written_since", None)
     if persisted_version is not None and callable(since):
         _add_later_writes(src, graph, rollback, since(persisted_version))
-    return rollback if rollback.doc_ids else None
+    return rollback if rollback.doc_ids or rollback.hidden else None
+
+
+def _hide(
+    src: Path, rollback: Rollback, docs: list[str], writer: dict[str, Any], what: str
+) -> None:
+    """Leave a running process's documents out of the loaded index (logged)."""
+    rollback.add_hidden(docs)
+    logger.warning(
+        "%s: process %s on %s %s its graph (%d document(s), e.g. %s): loaded as the folder "
+        "holds it, without them",
+        src,
+        writer.get("pid"),
+        writer.get("host"),
+        what,
+        len(docs),
+        sorted(docs)[:3],
+    )
 
 
 def _add_later_writes(
@@ -92,23 +132,21 @@ def _add_later_writes(
         for e in entries
         if not set(e.get("docs", [])) <= rollback.doc_ids and writer_running(e, STALE_AFTER_S)
     ]
-    if running:
+    if running:  # that process holds them in its own vectors: its state, not this folder's
         docs = sorted({d for e in running for d in e.get("docs", [])})
-        writer = running[-1]
-        raise IndexMismatchError(
-            f"{src}: process {writer.get('pid')} on {writer.get('host')} wrote {len(docs)} "
-            f"document(s) to its graph after this folder was persisted (e.g. {docs[:3]}) and "
-            "still holds them; persist that index again (or end it), then load"
-        )
-    rollback.add_later_writes(graph, (d for e in entries for d in e.get("docs", [])))
+        _hide(src, rollback, docs, running[-1], "wrote after this folder was persisted to")
+        entries = [e for e in entries if e not in running]
+    if entries:
+        rollback.add_later_writes(graph, (d for e in entries for d in e.get("docs", [])))
 
 
 def drop_gone_vectors(
     src: Path, kind: str, index: Any, keys: list[str], rollback: Rollback
 ) -> None:
-    """After writes that followed the persist (``rollback.later``): drop the saved vectors of
-    ``kind`` whose node the graph no longer has (documents deleted or replaced since)."""
-    if not rollback.later:
+    """After writes that followed the persist (``rollback.later``, or ``rollback.hidden``: a
+    running process's): drop the saved vectors of ``kind`` whose node the graph no longer has
+    (documents deleted or replaced since)."""
+    if not rollback.later and not rollback.hidden:
         return
     present = set(keys)
     gone = [key for key in index.ids if key not in present]

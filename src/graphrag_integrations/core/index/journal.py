@@ -31,8 +31,9 @@ again gives the index a clean build gives.
 
 A journal written by another process that is still running (or, from another host, less than
 :data:`~graphrag_integrations.core.graph.falkordb_journal.STALE_AFTER_S` s ago) is never rolled
-back: the call raises :class:`~graphrag_integrations.errors.IndexMismatchError` (one writer at a
-time; a reader loads again when the write is done).
+back: a write raises :class:`~graphrag_integrations.errors.IndexMismatchError` (one writer at a
+time); a load gives the state before that write
+(:mod:`~graphrag_integrations.core.index.snapshot`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from graphrag_integrations.core.graph.falkordb_journal import abandoned
+from graphrag_integrations.core.index import snapshot
 from graphrag_integrations.core.index.locking import is_guarded
 from graphrag_integrations.core.index.rollback import roll_back, rolling_back
 from graphrag_integrations.core.index.store import index_stores_of
@@ -118,7 +120,7 @@ def recover(index: Any) -> list[str]:
         return []
     index.__dict__[_ACTIVE] = True
     try:
-        with rolling_back(docs) as state:
+        with snapshot.own_write(index), rolling_back(docs) as state:
             state.journals.extend(dirty)
             state.unfinished = True
             stores = index_stores_of(index)
@@ -127,8 +129,9 @@ def recover(index: Any) -> list[str]:
                     store.placeholders_for_journal(state)
             if held is not None:  # this object's failed write: documents it added in the
                 # process only (no graph content to journal them by, e.g. ReG's texts)
-                state.doc_ids |= set(index.doc_ids()) - held
+                state.doc_ids |= set(snapshot.raw_doc_ids(index)) - held
             rolled = roll_back(index, stores, what="an unfinished write")
+        snapshot.after_rollback(index, rolled)
     finally:
         index.__dict__[_ACTIVE] = False
     index.__dict__.pop(_FAILED, None)
@@ -147,16 +150,19 @@ def journaled(func: F) -> F:
         if not graphs or self.__dict__.get(_ACTIVE):
             return func(self, *args, **kwargs)
         recover(self)  # an earlier write of this index (or of a dead process) left a journal
-        held = self.doc_ids()
+        snapshot.before_write(self)  # another process's writes since this index saw the graph
+        held = snapshot.raw_doc_ids(self)
         exclude = held if name in _ADDING else ()
         args, kwargs, removing = _removed_ids(name, args, kwargs)
         self.__dict__[_ACTIVE] = True
         try:
-            for graph in graphs:
-                graph.begin_journal(name, exclude, removing, held=held)
-            result = func(self, *args, **kwargs)
-            for graph in graphs:
-                graph.end_journal()
+            with snapshot.own_write(self):  # its reads see its own journal and writes
+                for graph in graphs:
+                    graph.begin_journal(name, exclude, removing, held=held)
+                result = func(self, *args, **kwargs)
+                for graph in graphs:
+                    graph.end_journal()
+            snapshot.after_write(self, held)
         except BaseException as error:
             self.__dict__[_ACTIVE] = False
             self.__dict__[_FAILED] = True

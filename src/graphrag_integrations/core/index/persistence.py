@@ -19,6 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from graphrag_integrations.core.index import snapshot
+from graphrag_integrations.core.index.graph_changes import GraphMoved, check_moved
 from graphrag_integrations.core.index.rollback import active_rollback, roll_back, rolling_back
 from graphrag_integrations.core.index.store import index_stores_of
 from graphrag_integrations.core.persistence import (
@@ -35,6 +37,9 @@ from graphrag_integrations.errors import IndexMismatchError
 IndexT = TypeVar("IndexT", bound="IndexPersistence")
 
 logger = logging.getLogger(__name__)
+
+#: Loads of a folder whose database graph another process wrote meanwhile, at most.
+LOAD_ATTEMPTS = 3
 
 
 class IndexPersistence:
@@ -88,7 +93,11 @@ class IndexPersistence:
         ------
         IndexExistsError
             If ``path`` is not ours to replace and ``overwrite`` is false (nothing written).
+        IndexMismatchError
+            If another process wrote the index's database graph since this index was loaded
+            (:mod:`~graphrag_integrations.core.index.snapshot`; nothing written).
         """
+        snapshot.check_persist(self)
         timings = getattr(self, "timings", None)
         manifest = replace(
             self.manifest(),
@@ -134,8 +143,23 @@ class IndexPersistence:
             Another method, a newer format, another embedding model or dimension, or files
             that disagree with the manifest.
         """
+        for attempt in range(1, LOAD_ATTEMPTS + 1):
+            try:
+                return cls._load_once(path, kwargs)
+            except GraphMoved as error:  # another process began or ended a write meanwhile
+                if attempt == LOAD_ATTEMPTS:
+                    raise
+                logger.info("%s; loading again (attempt %d)", error, attempt + 1)
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _load_once(cls: type[IndexT], path: str | Path, kwargs: dict[str, Any]) -> IndexT:
+        """One attempt of :meth:`load`."""
         outer = active_rollback()  # a resumed checkpoint's; else one for a write journal
-        with reading_index(path) as src, nullcontext(outer) if outer else rolling_back(()):
+        with (
+            reading_index(path) as src,
+            nullcontext(outer) if outer else rolling_back(()) as state,
+        ):
             manifest = check_manifest(
                 read_manifest(src),
                 method=cls.method,
@@ -144,11 +168,20 @@ class IndexPersistence:
             )
             index = cls._from_manifest(src, manifest, dict(kwargs))
             index._check_embedder(src, manifest)
-            index._read_files(src, manifest)
-            # a resumed checkpoint's unfinished batch, an unfinished write a journal records,
-            # writes to a database graph after the persist (core.index.graph_changes)
-            roll_back(index, index_stores_of(index))
-            _check_loaded(index, src, manifest)
+            try:
+                index._read_files(src, manifest)
+                # a resumed checkpoint's unfinished batch, an unfinished write a journal
+                # records, writes to a database graph after the persist (graph_changes)
+                roll_back(index, index_stores_of(index))
+                _check_loaded(index, src, manifest)
+            except GraphMoved:
+                raise
+            except Exception as error:  # met another process's write begun meanwhile?
+                check_moved(src, state.observed, error)
+                raise
+            # what the index holds, and the graph's write state it saw (readers of a graph
+            # another process writes answer from these; a running writer's are hidden)
+            snapshot.take(index, hidden=state.hidden, observed=state.observed)
         index._restore_identity(manifest)
         return index
 

@@ -76,6 +76,19 @@ class Rollback:
         pending batch's.
     unfinished : bool
         Whether a write journal added documents (an unfinished write, in the log line).
+    hidden : frozenset of str
+        Documents another process still running is writing (or wrote without persisting):
+        never rolled back (they are that process's), but left out of what the loaded index
+        holds (:mod:`~graphrag_integrations.core.index.snapshot`); their nodes get
+        placeholder vectors that stay.
+    writer_running : bool
+        Whether another process still running is writing the graph (or holds unpersisted
+        writes): then every node without a saved vector is taken for its write (a placeholder
+        vector, its documents hidden), since its journal may grow while the load reads.
+    observed : list of (graph, int, tuple)
+        Each database graph a load read, with its write version and write state when the
+        load looked at its changes (:mod:`~graphrag_integrations.core.index.snapshot`: what
+        the loaded index has seen).
     """
 
     doc_ids: frozenset[str]
@@ -83,6 +96,9 @@ class Rollback:
     journals: list[Any] = field(default_factory=list)
     later: frozenset[str] = frozenset()
     unfinished: bool = False
+    hidden: frozenset[str] = frozenset()
+    writer_running: bool = False
+    observed: list[tuple[Any, int, Any]] = field(default_factory=list)
 
     def add_journal(self, graph: Any, doc_ids: Iterable[str]) -> None:
         """Roll back ``doc_ids`` too (an unfinished write ``graph``'s journal records)."""
@@ -95,6 +111,23 @@ class Rollback:
         docs = frozenset(doc_ids)
         self.later = self.later | (docs - self.doc_ids)
         self._add(graph, docs)
+
+    def add_hidden(self, doc_ids: Iterable[str]) -> None:
+        """Leave ``doc_ids`` out of the loaded index without rolling them back (a running
+        process's writes; see :attr:`hidden`)."""
+        self.hidden = self.hidden | (frozenset(doc_ids) - self.doc_ids)
+        self.writer_running = True
+
+    def covers(self, provenance: Iterable[str]) -> bool:
+        """Whether a node with this provenance needs no saved vector: it comes from pending
+        or hidden documents only (it leaves, or is never answered), or from any document while
+        another process is writing (:attr:`writer_running`: its documents are then hidden).
+
+        >>> Rollback(frozenset({"d3"}), hidden=frozenset({"d4"})).covers(["d3", "d4"])
+        True
+        """
+        docs = set(provenance)
+        return bool(docs) and (self.writer_running or docs <= self.doc_ids | self.hidden)
 
     def _add(self, graph: Any, docs: frozenset[str]) -> None:
         self.doc_ids = self.doc_ids | docs

@@ -113,6 +113,10 @@ class StoreBase:
     journal : StoreJournal
         The in-process write journal used when the graph is in the process and the vectors
         are not (:mod:`~graphrag_integrations.core.index.store_journal`).
+    other_writers : bool
+        Whether another process wrote the (database) graph since the owning index saw it:
+        set by :mod:`~graphrag_integrations.core.index.snapshot`; nodes without a vector
+        then read as zero vectors (:meth:`embeddings`).
     """
 
     def __init__(
@@ -137,6 +141,7 @@ class StoreBase:
         self.dimension = 0
         self.index_id = uuid.uuid4().hex
         self.later_writes: frozenset[str] = frozenset()
+        self.other_writers = False
         self.journal = StoreJournal()
         self._version = 0
         self._lock = threading.RLock()
@@ -248,10 +253,39 @@ class StoreBase:
             want = min(2 * want, size)
 
     def embeddings(self, kind: str, keys: Sequence[str]) -> FloatMatrix:
-        """Stored vectors of ``keys`` (one layer), in order."""
+        """Stored vectors of ``keys`` (one layer), in order.
+
+        Once :attr:`other_writers` is set, a key without a vector (a node another process
+        wrote into the shared graph) reads as a zero vector (similar to nothing) instead of
+        a ``KeyError``: the index answers from its own documents only
+        (:mod:`~graphrag_integrations.core.index.snapshot`), so it never ranks that node.
+        """
         if not keys:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self.vectors[self.layer(kind)].get_embeddings(list(keys))
+        index = self.vectors[self.layer(kind)]
+        try:
+            return index.get_embeddings(list(keys))
+        except KeyError:
+            if not self.other_writers:
+                raise
+        held = [k for k in dict.fromkeys(keys) if self._holds_vector(index, k)]
+        row = {k: i for i, k in enumerate(held)}
+        stored = index.get_embeddings(held) if held else None
+        out = np.zeros((len(keys), self.dimension), dtype=np.float32)
+        for i, key in enumerate(keys):
+            if key in row and stored is not None:
+                out[i] = stored[row[key]]
+        return out
+
+    @staticmethod
+    def _holds_vector(index: VectorIndex, key: str) -> bool:
+        if hasattr(index, "__contains__"):
+            return key in index
+        try:
+            index.get_embeddings([key])
+        except KeyError:
+            return False
+        return True
 
     def shared_embeddings(self, kind: str, keys: Sequence[str]) -> FloatMatrix | None:
         """The vectors of ``keys`` without a copy, or ``None`` where that is not possible.
@@ -385,17 +419,24 @@ class StoreBase:
         """Give a placeholder vector, in ``index``, to the nodes of ``kind`` among
         ``candidates`` whose provenance is all pending documents of ``rollback``
         (:mod:`~graphrag_integrations.core.index.rollback`: they go before the rollback ends,
-        which checks it), so that the method's views can be built until then."""
+        which checks it), so that the method's views can be built until then; and to those
+        whose provenance is all pending or hidden documents (a running process's writes:
+        they stay, never answered, :mod:`~graphrag_integrations.core.index.snapshot`)."""
         if not candidates:
             return
         data = self.graph.nodes_data(node_id(kind, key) for key in candidates)
-        owned = [k for k in candidates if rollback.owns(data[node_id(kind, k)]["provenance"])]
-        if not owned:
+        provenance = {k: data[node_id(kind, k)]["provenance"] for k in candidates}
+        covered = [k for k in candidates if rollback.covers(provenance[k])]
+        if not covered:
             return
-        unit = np.zeros((len(owned), self.dimension), dtype=np.float32)
+        unit = np.zeros((len(covered), self.dimension), dtype=np.float32)
         unit[:, 0] = 1.0
-        index.add(owned, unit)
-        rollback.placeholders.append((self, kind, owned))
+        index.add(covered, unit)
+        owned = [k for k in covered if rollback.owns(provenance[k])]
+        if owned:
+            rollback.placeholders.append((self, kind, owned))
+        if rollback.writer_running:  # the running writer's nodes: their documents hidden
+            rollback.add_hidden(d for k in covered if k not in owned for d in provenance[k])
 
     def placeholders_for_journal(self, rollback: Rollback) -> None:
         """Before the rollback of a failed write this store's journal recorded: a placeholder

@@ -23,6 +23,7 @@ from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.heap import release_free_heap
 from graphrag_integrations.core.index.graph_changes import (
     changes_to_roll_back,
+    check_unmoved,
     drop_gone_vectors,
 )
 from graphrag_integrations.core.index.node_ids import node_id
@@ -79,7 +80,8 @@ def load_store(
     rehome = factory is not None and factory is not in_memory_vectors
     checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
     rollback = changes_to_roll_back(src, opened, active_rollback(), stored_graph_version(src))
-    store.later_writes = rollback.later if rollback is not None else frozenset()
+    # what the folder says about these is stale (the method rebuilds it from the graph)
+    store.later_writes = rollback.later | rollback.hidden if rollback is not None else frozenset()
     for kind, layer in store.layers.items():
         keys = store.keys(kind)
         if not keys:
@@ -106,10 +108,12 @@ def load_store(
         if cached:
             keys = _drop_unsaved(store, src, kind, index, keys)
         if set(index.ids) != set(keys):
-            raise IndexMismatchError(
-                f"{src}: the {layer} vectors ({len(index)}) do not match the graph's "
-                f"{len(keys)} {kind} nodes (corrupt index)"
+            error = (
+                f"the {layer} vectors ({len(index)}) do not match the graph's "
+                f"{len(keys)} {kind} nodes"
             )
+            check_unmoved(src, store.graph, active_rollback(), error)
+            raise IndexMismatchError(f"{src}: {error} (corrupt index)")
         store.vectors[layer] = index
         if target is not None:
             store.vectors[layer] = _rehome(store, kind, index, target, checksum)
