@@ -145,12 +145,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 from graphrag_integrations.core.index import snapshot
-from graphrag_integrations.core.index.build_options import DocumentOptions, check_options
+from graphrag_integrations.core.index.build_options import (
+    DocumentOptions,
+    check_options,
+    named_parameters,
+)
 from graphrag_integrations.core.index.building import (
     CHUNKING_OPTIONS,
     DEFAULT_SPLITTER,
@@ -221,26 +225,34 @@ logger = logging.getLogger(__name__)
 
 
 def build_from_documents(
-    cls: type[IndexT], documents: Iterable[Any], options: DocumentOptions, /, **constructor: Any
+    cls: type[IndexT], documents: Iterable[Any], options: Mapping[str, Any], /, **constructor: Any
 ) -> IndexT:
     """What every typed ``from_documents`` does: load ``documents`` and cut them as
-    ``options`` say (:class:`~graphrag_integrations.core.index.build_options.DocumentOptions`;
-    the splitter chosen stays the index's), then ``cls.from_passages(passages, **constructor)``.
+    ``options`` say (the keys of
+    :class:`~graphrag_integrations.core.index.build_options.DocumentOptions`; the splitter
+    chosen stays the index's), then ``cls.from_passages(passages, **constructor)``.
 
-    The typed ``from_documents(documents, *, <its arguments>, **options)`` calls
-    ``build_from_documents(cls, documents, options, <its arguments>)``; the checkpoint and
-    executor options never get here (the wrappers of ``from_documents`` take them).
+    A ``from_documents(documents, *, <its arguments>, **options)`` calls
+    ``build_from_documents(cls, documents, options, <its arguments>)``; one typed
+    ``**options: Unpack[...]`` with its constructor's arguments too
+    (:class:`~graphrag_integrations.core.index.build_options.IndexOptions`) calls
+    ``build_from_documents(cls, documents, options)``: the keys of ``options`` that are not
+    document options go to the constructor. The checkpoint and executor options never get
+    here (the wrappers of ``from_documents`` take them).
 
     Raises
     ------
     TypeError
-        A key of ``options`` that is not a :class:`DocumentOptions` key.
+        A key ``cls.from_documents`` does not name.
     EmptyCorpusError
         If no document has any text.
     """
-    check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+    loading = {k: v for k, v in options.items() if k in DocumentOptions.__annotations__}
+    constructor = {**{k: v for k, v in options.items() if k not in loading}, **constructor}
+    accepted = named_parameters(cls.from_documents)
+    check_options(f"{cls.__name__}.from_documents()", constructor, accepted)
     chosen = chosen_splitter(
-        options.get("splitter", DEFAULT_SPLITTER), options.get("chunking", True)
+        loading.get("splitter", DEFAULT_SPLITTER), loading.get("chunking", True)
     )
     resolve_params(  # a bad preset / params combination fails before any document is read
         cls.index_params_class,
@@ -249,7 +261,7 @@ def build_from_documents(
         query_params=constructor.get("query_params"),
         preset=constructor.get("preset"),
     )
-    loaded = load_documents(documents, **pop_load_options(dict(options)))
+    loaded = load_documents(documents, **pop_load_options(loading))
     return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
 
 

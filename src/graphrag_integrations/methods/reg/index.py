@@ -284,7 +284,7 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         texts, read_tables = cls.executor_sources(documents)
         if read_tables is None:
             return build_from_documents(cls, texts, options, **arguments)
-        check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+        check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions.__annotations__)
         index = cls(**arguments)
         read_tables(index)
         if texts or "path" in options:
