@@ -42,6 +42,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from graphrag_integrations.core.graph.falkordb_retry import falkordb_server
+from graphrag_integrations.core.retries import Server, retrying
 from graphrag_integrations.errors import InvalidArgumentError
 
 SCHEME = "falkordb"
@@ -93,6 +95,12 @@ class FalkorDBLocation:
     def with_graph(self, graph: str) -> FalkorDBLocation:
         """The same server, another graph name."""
         return replace(self, graph=_check_graph(graph))
+
+    @property
+    def server(self) -> Server:
+        """What :func:`~graphrag_integrations.core.retries.retrying` retries a call to this
+        server against (:mod:`~graphrag_integrations.core.graph.falkordb_retry`)."""
+        return falkordb_server(self)
 
 
 def is_falkordb_url(value: object) -> bool:
@@ -206,7 +214,7 @@ def connect(
     The password is the URL's, else ``$FALKORDB_PASSWORD``. Sockets get the location's read
     and connect timeouts (``timeout_s`` overrides the connect timeout); the client itself
     does not retry: callers retry through
-    :func:`~graphrag_integrations.core.graph.falkordb_retry.retrying` (the ``PING`` here
+    :func:`~graphrag_integrations.core.retries.retrying` (the ``PING`` here
     does).
 
     Parameters
@@ -238,8 +246,6 @@ def connect(
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    from graphrag_integrations.core.graph.falkordb_retry import retrying
-
     password = location.password or os.environ.get(PASSWORD_ENV) or None
 
     def handshake(connection: Any) -> None:
@@ -261,4 +267,4 @@ def connect(
         client.connection.ping()
         return client
 
-    return retrying(location, make, "does not answer")
+    return retrying(location.server, make, "does not answer")

@@ -1,14 +1,15 @@
-"""Bounded retries of FalkorDB calls, and their one-line errors.
+"""What a retry of a FalkorDB call needs: the transient errors, and the server to name.
 
-Every call the package makes to a FalkorDB server goes through :func:`retrying` (the
-package's :func:`~graphrag_integrations.core.retries.retrying` with FalkorDB's errors): a call
+Every call the package makes to a FalkorDB server runs as
+``retrying(location.server, call, what)``: the package's
+:func:`~graphrag_integrations.core.retries.retrying` (module notes there: bounded retries with
+exponential backoff, then one line) against the :func:`falkordb_server` of the location. A call
 that meets a *transient* error (:func:`is_transient`: a socket timeout, a refused or dropped
 connection, a server still loading its data after a restart) is retried up to the location's
-``retries`` times with exponential backoff (``BACKOFF_S`` doubling, at most
-``MAX_BACKOFF_S`` s of :mod:`~graphrag_integrations.core.retries`; tenacity), then raised as
-one line: the builtin ``TimeoutError`` when the server did not answer in time, else
-``ConnectionError``, naming the server (never a password), what was being done and the
-client's own message. Any other error (a Cypher error, a lost graph) is raised at once.
+``retries`` times, then raised as one line: the builtin ``TimeoutError`` when the server did
+not answer in time, else ``ConnectionError``, naming the server (never a password), what was
+being done and the client's own message. Any other error (a Cypher error, a lost graph) is
+raised at once.
 
 With the location's read timeout ``T`` and ``R`` retries a call gives up after at most
 ``(R + 1) * T`` seconds plus the backoff (``< R * MAX_BACKOFF_S``).
@@ -16,18 +17,11 @@ With the location's read timeout ``T`` and ``R`` retries a call gives up after a
 Examples
 --------
 >>> from graphrag_integrations.core.graph.falkordb_connection import parse_falkordb_url
+>>> from graphrag_integrations.core.retries import retrying
 >>> where = parse_falkordb_url("falkordb://127.0.0.1:1/g?retries=1")
->>> calls = []
->>> def flaky() -> str:
-...     calls.append(1)
-...     if len(calls) == 1:
-...         raise ConnectionResetError("reset by peer")
-...     return "ok"
->>> retrying(where, flaky, "query", backoff_s=0.0), len(calls)
-('ok', 2)
 >>> def silent() -> None:
 ...     raise TimeoutError("timed out")
->>> retrying(where, silent, "query", backoff_s=0.0)
+>>> retrying(where.server, silent, "query", backoff_s=0.0)
 Traceback (most recent call last):
 ...
 TimeoutError: FalkorDB at 127.0.0.1:1 (graph g): query: no answer within 60 s, 2 attempts \
@@ -36,13 +30,9 @@ TimeoutError: FalkorDB at 127.0.0.1:1 (graph g): query: no answer within 60 s, 2
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from graphrag_integrations.core import retries
-from graphrag_integrations.core.retries import BACKOFF_S
-
-T = TypeVar("T")
 
 
 class FalkorDBLocation(Protocol):
@@ -80,7 +70,9 @@ def _timed_out(error: BaseException) -> bool:
     return isinstance(error, TimeoutError) or type(error).__name__ in _TIMEOUTS
 
 
-def _server(location: FalkorDBLocation) -> retries.Server:
+def falkordb_server(location: FalkorDBLocation) -> retries.Server:
+    """The server of ``location`` as :func:`~graphrag_integrations.core.retries.retrying`
+    takes it: FalkorDB's transient errors and timeouts, named without a password."""
     return retries.Server(
         f"FalkorDB at {location.host}:{location.port} (graph {location.graph})",
         timeout_s=location.timeout_s,
@@ -89,20 +81,3 @@ def _server(location: FalkorDBLocation) -> retries.Server:
         timed_out=_timed_out,
         timeout_hint="raise ?timeout= in the URL for longer queries",
     )
-
-
-def retrying(
-    location: FalkorDBLocation,
-    call: Callable[[], T],
-    what: str,
-    *,
-    backoff_s: float = BACKOFF_S,
-) -> T:
-    """``call()``, retried on transient errors (module notes); ``what`` names it in errors.
-
-    Raises
-    ------
-    TimeoutError, ConnectionError
-        One line, once the retries are spent.
-    """
-    return retries.retrying(_server(location), call, what, backoff_s=backoff_s)
