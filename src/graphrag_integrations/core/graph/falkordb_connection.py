@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from graphrag_integrations.core.graph.falkordb_retry import falkordb_server
+from graphrag_integrations.core.graph.falkordb_retry import is_transient, timed_out
 from graphrag_integrations.core.retries import Server, retrying
 from graphrag_integrations.errors import InvalidArgumentError
 
@@ -99,8 +99,16 @@ class FalkorDBLocation:
     @property
     def server(self) -> Server:
         """What :func:`~graphrag_integrations.core.retries.retrying` retries a call to this
-        server against (:mod:`~graphrag_integrations.core.graph.falkordb_retry`)."""
-        return falkordb_server(self)
+        server against: the transient errors of
+        :mod:`~graphrag_integrations.core.graph.falkordb_retry`, no password in the name."""
+        return Server(
+            f"FalkorDB at {self.host}:{self.port} (graph {self.graph})",
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            transient=is_transient,
+            timed_out=timed_out,
+            timeout_hint="raise ?timeout= in the URL for longer queries",
+        )
 
 
 def is_falkordb_url(value: object) -> bool:

@@ -3,7 +3,8 @@
 Every call the package makes to a FalkorDB server runs as
 ``retrying(location.server, call, what)``: the package's
 :func:`~graphrag_integrations.core.retries.retrying` (module notes there: bounded retries with
-exponential backoff, then one line) against the :func:`falkordb_server` of the location. A call
+exponential backoff, then one line) against the server of a
+:class:`~graphrag_integrations.core.graph.falkordb_connection.FalkorDBLocation`. A call
 that meets a *transient* error (:func:`is_transient`: a socket timeout, a refused or dropped
 connection, a server still loading its data after a restart) is retried up to the location's
 ``retries`` times, then raised as one line: the builtin ``TimeoutError`` when the server did
@@ -30,27 +31,6 @@ TimeoutError: FalkorDB at 127.0.0.1:1 (graph g): query: no answer within 60 s, 2
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from graphrag_integrations.core import retries
-
-
-class FalkorDBLocation(Protocol):
-    """What a retry needs of a
-    :class:`~graphrag_integrations.core.graph.falkordb_connection.FalkorDBLocation`."""
-
-    @property
-    def host(self) -> str: ...
-    @property
-    def port(self) -> int: ...
-    @property
-    def graph(self) -> str: ...
-    @property
-    def timeout_s(self) -> float: ...
-    @property
-    def retries(self) -> int: ...
-
-
 # what redis raises when the server is away, slow or restarting (its own classes)
 _TRANSIENT = frozenset({"ConnectionError", "TimeoutError", "BusyLoadingError"})
 _TIMEOUTS = frozenset({"TimeoutError"})
@@ -66,18 +46,6 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, OSError) or type(error).__name__ in _TRANSIENT
 
 
-def _timed_out(error: BaseException) -> bool:
+def timed_out(error: BaseException) -> bool:
+    """Whether ``error`` is a timeout: the builtin one, or redis's."""
     return isinstance(error, TimeoutError) or type(error).__name__ in _TIMEOUTS
-
-
-def falkordb_server(location: FalkorDBLocation) -> retries.Server:
-    """The server of ``location`` as :func:`~graphrag_integrations.core.retries.retrying`
-    takes it: FalkorDB's transient errors and timeouts, named without a password."""
-    return retries.Server(
-        f"FalkorDB at {location.host}:{location.port} (graph {location.graph})",
-        timeout_s=location.timeout_s,
-        retries=location.retries,
-        transient=is_transient,
-        timed_out=_timed_out,
-        timeout_hint="raise ?timeout= in the URL for longer queries",
-    )
