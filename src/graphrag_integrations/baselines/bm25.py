@@ -28,7 +28,7 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
 from graphrag_integrations.core.index.build_options import IndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
 from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.retrieval.lexical import STOPWORDS, BM25Scorer, tokenize
@@ -103,12 +103,8 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         query_params: BM25QueryParams | None = None,
         preset: str | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            BM25QueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.passages: list[Passage] = list(passages)
         #: The tokens of each passage (row-aligned; ``None`` until needed after a load).

@@ -23,7 +23,7 @@ from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
 from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import (
     Manifest,
     read_passages,
@@ -119,12 +119,8 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         preset: str | None = None,
         show_progress: bool | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            DenseQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.embedder: Embedder = as_embedder(embedding)
         self.show_progress = show_progress

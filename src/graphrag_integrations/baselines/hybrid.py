@@ -44,7 +44,7 @@ from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
 from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
@@ -131,12 +131,8 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         query_params: HybridQueryParams | None = None,
         preset: str | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            HybridQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.dense = dense
         self.bm25 = bm25

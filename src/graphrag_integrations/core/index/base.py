@@ -254,12 +254,8 @@ def build_from_documents(
     chosen = chosen_splitter(
         loading.get("splitter", DEFAULT_SPLITTER), loading.get("chunking", True)
     )
-    resolve_params(  # a bad preset / params combination fails before any document is read
-        cls.index_params_class,
-        cls.query_params_class(),
-        index_params=constructor.get("index_params"),
-        query_params=constructor.get("query_params"),
-        preset=constructor.get("preset"),
+    cls.resolved_params(  # a bad preset / params combination fails before any document is read
+        constructor.get("index_params"), constructor.get("query_params"), constructor.get("preset")
     )
     loaded = load_documents(documents, **pop_load_options(loading))
     return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
@@ -366,6 +362,22 @@ class BaseIndex(IndexPersistence, ABC):
     def query_params_class(cls) -> type[Params]:
         """The class of :attr:`query_params`."""
         return cls.query_params.params_class
+
+    @classmethod
+    def resolved_params(
+        cls, index_params: Any = None, query_params: Any = None, preset: str | None = None
+    ) -> tuple[Any, Any]:
+        """The ``(index params, query params)`` of the constructor's arguments:
+        :func:`~graphrag_integrations.core.params.resolve_params` with the class's
+        :attr:`index_params_class` and :meth:`query_params_class` (a subclass declares the
+        type of its ``self.index_params``)."""
+        return resolve_params(
+            cls.index_params_class,
+            cls.query_params_class(),
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
 
     @contextmanager
     def using_query_params(self, params: Params) -> Iterator[None]:

@@ -45,7 +45,6 @@ from graphrag_integrations.core.index.building import (
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix
-from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.nlp import SpacyNLP
@@ -161,12 +160,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
         show_progress: bool | None = None,
     ) -> None:
         self.index_params: KGTIndexParams
-        self.index_params, self.query_params = resolve_params(
-            KGTIndexParams,
-            KGTQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         if self.query_params.max_steps > 1 and decomposer is None:
             raise ValueError("max_steps > 1 (multi-step mode) needs a decomposer LLM")

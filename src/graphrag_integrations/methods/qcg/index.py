@@ -190,12 +190,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         batch_size: int = 8,
     ) -> None:
         self.index_params: QCGIndexParams
-        self.index_params, self.query_params = resolve_params(
-            QCGIndexParams,
-            QCGQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.preset = preset
         self.embedder: Embedder = as_embedder(embedding)
