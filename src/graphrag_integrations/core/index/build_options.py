@@ -21,7 +21,9 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import inspect
+import re
 import typing
 from collections.abc import Callable, Container, Mapping
 from typing import Any, Generic, TypeVar, get_args, get_origin
@@ -190,15 +192,19 @@ def named_parameters(function: Callable[..., Any]) -> dict[str, inspect.Paramete
         if typed is None:
             parameters[name] = parameter
             continue
-        for key, annotation in typed.__annotations__.items():
+        names = _type_arguments(typed)
+        for key, annotation in (get_origin(typed) or typed).__annotations__.items():
             text = getattr(annotation, "__forward_arg__", annotation)  # a string, as inspect's
+            if isinstance(text, str) and names:  # a generic's type variables, by their values
+                text = re.sub(r"\w+", functools.partial(_renamed, names), text)
             keyword = inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, annotation=text)
             parameters[key] = keyword
     return parameters
 
 
 def _unpacked(function: Callable[..., Any], parameter: inspect.Parameter) -> Any:
-    """The TypedDict of ``**name: Unpack[TypedDict]``, else ``None``."""
+    """The TypedDict of ``**name: Unpack[TypedDict]`` (a generic one with its type
+    arguments, ``Options[A, B]``), else ``None``."""
     if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
         return None
     annotation = parameter.annotation
@@ -211,5 +217,24 @@ def _unpacked(function: Callable[..., Any], parameter: inspect.Parameter) -> Any
     if get_origin(annotation) not in _UNPACK:
         return None
     (typed,) = get_args(annotation)
-    typed = get_origin(typed) or typed  # a generic TypedDict given its parameters
-    return typed if is_typeddict(typed) else None
+    return typed if is_typeddict(get_origin(typed) or typed) else None
+
+
+def _type_arguments(typed: Any) -> dict[str, str]:
+    """The names of the type arguments of a generic TypedDict by its type variables' names:
+    those of ``Options[A, B]`` itself, else of the generic it extends
+    (``class Sub(Options[A, B])``)."""
+    names: dict[str, str] = {}
+    origin = get_origin(typed) or typed
+    for generic in (*getattr(origin, "__orig_bases__", ()), typed):
+        variables, arguments = getattr(get_origin(generic), "__parameters__", ()), get_args(generic)
+        if len(variables) != len(arguments):  # not a parameterised generic TypedDict
+            continue
+        for variable, argument in zip(variables, arguments, strict=True):
+            if not isinstance(argument, TypeVar):
+                names[variable.__name__] = getattr(argument, "__name__", str(argument))
+    return names
+
+
+def _renamed(names: Mapping[str, str], word: re.Match[str]) -> str:
+    return names.get(word[0], word[0])
