@@ -143,6 +143,7 @@ Concurrency
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -243,14 +244,16 @@ def build_from_documents(
     Raises
     ------
     TypeError
-        A key ``cls.from_documents`` does not name.
+        A key ``cls.from_documents`` does not name (one with an untyped ``**kwargs`` names
+        them all: the constructor refuses what it does not take).
     EmptyCorpusError
         If no document has any text.
     """
     loading = {k: v for k, v in options.items() if k in DocumentOptions.__annotations__}
     constructor = {**{k: v for k, v in options.items() if k not in loading}, **constructor}
     accepted = named_parameters(cls.from_documents)
-    check_options(f"{cls.__name__}.from_documents()", constructor, accepted)
+    if all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        check_options(f"{cls.__name__}.from_documents()", constructor, accepted)
     chosen = chosen_splitter(
         loading.get("splitter", DEFAULT_SPLITTER), loading.get("chunking", True)
     )
