@@ -36,6 +36,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.cli.query import _load_index
+from graphrag_integrations.testing.server_process import stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "data" / "sample_corpus"
@@ -137,12 +138,7 @@ async def over_http(index: Path, texts: Sequence[str], k: int, env: dict[str, st
 
                 return await timed_calls(call, texts)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, timeout_s=20)
 
 
 def report(name: str, times: Sequence[float], base_p50: float) -> None:

@@ -24,11 +24,11 @@ reported questions.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
-from pathlib import Path
 from statistics import mean
+
+from bench_reg_supervision import cache_arguments
 
 from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder
 from graphrag_integrations.core.params import key_values
@@ -53,11 +53,7 @@ def _no_llm(prompt: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
-    ap.add_argument("--hops", type=int, default=2)
-    ap.add_argument("--refined-cache", type=Path, required=True)
-    ap.add_argument("--index-cache", type=Path, required=True)
+    ap = cache_arguments(__doc__.splitlines()[0])
     ap.add_argument("--variants", nargs="*", default=[], help="NAME:K=V,K=V label variants")
     ap.add_argument("--limit", type=int, default=None, help="first N cached questions only")
     ap.add_argument("--refinement", nargs="*", default=[], help="RefinementParams K=V")

@@ -135,12 +135,19 @@ def _measure(index: RegIndex, test: list[Any], lengths: list[int]) -> dict[str, 
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cache_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments of the ReG benchmarks over MetaQA and the caches of its refined
+    questions and index: ``--data``, ``--hops``, ``--refined-cache``, ``--index-cache``."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
     ap.add_argument("--hops", type=int, default=2)
     ap.add_argument("--refined-cache", type=Path, required=True)
     ap.add_argument("--index-cache", type=Path, required=True)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = cache_arguments(__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--test", type=int, default=SIZES[2])
     ap.add_argument("--weak-all", action="store_true", help="also train weak on all 300")

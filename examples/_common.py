@@ -6,6 +6,7 @@ The examples import this module by name (``from _common import ...``), which wor
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import time
@@ -18,13 +19,15 @@ from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.errors import IndexNotFoundError
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.qiter import QIter
+from graphrag_integrations.methods.clue.qiter import QIter, describe_path
 
 __all__ = [
     "ANSWER_PROMPT",
     "DEFAULT_INDEX_ROOT",
+    "example_arguments",
     "local_llm",
     "one_torch_thread",
+    "print_source",
     "sample_qiter",
     "sample_questions",
 ]
@@ -120,3 +123,20 @@ def local_llm(max_new_tokens: int = 32) -> TransformersLLM:
     """
     one_torch_thread()
     return TransformersLLM(max_new_tokens=max_new_tokens)
+
+
+def example_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments of the examples answering the sample questions: ``--index-dir``, ``-k``
+    and ``--questions``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
+    parser.add_argument("-k", type=int, default=5, help="passages given to the LM")
+    parser.add_argument("--questions", type=int, default=2, help="sample questions answered")
+    return parser
+
+
+def print_source(score: float, metadata: dict[str, Any], where: str = "") -> None:
+    """A retrieved passage: its score, title (and ``where``), then its best Q-Iter path."""
+    print(f"  [{score:.3f}] {metadata['title']}{where}")
+    for line in describe_path(metadata["explanation"]):
+        print("       " + line)

@@ -16,12 +16,17 @@ their metadata. Run it with::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
-from pathlib import Path
 
-from _common import ANSWER_PROMPT, DEFAULT_INDEX_ROOT, local_llm, sample_qiter, sample_questions
+from _common import (
+    ANSWER_PROMPT,
+    example_arguments,
+    local_llm,
+    print_source,
+    sample_qiter,
+    sample_questions,
+)
 from langchain_core.documents import Document
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompt_values import PromptValue
@@ -30,7 +35,6 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from graphrag_integrations.core.llm import TransformersLLM
-from graphrag_integrations.methods.clue.qiter import describe_path
 
 
 def format_docs(docs: list[Document]) -> str:
@@ -63,17 +67,11 @@ async def show_async(retriever: BaseRetriever, question: str) -> None:
     docs = await retriever.ainvoke(question)
     print(f"\nawait retriever.ainvoke({question!r}) -> {len(docs)} documents")
     for doc in docs:
-        meta = doc.metadata
-        print(f"  [{meta['score']:.3f}] {meta['title']}")
-        for line in describe_path(meta["explanation"]):
-            print("       " + line)
+        print_source(doc.metadata["score"], doc.metadata)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
-    parser.add_argument("-k", type=int, default=5, help="passages given to the LM")
-    parser.add_argument("--questions", type=int, default=2, help="sample questions answered")
+    parser = example_arguments(__doc__.splitlines()[0])
     args = parser.parse_args()
 
     retriever = sample_qiter(args.index_dir).as_langchain_retriever(k=args.k)

@@ -12,13 +12,11 @@ the LLM's prompt). Run it with::
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from _common import DEFAULT_INDEX_ROOT, local_llm, sample_qiter, sample_questions
+from _common import example_arguments, local_llm, print_source, sample_qiter, sample_questions
 from llama_index.core.base.response.schema import StreamingResponse
 from llama_index.core.llms import (
     CompletionResponse,
@@ -31,7 +29,6 @@ from llama_index.core.schema import NodeWithScore
 from pydantic import PrivateAttr
 
 from graphrag_integrations.core.llm import TransformersLLM
-from graphrag_integrations.methods.clue.qiter import describe_path
 
 
 class LocalLlamaIndexLLM(CustomLLM):
@@ -89,17 +86,11 @@ class LocalLlamaIndexLLM(CustomLLM):
 def print_sources(nodes: list[NodeWithScore]) -> None:
     """Each source node with its score, title and best Q-Iter path."""
     for nws in nodes:
-        meta = nws.node.metadata
-        print(f"  [{nws.score or 0.0:.3f}] {meta['title']}  (node {nws.node.node_id})")
-        for line in describe_path(meta["explanation"]):
-            print("       " + line)
+        print_source(nws.score or 0.0, nws.node.metadata, f"  (node {nws.node.node_id})")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index-dir", type=Path, default=DEFAULT_INDEX_ROOT)
-    parser.add_argument("-k", type=int, default=5, help="passages given to the LM")
-    parser.add_argument("--questions", type=int, default=2, help="sample questions answered")
+    parser = example_arguments(__doc__.splitlines()[0])
     parser.add_argument("--stream", action="store_true", help="print the answer as generated")
     args = parser.parse_args()
 

@@ -24,31 +24,16 @@ from graphrag_integrations.core.vector_store.chroma import ChromaVectorIndex
 from graphrag_integrations.core.vector_store.chroma_collections import ChromaVectors
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.chroma_server import ChromaServer
-from graphrag_integrations.testing.compliance import CorpusDocument, compliance_documents
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 from graphrag_integrations.testing.server_process import SilentServer
+from tests.integration.town_corpus import answers, town_corpus
 
 pytestmark = pytest.mark.chroma_server
-QUESTIONS = ("Which river runs through town 3?", "Who founded town 12?", "Where is town 27?")
 FAST = {"timeout": 10.0, "connect_timeout": 2.0, "retries": 1}
 
 
-def _corpus(start: int, stop: int) -> list[Any]:
-    docs = [
-        CorpusDocument(
-            f"d{i:03d}",
-            f"Town {i}",
-            f"Town {i} lies on river R{i % 7}. It was founded by Mayor M{i % 5} in {1800 + i}.",
-        )
-        for i in range(start, stop)
-    ]
-    return compliance_documents(docs)
-
-
 def _answers(index: Any) -> list[list[tuple[str, float]]]:
-    return [
-        [(hit.passage.id, round(hit.score, 4)) for hit in index.retrieve(q, k=5)] for q in QUESTIONS
-    ]
+    return answers(index, digits=4)
 
 
 def _vectors(server: ChromaServer) -> ChromaVectors:
@@ -71,18 +56,15 @@ def killing_after(server: ChromaServer, calls: int = 1) -> Iterator[None]:
         if done[0] == calls:
             server.kill()
 
-    patch = pytest.MonkeyPatch()
-    patch.setattr(ChromaVectorIndex, "add", add_then_kill)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ChromaVectorIndex, "add", add_then_kill)
         yield
-    finally:
-        patch.undo()
 
 
 def _insert_killed(server: ChromaServer, folder: Path) -> tuple[ClueIndex, list[Any], list[Any]]:
     """An index of 30 documents persisted to ``folder``, whose insert of 10 more was cut by
     ``kill -9`` of the server (restarted with its data afterwards)."""
-    first, more = _corpus(0, 30), _corpus(30, 40)
+    first, more = town_corpus(0, 30), town_corpus(30, 40)
     index = _build(server, first)
     index.persist(folder)
     with killing_after(server), pytest.raises(ConnectionError) as info:
@@ -133,7 +115,7 @@ def test_kill_during_insert_then_the_process_ends_loads_the_folder(
 def test_kill_during_delete_many_is_completed_at_the_next_call(
     killable_chroma: ChromaServer,
 ) -> None:
-    docs = _corpus(0, 30)
+    docs = town_corpus(0, 30)
     gone = [d.id for d in docs[5:15]]
     index = _build(killable_chroma, docs)
     deletes = ChromaVectorIndex.delete
@@ -187,7 +169,7 @@ def test_a_frozen_server_times_out_then_answers_again(killable_chroma: ChromaSer
 def test_graph_in_falkordb_vectors_in_chroma_kill_during_insert(
     killable_chroma: ChromaServer, falkordb_server: Any, tmp_path: Path
 ) -> None:
-    first, more = _corpus(0, 20), _corpus(20, 26)
+    first, more = town_corpus(0, 20), town_corpus(20, 26)
 
     def build(graph: str, docs: list[Any]) -> ClueIndex:
         return ClueIndex.from_documents(

@@ -18,32 +18,17 @@ import pytest
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.testing.compliance import CorpusDocument, compliance_documents
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 from graphrag_integrations.testing.fault_cases import killing_after
+from tests.integration.town_corpus import answers, town_corpus
 
 pytestmark = pytest.mark.falkordb_server
 FAST = "?timeout=10&connect_timeout=2&retries=1"
-QUESTIONS = ("Which river runs through town 3?", "Who founded town 12?", "Where is town 27?")
-
-
-def _corpus(start: int, stop: int) -> list[Any]:
-    docs = [
-        CorpusDocument(
-            f"d{i:03d}",
-            f"Town {i}",
-            f"Town {i} lies on river R{i % 7}. It was founded by Mayor M{i % 5} in {1800 + i}.",
-        )
-        for i in range(start, stop)
-    ]
-    return compliance_documents(docs)
 
 
 def _answers(index: Any) -> list[list[tuple[str, float]]]:
-    return [
-        [(hit.passage.id, round(hit.score, 5)) for hit in index.retrieve(q, k=5)] for q in QUESTIONS
-    ]
+    return answers(index, digits=5)
 
 
 def _build(url: str, docs: list[Any]) -> ClueIndex:
@@ -55,7 +40,7 @@ def test_kill_during_insert_rolls_back_in_the_process_and_at_load(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    first, more = _corpus(0, 30), _corpus(30, 40)
+    first, more = town_corpus(0, 30), town_corpus(30, 40)
     index = _build(killable_falkordb.url("live") + FAST, first)
     index.persist(tmp_path / "before")
     with killing_after(killable_falkordb, cy.MERGE_NODES), pytest.raises(ConnectionError) as info:
@@ -81,7 +66,7 @@ def test_kill_during_insert_rolls_back_in_the_process_and_at_load(
 def test_kill_during_delete_many_is_completed_at_the_next_call(
     killable_falkordb: FalkorDBServer,
 ) -> None:
-    docs = _corpus(0, 30)
+    docs = town_corpus(0, 30)
     gone = [d.id for d in docs[5:15]]
     index = _build(killable_falkordb.url("deleting") + FAST, docs)
     with killing_after(killable_falkordb, cy.PROV_EDGES_DELETE), pytest.raises(ConnectionError):

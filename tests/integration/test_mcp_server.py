@@ -34,6 +34,7 @@ from mcp.types import CallToolResult
 
 from graphrag_integrations.baselines.bm25 import BM25Retriever
 from graphrag_integrations.cli.query import _load_index
+from graphrag_integrations.testing.server_process import stop_process
 from tests.unit.cli.mcp_results import one_line_error, result_ids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,12 +102,7 @@ def http_server(log: Path, *argv: str, env: dict[str, str]) -> Iterator[str]:
             time.sleep(0.1)
         yield found.group(1)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout_s=20)
 
 
 async def test_stdio_lists_one_tool_and_returns_what_retrieve_returns(

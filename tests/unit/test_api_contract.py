@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import graphrag_integrations as gi
-from graphrag_integrations.core.index.build_options import named_parameters
+from graphrag_integrations.core.index.build_options import DocumentBuildOptions, named_parameters
 from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.registry import MethodRegistration
 from graphrag_integrations.errors import InvalidArgumentError
@@ -51,6 +51,16 @@ def test_from_documents_names_every_argument(name: str) -> None:
     assert {"splitter", "errors", "path", "checkpoint_dir", "executor"} <= set(parameters)
     if "embedding" in inspect.signature(cls).parameters:
         assert "embedding" in parameters
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_from_documents_takes_only_document_options_and_constructor_arguments(name: str) -> None:
+    cls = index_class(name)
+    own = set(named_parameters(cls.from_documents)) - {"documents"}
+    own -= set(DocumentBuildOptions.__annotations__)
+    accepted = set(inspect.signature(cls).parameters)
+    accepted |= set(inspect.signature(cls.from_passages).parameters)
+    assert own <= accepted, sorted(own - accepted)
 
 
 @pytest.mark.parametrize("name", METHODS)

@@ -26,9 +26,9 @@ from graphrag_integrations.baselines.params import BM25QueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import IndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import Manifest, read_passages, write_passages
 from graphrag_integrations.core.retrieval.lexical import MATRIX_DIR as _MATRIX_DIR
 from graphrag_integrations.core.retrieval.lexical import STOPWORDS, BM25Scorer, tokenize
@@ -103,12 +103,8 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         query_params: BM25QueryParams | None = None,
         preset: str | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            BM25QueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.passages: list[Passage] = list(passages)
         #: The tokens of each passage (row-aligned; ``None`` until needed after a load).
@@ -119,29 +115,16 @@ class BM25Retriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
-        cls,
-        documents: Iterable[Any],
-        *,
-        index_params: NoParams | None = None,
-        query_params: BM25QueryParams | None = None,
-        preset: str | None = None,
-        **options: Unpack[DocumentBuildOptions],
+        cls, documents: Iterable[Any], **options: Unpack[IndexOptions[NoParams, BM25QueryParams]]
     ) -> BM25Retriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.IndexOptions`).
         An executor runs the tokenisation.
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-        )
+        return build_from_documents(cls, documents, options)
 
     def _reindex(self) -> None:
         """Rebuild the BM25 matrix from :attr:`passages` (bm25s has no incremental add)."""

@@ -21,9 +21,9 @@ from graphrag_integrations.baselines.params import DenseQueryParams
 from graphrag_integrations.baselines.scored import ScoredPassages
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import (
     Manifest,
     read_passages,
@@ -119,12 +119,8 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
         preset: str | None = None,
         show_progress: bool | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            DenseQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.embedder: Embedder = as_embedder(embedding)
         self.show_progress = show_progress
@@ -138,30 +134,15 @@ class DenseRetriever(ScoredPassages, FrameworkSurface, CorpusIndex):
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: NoParams | None = None,
-        query_params: DenseQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        **options: Unpack[DocumentBuildOptions],
+        **options: Unpack[EmbeddingIndexOptions[NoParams, DenseQueryParams]],
     ) -> DenseRetriever:
         """Embed documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions`).
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-        )
+        return build_from_documents(cls, documents, options)
 
     def add_passages(self, passages: Sequence[Passage]) -> None:
         """Embed and append ``passages``: the :meth:`merge` of their preparation."""

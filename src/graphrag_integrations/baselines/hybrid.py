@@ -42,9 +42,9 @@ from graphrag_integrations.baselines.dense import (
 from graphrag_integrations.baselines.params import BM25QueryParams, HybridQueryParams
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import NoParams, resolve_params
+from graphrag_integrations.core.params import NoParams
 from graphrag_integrations.core.persistence import (
     Manifest,
 )
@@ -131,12 +131,8 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
         query_params: HybridQueryParams | None = None,
         preset: str | None = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            NoParams,
-            HybridQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.dense = dense
         self.bm25 = bm25
@@ -187,33 +183,18 @@ class HybridRetriever(FrameworkSurface, CorpusIndex):
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: NoParams | None = None,
-        query_params: HybridQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        **options: Unpack[DocumentBuildOptions],
+        **options: Unpack[EmbeddingIndexOptions[NoParams, HybridQueryParams]],
     ) -> HybridRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks,
         on both sides.
 
-        The index arguments are the constructor's (``embedding`` as in
-        :class:`DenseRetriever`); ``options``: the chunking, load, checkpoint and executor
-        options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the arguments of :meth:`from_passages` (``embedding`` as in
+        :class:`DenseRetriever`) and the chunking, load, checkpoint and executor options
+        every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions`).
         An executor runs the per-passage work of both sides.
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-        )
+        return build_from_documents(cls, documents, options)
 
     @classmethod
     def from_passages(  # type: ignore[override]  # typed: the base takes **kwargs

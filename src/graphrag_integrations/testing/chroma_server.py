@@ -47,21 +47,8 @@ def chroma_executable() -> str | None:
 class ChromaServer(ServerProcess):
     """A ``chroma run`` server on 127.0.0.1 (see the module docstring).
 
-    Parameters
-    ----------
-    port : int, optional
-        Port to listen on; ``None``: a free one.
-    directory : str or Path, optional
-        Working folder (log, ``db/``); ``None``: a temporary folder removed by :meth:`stop`.
-
-    Attributes
-    ----------
-    host : str
-        Always ``"127.0.0.1"``.
-    port : int
-        The listening port.
-    path : Path
-        The server's data folder.
+    Its arguments and attributes are the :class:`ServerProcess` ones (``port``,
+    ``directory``: the log and ``db/``, ``host``), and :attr:`path`, the data folder.
     """
 
     label = "Chroma"

@@ -78,24 +78,16 @@ def _answers_ping(port: int) -> bool:
 class FalkorDBServer(ServerProcess):
     """A ``redis-server`` with the FalkorDB module on 127.0.0.1 (see the module docstring).
 
+    Its arguments and attributes are the :class:`ServerProcess` ones (``port``,
+    ``directory``: the log and any dump, ``host``) and these:
+
     Parameters
     ----------
-    port : int, optional
-        Port to listen on; ``None``: a free one.
-    directory : str or Path, optional
-        Working folder (log, any dump); ``None``: a temporary folder removed by :meth:`stop`.
     threads : int, optional
         FalkorDB's query threads (``THREAD_COUNT``); ``None``: the module's default.
     appendonly : bool
         Keep every write in an append-only file (``appendfsync always``), so a server killed
         with ``SIGKILL`` and restarted has every write it acknowledged.
-
-    Attributes
-    ----------
-    host : str
-        Always ``"127.0.0.1"``.
-    port : int
-        The listening port.
     """
 
     label = "FalkorDB"

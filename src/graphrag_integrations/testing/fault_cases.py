@@ -42,12 +42,9 @@ def killing_after(server: FalkorDBServer, query: str) -> Iterator[None]:
             server.kill()
         return rows
 
-    patch = pytest.MonkeyPatch()
-    patch.setattr(FalkorDBGraph, "_query", query_then_kill)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FalkorDBGraph, "_query", query_then_kill)
         yield
-    finally:
-        patch.undo()
 
 
 class FaultComplianceTests:

@@ -9,7 +9,7 @@ a start that waits (a bounded loop) until the server answers, and for fault-inje
 :meth:`~ServerProcess.kill` (``kill -9``), :meth:`~ServerProcess.restart` on the same port,
 with its data or empty, and :meth:`~ServerProcess.pause` / :meth:`~ServerProcess.resume`
 (``SIGSTOP`` / ``SIGCONT``). :class:`SilentServer` is a port that accepts connections and
-never answers.
+never answers. :func:`stop_process` stops any other child process.
 
 Each server runs in its own process group (``start_new_session``), so a signal reaches the
 server and any process it started.
@@ -33,6 +33,17 @@ from typing import TypeVar
 STOP_TIMEOUT_S = 15.0
 
 S = TypeVar("S", bound="ServerProcess")
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """Stop a child process: ``SIGTERM``, then ``SIGKILL`` if it still runs ``timeout_s``
+    seconds later."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def free_port() -> int:

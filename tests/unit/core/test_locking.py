@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import pickle
 import threading
@@ -26,6 +25,7 @@ from graphrag_integrations.core.index.locking import (
 )
 from graphrag_integrations.core.index.store import IndexStore
 from graphrag_integrations.core.types import Passage, RetrievedPassage
+from graphrag_integrations.testing.compliance.concurrency import loop_ticks
 
 WAIT = 10.0  # upper bound of every wait: a deadlock fails the test instead of hanging it
 
@@ -277,24 +277,14 @@ def test_pickle_and_deepcopy_give_a_fresh_free_lock() -> None:
 async def test_ainsert_and_adelete_do_not_block_the_event_loop() -> None:
     index = ListIndex.from_documents(["a"])
     index.delay = 0.3
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    task = asyncio.create_task(ticker())
-    try:
+    async with loop_ticks() as ticks:
         assert await index.ainsert(["b"]) == ["b"]
-        after_insert = ticks
+        after_insert = ticks()
         assert await index.adelete("a") is True
         assert await index.adelete("a") is False
-    finally:
-        task.cancel()
+        after_delete = ticks()
     assert after_insert >= 10  # ~30 expected in 0.3 s; 0 if insert ran in the loop
-    assert ticks - after_insert >= 20
+    assert after_delete - after_insert >= 20
     assert [p.id for p in index.items] == ["b"]
 
 

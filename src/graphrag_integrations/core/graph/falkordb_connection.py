@@ -42,6 +42,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from graphrag_integrations.core.graph.falkordb_retry import is_transient, timed_out
+from graphrag_integrations.core.retries import Server, retrying
 from graphrag_integrations.errors import InvalidArgumentError
 
 SCHEME = "falkordb"
@@ -93,6 +95,20 @@ class FalkorDBLocation:
     def with_graph(self, graph: str) -> FalkorDBLocation:
         """The same server, another graph name."""
         return replace(self, graph=_check_graph(graph))
+
+    @property
+    def server(self) -> Server:
+        """What :func:`~graphrag_integrations.core.retries.retrying` retries a call to this
+        server against: the transient errors of
+        :mod:`~graphrag_integrations.core.graph.falkordb_retry`, no password in the name."""
+        return Server(
+            f"FalkorDB at {self.host}:{self.port} (graph {self.graph})",
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            transient=is_transient,
+            timed_out=timed_out,
+            timeout_hint="raise ?timeout= in the URL for longer queries",
+        )
 
 
 def is_falkordb_url(value: object) -> bool:
@@ -206,7 +222,7 @@ def connect(
     The password is the URL's, else ``$FALKORDB_PASSWORD``. Sockets get the location's read
     and connect timeouts (``timeout_s`` overrides the connect timeout); the client itself
     does not retry: callers retry through
-    :func:`~graphrag_integrations.core.graph.falkordb_retry.retrying` (the ``PING`` here
+    :func:`~graphrag_integrations.core.retries.retrying` (the ``PING`` here
     does).
 
     Parameters
@@ -238,8 +254,6 @@ def connect(
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    from graphrag_integrations.core.graph.falkordb_retry import retrying
-
     password = location.password or os.environ.get(PASSWORD_ENV) or None
 
     def handshake(connection: Any) -> None:
@@ -261,4 +275,4 @@ def connect(
         client.connection.ping()
         return client
 
-    return retrying(location, make, "does not answer")
+    return retrying(location.server, make, "does not answer")

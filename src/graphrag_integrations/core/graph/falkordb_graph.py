@@ -66,7 +66,6 @@ from graphrag_integrations.core.graph.falkordb_cypher import encode_string as _e
 from graphrag_integrations.core.graph.falkordb_identity import graph_identity, identity_error
 from graphrag_integrations.core.graph.falkordb_journal import FalkorDBJournal
 from graphrag_integrations.core.graph.falkordb_reads import FalkorDBReads
-from graphrag_integrations.core.graph.falkordb_retry import retrying
 from graphrag_integrations.core.graph.falkordb_state import CreatedNodes, Pending, removal_listing
 from graphrag_integrations.core.graph.protocol import (
     EdgeKey,
@@ -77,7 +76,7 @@ from graphrag_integrations.core.graph.protocol import (
     check_same_type,
 )
 from graphrag_integrations.core.persistence import atomic_write_json
-from graphrag_integrations.core.retries import one_line
+from graphrag_integrations.core.retries import one_line, retrying
 from graphrag_integrations.errors import (
     IndexExistsError,
     IndexMismatchError,
@@ -219,7 +218,9 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
         args = dict(params) if params else None
         try:
             return retrying(
-                self.location, lambda: list(self._graph.query(text, args).result_set), "query"
+                self.location.server,
+                lambda: list(self._graph.query(text, args).result_set),
+                "query",
             )
         except (OSError, IndexMismatchError):
             raise
@@ -230,7 +231,7 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
 
     def _exists(self) -> bool:
         return self.location.graph in retrying(
-            self.location, self._client.list_graphs, "list graphs"
+            self.location.server, self._client.list_graphs, "list graphs"
         )
 
     def _create(self, overwrite: bool) -> None:
@@ -244,7 +245,7 @@ class FalkorDBGraph(FalkorDBJournal, FalkorDBReads):
                 )
             if held:
                 logger.warning("replacing the %d nodes of %s", held, self.location.url)
-            retrying(self.location, self._graph.delete, "delete graph")
+            retrying(self.location.server, self._graph.delete, "delete graph")
         for text in cy.INDEXES:
             self._query(text)
         graph_id = uuid.uuid4().hex

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
-from graphrag_integrations.core.graph.falkordb_write_log import FalkorDBWriteLog
+from graphrag_integrations.core.graph.falkordb_write_log import FalkorDBWriteLog, process_alive
 
 logger = logging.getLogger(__name__)
 
@@ -57,23 +57,13 @@ def journal_record(op: str, docs: Iterable[str]) -> dict[str, Any]:
     }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def abandoned(record: Mapping[str, Any]) -> bool:
     """Whether the write that left ``record`` is over: written by this process (which is not
     inside a journaled write when it asks), by a process of this host that is gone, or on
     another host more than :data:`STALE_AFTER_S` seconds ago."""
     pid = int(record.get("pid", -1))
     if record.get("host") == socket.gethostname():
-        return pid == os.getpid() or not _alive(pid)
+        return pid == os.getpid() or not process_alive(pid)
     return time.time() - float(record.get("started", 0.0)) > STALE_AFTER_S
 
 

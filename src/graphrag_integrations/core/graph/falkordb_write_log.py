@@ -93,6 +93,11 @@ def writer_running(entry: Mapping[str, Any], stale_after: float) -> bool:
     pid = int(entry.get("pid", -1))
     if pid == os.getpid():
         return entry.get("writer") in _WRITERS
+    return process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (also another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -143,14 +143,19 @@ Concurrency
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 from graphrag_integrations.core.index import snapshot
-from graphrag_integrations.core.index.build_options import DocumentOptions, check_options
+from graphrag_integrations.core.index.build_options import (
+    DocumentOptions,
+    check_options,
+    named_parameters,
+)
 from graphrag_integrations.core.index.building import (
     CHUNKING_OPTIONS,
     DEFAULT_SPLITTER,
@@ -221,35 +226,41 @@ logger = logging.getLogger(__name__)
 
 
 def build_from_documents(
-    cls: type[IndexT], documents: Iterable[Any], options: DocumentOptions, /, **constructor: Any
+    cls: type[IndexT], documents: Iterable[Any], options: Mapping[str, Any], /, **constructor: Any
 ) -> IndexT:
     """What every typed ``from_documents`` does: load ``documents`` and cut them as
-    ``options`` say (:class:`~graphrag_integrations.core.index.build_options.DocumentOptions`;
-    the splitter chosen stays the index's), then ``cls.from_passages(passages, **constructor)``.
+    ``options`` say (the keys of
+    :class:`~graphrag_integrations.core.index.build_options.DocumentOptions`; the splitter
+    chosen stays the index's), then ``cls.from_passages(passages, **constructor)``.
 
-    The typed ``from_documents(documents, *, <its arguments>, **options)`` calls
-    ``build_from_documents(cls, documents, options, <its arguments>)``; the checkpoint and
-    executor options never get here (the wrappers of ``from_documents`` take them).
+    A ``from_documents(documents, *, <its arguments>, **options)`` calls
+    ``build_from_documents(cls, documents, options, <its arguments>)``; one typed
+    ``**options: Unpack[...]`` with its constructor's arguments too
+    (:class:`~graphrag_integrations.core.index.build_options.IndexOptions`) calls
+    ``build_from_documents(cls, documents, options)``: the keys of ``options`` that are not
+    document options go to the constructor. The checkpoint and executor options never get
+    here (the wrappers of ``from_documents`` take them).
 
     Raises
     ------
     TypeError
-        A key of ``options`` that is not a :class:`DocumentOptions` key.
+        A key ``cls.from_documents`` does not name (one with an untyped ``**kwargs`` names
+        them all: the constructor refuses what it does not take).
     EmptyCorpusError
         If no document has any text.
     """
-    check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+    loading = {k: v for k, v in options.items() if k in DocumentOptions.__annotations__}
+    constructor = {**{k: v for k, v in options.items() if k not in loading}, **constructor}
+    accepted = named_parameters(cls.from_documents)
+    if all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        check_options(f"{cls.__name__}.from_documents()", constructor, accepted)
     chosen = chosen_splitter(
-        options.get("splitter", DEFAULT_SPLITTER), options.get("chunking", True)
+        loading.get("splitter", DEFAULT_SPLITTER), loading.get("chunking", True)
     )
-    resolve_params(  # a bad preset / params combination fails before any document is read
-        cls.index_params_class,
-        cls.query_params_class(),
-        index_params=constructor.get("index_params"),
-        query_params=constructor.get("query_params"),
-        preset=constructor.get("preset"),
+    cls.resolved_params(  # a bad preset / params combination fails before any document is read
+        constructor.get("index_params"), constructor.get("query_params"), constructor.get("preset")
     )
-    loaded = load_documents(documents, **pop_load_options(dict(options)))
+    loaded = load_documents(documents, **pop_load_options(loading))
     return _from_loaded(cls, require_nonempty(loaded), chosen, constructor)
 
 
@@ -354,6 +365,22 @@ class BaseIndex(IndexPersistence, ABC):
     def query_params_class(cls) -> type[Params]:
         """The class of :attr:`query_params`."""
         return cls.query_params.params_class
+
+    @classmethod
+    def resolved_params(
+        cls, index_params: Any = None, query_params: Any = None, preset: str | None = None
+    ) -> tuple[Any, Any]:
+        """The ``(index params, query params)`` of the constructor's arguments:
+        :func:`~graphrag_integrations.core.params.resolve_params` with the class's
+        :attr:`index_params_class` and :meth:`query_params_class` (a subclass declares the
+        type of its ``self.index_params``)."""
+        return resolve_params(
+            cls.index_params_class,
+            cls.query_params_class(),
+            index_params=index_params,
+            query_params=query_params,
+            preset=preset,
+        )
 
     @contextmanager
     def using_query_params(self, params: Params) -> Iterator[None]:

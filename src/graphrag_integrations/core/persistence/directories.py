@@ -51,18 +51,8 @@ def reading_index(path: str | Path) -> Iterator[Path]:
     A writer (:func:`atomic_directory`) takes the exclusive lock on the old directory before
     it moves it aside, so it waits for readers inside this block, and a reader never mixes the
     manifest of one version with the files of the next. No-op where ``flock`` is unavailable
-    or ``path`` does not exist (the load then fails with its own error).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from graphrag_integrations.core.persistence import Manifest, read_manifest, write_manifest
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "index"
-    >>> with atomic_directory(target) as tmp:
-    ...     _ = write_manifest(tmp, Manifest(method="toy"))
-    >>> with reading_index(target) as src:
-    ...     read_manifest(src).method
-    'toy'
+    or ``path`` does not exist (the load then fails with its own error). Example: with
+    :func:`atomic_directory`.
     """
     target = Path(path)
     clean_stale_siblings(target)  # may restore a backup orphaned by a crash
@@ -293,6 +283,9 @@ def atomic_directory(
     ...     _ = (tmp / "data.txt").write_text("new")
     >>> (target / "data.txt").read_text(), list(read_manifest(target).files)
     ('new', ['data.txt'])
+    >>> with reading_index(target) as src:
+    ...     read_manifest(src).method
+    'toy'
     """
     target = Path(path)
     try:

@@ -47,7 +47,7 @@ from graphrag_integrations.core.graph.falkordb_connection import (
     connect,
     parse_falkordb_url,
 )
-from graphrag_integrations.core.graph.falkordb_retry import retrying
+from graphrag_integrations.core.retries import retrying
 from graphrag_integrations.core.retrieval.filters import (
     AllOf,
     AnyOf,
@@ -204,7 +204,9 @@ class FalkorDBVectorIndex(StoreVectorIndex):
     def _q(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
         args = dict(params or {})
         return retrying(
-            self.location, lambda: list(self.graph.query(query, args).result_set), "vector query"
+            self.location.server,
+            lambda: list(self.graph.query(query, args).result_set),
+            "vector query",
         )
 
     def _open(self, hnsw: dict[str, int]) -> None:
@@ -430,9 +432,9 @@ class FalkorDBVectors:
         """Delete the graph holding the layers of ``index_id``; ``False`` if there was none."""
         name = self.graph_name(index_id)
         where = self.location.with_graph(name)
-        if name not in retrying(where, self.client.list_graphs, "list graphs"):
+        if name not in retrying(where.server, self.client.list_graphs, "list graphs"):
             return False
-        retrying(where, self.client.select_graph(name).delete, "delete vector graph")
+        retrying(where.server, self.client.select_graph(name).delete, "delete vector graph")
         logger.info("dropped FalkorDB vector graph %r", name)
         return True
 

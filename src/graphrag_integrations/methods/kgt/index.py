@@ -36,7 +36,7 @@ from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.building import (
     build_from_passages,
     document_ids,
@@ -45,7 +45,6 @@ from graphrag_integrations.core.index.building import (
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.index.store_base import VectorIndexFactory
 from graphrag_integrations.core.llm.precision import precision_suffix
-from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.progress import ProgressSetting, auto_progress
 from graphrag_integrations.core.retrieval.filters import MetadataFilter
 from graphrag_integrations.core.text.nlp import SpacyNLP
@@ -76,6 +75,18 @@ logger = logging.getLogger(__name__)
 
 #: Index directory layout version.
 FORMAT_VERSION = 1
+
+
+class KGTOptions(EmbeddingIndexOptions[KGTIndexParams, KGTQueryParams], total=False):
+    """The keywords of :meth:`ParseKGTranslatorRetriever.from_documents`: the
+    :class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions` and the
+    constructor's own arguments (each key as in :class:`ParseKGTranslatorRetriever`; one left
+    out has the constructor's default)."""
+
+    translator: Any
+    decomposer: Any
+    vector_index: VectorIndexFactory | None
+    graph_store: GraphStoreSpec
 
 
 class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
@@ -149,12 +160,8 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
         show_progress: bool | None = None,
     ) -> None:
         self.index_params: KGTIndexParams
-        self.index_params, self.query_params = resolve_params(
-            KGTIndexParams,
-            KGTQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         if self.query_params.max_steps > 1 and decomposer is None:
             raise ValueError("max_steps > 1 (multi-step mode) needs a decomposer LLM")
@@ -203,40 +210,14 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
-        cls,
-        documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: KGTIndexParams | None = None,
-        query_params: KGTQueryParams | None = None,
-        preset: str | None = None,
-        translator: Any = None,
-        decomposer: Any = None,
-        show_progress: bool | None = None,
-        vector_index: VectorIndexFactory | None = None,
-        graph_store: GraphStoreSpec = None,
-        **options: Unpack[DocumentBuildOptions],
+        cls, documents: Iterable[Any], **options: Unpack[KGTOptions]
     ) -> ParseKGTranslatorRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes (:class:`KGTOptions`).
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            translator=translator,
-            decomposer=decomposer,
-            show_progress=show_progress,
-            vector_index=vector_index,
-            graph_store=graph_store,
-        )
+        return build_from_documents(cls, documents, options)
 
     @classmethod
     def from_passages(

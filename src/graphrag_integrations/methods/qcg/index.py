@@ -25,7 +25,7 @@ from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.building import (
     build_from_passages,
     document_ids,
@@ -68,6 +68,23 @@ from graphrag_integrations.methods.qcg.store import CHUNK, QCGStore
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+
+
+class QCGOptions(EmbeddingIndexOptions[QCGIndexParams, QCGQueryParams], total=False):
+    """The keywords of :meth:`QueryCentricGraphIndex.from_documents`: the
+    :class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions` and the
+    constructor's own arguments but ``chunker`` (each key as in
+    :class:`QueryCentricGraphIndex`; one left out has the constructor's default)."""
+
+    llm: Any
+    query_set: QuerySet | str | Path | None
+    cache_dir: str | Path | None
+    max_concurrency: int
+    max_tokens: int | str | None
+    template: str
+    vector_index: VectorIndexFactory | None
+    graph_store: GraphStoreSpec
+    batch_size: int
 
 
 class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
@@ -173,12 +190,8 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         batch_size: int = 8,
     ) -> None:
         self.index_params: QCGIndexParams
-        self.index_params, self.query_params = resolve_params(
-            QCGIndexParams,
-            QCGQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.preset = preset
         self.embedder: Embedder = as_embedder(embedding)
@@ -251,51 +264,15 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
     # -- building -----------------------------------------------------------------------------
     @classmethod
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
-        cls,
-        documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: QCGIndexParams | None = None,
-        query_params: QCGQueryParams | None = None,
-        preset: str | None = None,
-        llm: Any = None,
-        query_set: QuerySet | str | Path | None = None,
-        cache_dir: str | Path | None = None,
-        max_concurrency: int = 4,
-        max_tokens: int | str | None = None,
-        template: str = "paper",
-        show_progress: bool | None = None,
-        vector_index: VectorIndexFactory | None = None,
-        graph_store: GraphStoreSpec = None,
-        batch_size: int = 8,
-        **options: Unpack[DocumentBuildOptions],
+        cls, documents: Iterable[Any], **options: Unpack[QCGOptions]
     ) -> QueryCentricGraphIndex:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes (:class:`QCGOptions`).
         ``executor``: ``"local"`` only (this build is not split into prepare / merge).
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            llm=llm,
-            query_set=query_set,
-            cache_dir=cache_dir,
-            max_concurrency=max_concurrency,
-            max_tokens=max_tokens,
-            template=template,
-            show_progress=show_progress,
-            vector_index=vector_index,
-            graph_store=graph_store,
-            batch_size=batch_size,
-        )
+        return build_from_documents(cls, documents, options)
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> QueryCentricGraphIndex:

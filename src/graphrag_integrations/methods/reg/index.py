@@ -43,7 +43,6 @@ from graphrag_integrations.core.index.build_options import (
 )
 from graphrag_integrations.core.index.building import drop_indexed
 from graphrag_integrations.core.index.query_binding import QueryParamsField
-from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import (
     PASSAGES_NAME,
     Manifest,
@@ -210,12 +209,9 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         show_progress: bool | None = None,
         graph_store: GraphStoreSpec = None,
     ) -> None:
-        self.index_params, self.query_params = resolve_params(
-            RegIndexParams,
-            RegQueryParams,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
+        self.index_params: RegIndexParams
+        self.index_params, self.query_params = self.resolved_params(
+            index_params, query_params, preset
         )
         self.embedder: Embedder = as_embedder(embedding)
         self._parser: SpacyNLP | None = None
@@ -284,7 +280,7 @@ class RefinedSubgraphRetriever(KGSources, EntityAnchoring, FrameworkSurface, Bas
         texts, read_tables = cls.executor_sources(documents)
         if read_tables is None:
             return build_from_documents(cls, texts, options, **arguments)
-        check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions)
+        check_options(f"{cls.__name__}.from_documents()", options, DocumentOptions.__annotations__)
         index = cls(**arguments)
         read_tables(index)
         if texts or "path" in options:

@@ -4,8 +4,10 @@ index's lock, queries during mutations, concurrent inserts, ``ainsert`` / ``adel
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -51,6 +53,24 @@ def _mutate(index: BaseIndex, action: str, doc: CorpusDocument) -> None:
         assert index.insert(compliance_documents([doc])) == [doc.id], (action, doc.id)
     else:
         assert index.delete(doc.id) is True, (action, doc.id)
+
+
+@contextlib.asynccontextmanager
+async def loop_ticks() -> AsyncIterator[Callable[[], int]]:
+    """Within the block, count the 10 ms sleeps the running event loop gets through:
+    ``ticks()`` reads the count (a call that blocks the loop's thread adds none)."""
+    count = [0]
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.01)
+            count[0] += 1
+
+    task = asyncio.create_task(tick())
+    try:
+        yield lambda: count[0]
+    finally:
+        task.cancel()
 
 
 class ConcurrencyCases(ComplianceBase):
@@ -163,39 +183,29 @@ class ConcurrencyCases(ComplianceBase):
     async def test_ainsert_and_adelete_do_not_block_the_event_loop(self, index: BaseIndex) -> None:
         before = self._answers(index)
         held = 0.3  # another thread holds a query lock that long: the mutation must wait
-        ticks = 0
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
 
         def hold_read_lock(entered: threading.Event) -> None:
             with index.rwlock.read():
                 entered.set()
                 threading.Event().wait(held)
 
-        async def while_a_query_runs(mutation: Any) -> tuple[Any, int]:
+        async def while_a_query_runs(mutation: Any, ticks: Callable[[], int]) -> tuple[Any, int]:
             entered = threading.Event()
             holder = threading.Thread(target=hold_read_lock, args=(entered,))
             holder.start()
             entered.wait(CONCURRENCY_TIMEOUT)
-            start = ticks
+            start = ticks()
             result = await mutation
             holder.join(CONCURRENCY_TIMEOUT)
-            return result, ticks - start
+            return result, ticks() - start
 
-        task = asyncio.create_task(ticker())
-        try:
+        async with loop_ticks() as ticks:
             added, ticked_insert = await while_a_query_runs(
-                index.ainsert(compliance_documents([EXTRA]))
+                index.ainsert(compliance_documents([EXTRA])), ticks
             )
             self._assert_finds(index, EXTRA_QUERY)
-            removed, ticked_delete = await while_a_query_runs(index.adelete(EXTRA.id))
+            removed, ticked_delete = await while_a_query_runs(index.adelete(EXTRA.id), ticks)
             assert await index.adelete(EXTRA.id) is False
-        finally:
-            task.cancel()
         assert added == [EXTRA.id]
         assert removed is True
         self._assert_same_answers(self._answers(index), before)
