@@ -9,7 +9,10 @@ provenance it carries are added to the journal (:meth:`FalkorDBJournal._journal_
 before a document's provenance is removed, that document; :meth:`FalkorDBJournal.end_journal`
 clears it once the whole write is done. A journal found afterwards therefore lists every
 document an unfinished write touched: removing those documents (through the method's own
-``delete``) leaves the index as a build without them.
+``delete``) leaves the index as a build without them. An ``upsert`` also records the
+passages of the documents it replaces before it deletes them
+(:meth:`FalkorDBJournal.journal_restore`), which the rollback inserts again
+(:mod:`~graphrag_integrations.core.index.restore`).
 
 Documents the index held before an ``insert`` are left out of its journal (``exclude``): an
 insert may merge into nodes of older documents, which a rollback must keep.
@@ -34,7 +37,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
@@ -136,9 +139,22 @@ class FalkorDBJournal(FalkorDBWriteLog):
         self.log_write(written)
         self._query(cy.JOURNAL_WRITE, {"journal": None})
 
+    def journal_restore(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Before an ``upsert`` deletes the documents it replaces: add their passages
+        (``records``, what a rollback inserts again) and their ids to the journal (one round
+        trip); nothing outside a write."""
+        if self._journal is None or not records:
+            return
+        docs = {str(record["doc_id"]) for record in records}
+        self._journal_subject |= docs
+        self._journal["docs"] = sorted(set(self._journal["docs"]) | docs)
+        self._journal["restore"] = [*self._journal.get("restore", []), *map(dict, records)]
+        self._write_journal()
+
     def _write_journal(self) -> None:
         assert self._journal is not None
-        self._query(cy.JOURNAL_WRITE, {"journal": json.dumps(self._journal)})
+        text = json.dumps(self._journal, default=str)  # metadata of any type: as text
+        self._query(cy.JOURNAL_WRITE, {"journal": text})
 
     def _journal_cover(
         self, provenance: Iterable[Iterable[str]], *, removing: bool = False
