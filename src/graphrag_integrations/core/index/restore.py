@@ -14,7 +14,9 @@ passage cut exactly as it was (:class:`RecordedPassages` replays the recorded pa
 instead of cutting the document again), so that derived state (graph nodes, vectors, Clue's
 statistics, QCG's generated queries, KG-Translator's and ReG's triples) is made again as a
 clean build makes it. The journal is cleared only afterwards: a rollback interrupted in turn
-is done again, whole, by the next call or load.
+is done again, whole, by the next call or load. A passage comes back with the id ``doc#i`` of
+its place in its document and a ``chunk_index`` (what ``insert`` gives every passage): the
+ids it had unless it was indexed through ``from_passages`` under ids of another form.
 
 Examples
 --------
