@@ -79,6 +79,8 @@ class FalkorDBJournal(FalkorDBWriteLog):
     # the documents held before the write, and those the write added or removed
     _journal_held: frozenset[str] = frozenset()
     _journal_subject: frozenset[str] = frozenset()
+    # the passages an upsert replaces (kept apart from the journal's JSON: written once)
+    _journal_restore: tuple[dict[str, Any], ...] = ()
 
     def flush(self) -> None:
         raise NotImplementedError
@@ -87,22 +89,30 @@ class FalkorDBJournal(FalkorDBWriteLog):
         raise NotImplementedError
 
     def read_journal(self) -> dict[str, Any] | None:
-        """The journal in the graph's meta node (``None``: no unfinished write)."""
+        """The journal in the graph's meta node (``None``: no unfinished write), with the
+        passages an upsert replaces under ``"restore"`` when it recorded any."""
         rows = self._query(cy.JOURNAL_READ)
         if not rows or not rows[0][0]:
             return None
         try:
             record = json.loads(rows[0][0])
+            restore = json.loads(rows[0][1]) if len(rows[0]) > 1 and rows[0][1] else None
         except ValueError:
             logger.warning("ignoring an unreadable write journal: %r", rows[0][0][:200])
             return None
-        return record if isinstance(record, dict) else None
+        if not isinstance(record, dict):
+            return None
+        return {**record, "restore": restore} if isinstance(restore, list) else record
 
     @property
     def unfinished_journal(self) -> dict[str, Any] | None:
         """The journal of a write through this object that began and did not end (a copy),
         or ``None``."""
-        return None if self._journal is None else dict(self._journal)
+        if self._journal is None:
+            return None
+        if self._journal_restore:
+            return {**self._journal, "restore": list(self._journal_restore)}
+        return dict(self._journal)
 
     def begin_journal(
         self,
@@ -121,7 +131,10 @@ class FalkorDBJournal(FalkorDBWriteLog):
         self._journal_exclude = frozenset(exclude)
         self._journal_held = self._journal_exclude if held is None else frozenset(held)
         self._journal_subject = frozenset(removing)
-        self._write_journal()
+        self._journal_restore = ()
+        self._query(
+            cy.JOURNAL_RESTORE_WRITE, {"journal": json.dumps(self._journal), "restore": None}
+        )
 
     def end_journal(self) -> None:
         """The write is complete: flush what it queued, then clear the journal."""
@@ -136,8 +149,9 @@ class FalkorDBJournal(FalkorDBWriteLog):
         written = {*docs, *self._journal_subject}
         self._journal = None
         self._journal_subject = frozenset()
+        self._journal_restore = ()
         self.log_write(written)
-        self._query(cy.JOURNAL_WRITE, {"journal": None})
+        self._query(cy.JOURNAL_RESTORE_WRITE, {"journal": None, "restore": None})
 
     def journal_restore(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Before an ``upsert`` deletes the documents it replaces: add their passages
@@ -148,13 +162,15 @@ class FalkorDBJournal(FalkorDBWriteLog):
         docs = {str(record["doc_id"]) for record in records}
         self._journal_subject |= docs
         self._journal["docs"] = sorted(set(self._journal["docs"]) | docs)
-        self._journal["restore"] = [*self._journal.get("restore", []), *map(dict, records)]
-        self._write_journal()
+        self._journal_restore = (*self._journal_restore, *map(dict, records))
+        restore = json.dumps(self._journal_restore, default=str)  # metadata of any type
+        self._query(
+            cy.JOURNAL_RESTORE_WRITE, {"journal": json.dumps(self._journal), "restore": restore}
+        )
 
     def _write_journal(self) -> None:
         assert self._journal is not None
-        text = json.dumps(self._journal, default=str)  # metadata of any type: as text
-        self._query(cy.JOURNAL_WRITE, {"journal": text})
+        self._query(cy.JOURNAL_WRITE, {"journal": json.dumps(self._journal)})
 
     def _journal_cover(
         self, provenance: Iterable[Iterable[str]], *, removing: bool = False
