@@ -74,11 +74,15 @@ def passage_records_of(passages: Iterable[Passage]) -> list[Record]:
 
 
 def passage_records(index: Any, doc_ids: Iterable[str]) -> list[Record]:
-    """The records of the passages ``index`` holds for ``doc_ids`` (its ``passages``; ``[]``
-    for an index that does not list them: nothing can be put back)."""
+    """The records of the passages ``index`` holds for ``doc_ids``: its
+    ``passages_of_documents(doc_ids)`` where it has one (a targeted read), else its
+    ``passages`` (``[]`` for an index that lists none: nothing can be put back)."""
     wanted = set(doc_ids)
     if not wanted:
         return []
+    targeted = getattr(index, "passages_of_documents", None)
+    if callable(targeted):
+        return passage_records_of(targeted(sorted(wanted)))
     passages = getattr(index, "passages", None)
     if passages is None:
         logger.info(
