@@ -63,17 +63,22 @@ def test_kill_during_insert_rolls_back_in_the_process_and_at_load(
     assert _answers(index) == _answers(clean)
 
 
-def test_kill_during_delete_many_is_completed_at_the_next_call(
-    killable_falkordb: FalkorDBServer,
+def test_kill_during_delete_many_is_completed_at_the_next_call_and_at_load(
+    killable_falkordb: FalkorDBServer, tmp_path: Path
 ) -> None:
     docs = town_corpus(0, 30)
     gone = [d.id for d in docs[5:15]]
     index = _build(killable_falkordb.url("deleting") + FAST, docs)
-    with killing_after(killable_falkordb, cy.PROV_EDGES_DELETE), pytest.raises(ConnectionError):
+    index.persist(tmp_path / "before")
+    with killing_after(killable_falkordb, cy.PROV_EDGES_DELETE, 3), pytest.raises(ConnectionError):
         index.delete_many(gone)
     killable_falkordb.restart()
-    _answers(index)  # a query rolls the unfinished delete forward first
     clean = _build(killable_falkordb.url("clean"), [d for d in docs if d.id not in gone])
+    # a fresh load of the folder persisted before: the delete is completed, never "corrupt"
+    loaded = ClueIndex.load(tmp_path / "before", embedding=FakeEmbedder(), graph_store=None)
+    assert loaded.doc_ids() == clean.doc_ids()
+    assert _answers(loaded) == _answers(clean)
+    _answers(index)  # a query rolls the unfinished delete forward first
     assert index.doc_ids() == clean.doc_ids()
     assert _answers(index) == _answers(clean)
 
