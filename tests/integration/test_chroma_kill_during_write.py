@@ -20,14 +20,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.core.vector_store.chroma import ChromaVectorIndex
 from graphrag_integrations.core.vector_store.chroma_collections import ChromaVectors
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.chroma_server import ChromaServer
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 from graphrag_integrations.testing.server_process import SilentServer
-from tests.integration.town_corpus import answers, town_corpus
+from tests.integration.town_corpus import answers, new_versions, town_corpus
 
 pytestmark = pytest.mark.chroma_server
 FAST = {"timeout": 10.0, "connect_timeout": 2.0, "retries": 1}
@@ -194,12 +193,9 @@ def test_graph_in_falkordb_vectors_in_chroma_kill_during_insert(
 def test_kill_during_upsert_puts_the_replaced_documents_back(
     killable_chroma: ChromaServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    old = _corpus(0, 30)
+    old = town_corpus(0, 30)
     replaced = old[5:15]
-    new = [
-        SourceDocument(f"{d.text} Its new bridge crosses river Q.", id=d.id, metadata=d.metadata)
-        for d in replaced
-    ] + _corpus(30, 35)
+    new = new_versions(replaced) + town_corpus(30, 35)
     index = _build(killable_chroma, old)
     # the deletes of the replaced documents reached the server; killed after the first add
     # of the new versions

@@ -6,7 +6,6 @@ a load of the folder persisted before refills the collections."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -16,29 +15,11 @@ from graphrag_integrations.core.vector_store.chroma_collections import ChromaVec
 from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.chroma_server import ChromaServer
-from graphrag_integrations.testing.compliance import CorpusDocument, compliance_documents
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
+from tests.integration.town_corpus import QUESTIONS, answers, town_corpus
 
 pytestmark = pytest.mark.chroma_server
 FAST = {"timeout": 10.0, "connect_timeout": 2.0, "retries": 1}
-QUESTIONS = ("Which river runs through town 3?", "Who founded town 12?")
-
-
-def _corpus(start: int, stop: int) -> list[Any]:
-    return compliance_documents(
-        [
-            CorpusDocument(
-                f"d{i:03d}", f"Town {i}", f"Town {i} lies on river R{i % 7}, founded in {1800 + i}."
-            )
-            for i in range(start, stop)
-        ]
-    )
-
-
-def _answers(index: Any) -> list[list[tuple[str, float]]]:
-    return [
-        [(hit.passage.id, round(hit.score, 4)) for hit in index.retrieve(q, k=5)] for q in QUESTIONS
-    ]
 
 
 def _vectors(server: ChromaServer) -> ChromaVectors:
@@ -49,15 +30,15 @@ def test_a_server_restarted_empty_is_a_one_line_error_then_a_load_refills_it(
     killable_chroma: ChromaServer, tmp_path: Path
 ) -> None:
     index = ClueIndex.from_documents(
-        _corpus(0, 20), embedding=FakeEmbedder(), vector_index=_vectors(killable_chroma)
+        town_corpus(0, 20), embedding=FakeEmbedder(), vector_index=_vectors(killable_chroma)
     )
-    before = _answers(index)
+    before = answers(index, 4)
     index.persist(tmp_path / "index")
     killable_chroma.restart(empty=True)  # the server's data folder wiped
     url = f"http://127.0.0.1:{killable_chroma.port}"
     for call in (
         lambda: index.retrieve(QUESTIONS[0]),
-        lambda: index.insert(_corpus(20, 22)),
+        lambda: index.insert(town_corpus(20, 22)),
     ):
         with pytest.raises(IndexMismatchError, match="is gone") as info:
             call()
@@ -69,7 +50,7 @@ def test_a_server_restarted_empty_is_a_one_line_error_then_a_load_refills_it(
     loaded = ClueIndex.load(
         tmp_path / "index", embedding=FakeEmbedder(), vector_index=_vectors(killable_chroma)
     )
-    assert _answers(loaded) == before
+    assert answers(loaded, 4) == before
 
 
 def test_a_collection_replaced_by_another_index_is_named(killable_chroma: ChromaServer) -> None:

@@ -21,7 +21,7 @@ from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 from graphrag_integrations.testing.falkordb_server import FalkorDBServer
 from graphrag_integrations.testing.fault_cases import killing_after
-from tests.integration.town_corpus import answers, town_corpus
+from tests.integration.town_corpus import answers, new_versions, town_corpus
 
 pytestmark = pytest.mark.falkordb_server
 FAST = "?timeout=10&connect_timeout=2&retries=1"
@@ -101,9 +101,9 @@ def test_kill_during_upsert_puts_the_replaced_documents_back(
     query: str,
     nth: int,
 ) -> None:
-    old = _corpus(0, 30)
+    old = town_corpus(0, 30)
     replaced = [d.id for d in old[5:15]]
-    new = _new_versions(old[5:15]) + _corpus(30, 35)
+    new = new_versions(old[5:15]) + town_corpus(30, 35)
     index = _build(killable_falkordb.url("live") + FAST, old)
     index.persist(tmp_path / "before")
     with killing_after(killable_falkordb, query, nth), pytest.raises(ConnectionError) as info:
@@ -133,16 +133,6 @@ def test_kill_during_upsert_puts_the_replaced_documents_back(
     index.persist(tmp_path / "after")
     again = ClueIndex.load(tmp_path / "after", embedding=FakeEmbedder(), graph_store=None)
     assert _passages(again) == _passages(clean_new)
-
-
-def _new_versions(docs: list[Any]) -> list[Any]:
-    """Other texts under the same ids."""
-    return compliance_documents(
-        [
-            CorpusDocument(d.id, d.metadata["title"], f"{d.text} Its new bridge crosses river Q.")
-            for d in docs
-        ]
-    )
 
 
 def _passages(index: Any) -> list[tuple[str, str, str, dict[str, Any]]]:
