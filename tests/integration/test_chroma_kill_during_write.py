@@ -26,7 +26,7 @@ from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.testing.chroma_server import ChromaServer
 from graphrag_integrations.testing.fake_embedder import FakeEmbedder
 from graphrag_integrations.testing.server_process import SilentServer
-from tests.integration.town_corpus import answers, town_corpus
+from tests.integration.town_corpus import answers, new_versions, town_corpus
 
 pytestmark = pytest.mark.chroma_server
 FAST = {"timeout": 10.0, "connect_timeout": 2.0, "retries": 1}
@@ -188,3 +188,27 @@ def test_graph_in_falkordb_vectors_in_chroma_kill_during_insert(
     clean = build("mixed_clean", first + more)
     assert index.doc_ids() == clean.doc_ids()
     assert _answers(index) == _answers(clean)
+
+
+def test_kill_during_upsert_puts_the_replaced_documents_back(
+    killable_chroma: ChromaServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    old = town_corpus(0, 30)
+    replaced = old[5:15]
+    new = new_versions(replaced) + town_corpus(30, 35)
+    index = _build(killable_chroma, old)
+    # the deletes of the replaced documents reached the server; killed after the first add
+    # of the new versions
+    with killing_after(killable_chroma), pytest.raises(ConnectionError):
+        index.upsert(new)
+    killable_chroma.restart()
+    with caplog.at_level(logging.WARNING):
+        answers = _answers(index)  # the next call rolls back and puts the old ones back
+    assert "put back 10 document(s)" in caplog.text
+    kept = [d for d in old if d not in replaced]
+    clean_old = _build(killable_chroma, kept + replaced)  # put back after the others
+    assert index.doc_ids() == clean_old.doc_ids()
+    assert answers == _answers(clean_old)
+    assert index.upsert(new) == [d.id for d in new]
+    clean_new = _build(killable_chroma, kept + new)
+    assert _answers(index) == _answers(clean_new)

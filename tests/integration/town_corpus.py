@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphrag_integrations.core.text.documents import SourceDocument
 from graphrag_integrations.testing.compliance import CorpusDocument, compliance_documents
 
 QUESTIONS = ("Which river runs through town 3?", "Who founded town 12?", "Where is town 27?")
@@ -20,6 +21,14 @@ def town_corpus(start: int, stop: int) -> list[Any]:
         for i in range(start, stop)
     ]
     return compliance_documents(docs)
+
+
+def new_versions(docs: list[Any]) -> list[Any]:
+    """Other texts under the same ids and metadata (what an ``upsert`` puts in their place)."""
+    return [
+        SourceDocument(f"{d.text} Its new bridge crosses river Q.", id=d.id, metadata=d.metadata)
+        for d in docs
+    ]
 
 
 def answers(index: Any, digits: int) -> list[list[tuple[str, float]]]:

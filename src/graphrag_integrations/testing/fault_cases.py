@@ -29,17 +29,18 @@ FAULT_OPTIONS = "?timeout=30&connect_timeout=2&retries=1"
 
 
 @contextmanager
-def killing_after(server: FalkorDBServer, query: str) -> Iterator[None]:
-    """Within the block, the first time a graph sends ``query`` (a ``falkordb_cypher``
+def killing_after(server: FalkorDBServer, query: str, nth: int = 1) -> Iterator[None]:
+    """Within the block, the ``nth`` time a graph sends ``query`` (a ``falkordb_cypher``
     text), ``kill -9`` ``server`` as soon as the server has answered it."""
-    armed = [True]
+    left = [nth]
     original = FalkorDBGraph._query
 
     def query_then_kill(self: FalkorDBGraph, text: str, params: Any = None) -> Any:
         rows = original(self, text, params)
-        if armed[0] and text == query:
-            armed[0] = False
-            server.kill()
+        if left[0] > 0 and text == query:
+            left[0] -= 1
+            if not left[0]:
+                server.kill()
         return rows
 
     with pytest.MonkeyPatch.context() as patch:
@@ -91,6 +92,41 @@ class FaultComplianceTests:
         assert index.doc_ids() == clean.doc_ids()
         suite._assert_same_answers(
             suite._answers(index, k=len(CORPUS)), suite._answers(clean, k=len(CORPUS))
+        )
+
+    def test_an_upsert_killed_half_way_leaves_the_index_as_it_was(
+        self, documents: Any, killable_server: FalkorDBServer, tmp_path: Path
+    ) -> None:
+        """kill -9 during ``upsert``, once the replaced document is deleted and the insert of
+        the new ones has begun: a fresh load of the folder persisted before, and the same
+        object, equal a clean build of the documents before (the replaced one put back);
+        the upsert run again equals a clean build of the new documents."""
+        from graphrag_integrations.testing.compliance import CORPUS, compliance_documents
+        from graphrag_integrations.testing.compliance.chunking import PARIS_V2
+        from graphrag_integrations.testing.compliance.corpus import EXTRA
+
+        suite: Any = self
+        index = suite._build(documents, suite.make_embedder())
+        index.persist(tmp_path / "before")
+        new = compliance_documents([PARIS_V2, EXTRA])
+        # the journal's first growth after it began with the replaced passages: the insert
+        # adds its new documents (the replaced one is deleted, nothing new written yet)
+        with killing_after(killable_server, cy.JOURNAL_WRITE), pytest.raises(ConnectionError):
+            index.upsert(new)
+        killable_server.restart()
+        others = [d for d in documents if d.id != PARIS_V2.id]
+        replaced = [d for d in documents if d.id == PARIS_V2.id]
+        clean_old = suite._build(others + replaced, suite.make_embedder())  # put back last
+        expected = suite._answers(clean_old, k=len(CORPUS))
+        loaded = suite.load_index(tmp_path / "before", suite.make_embedder())
+        assert loaded.doc_ids() == clean_old.doc_ids()
+        suite._assert_same_answers(suite._answers(loaded, k=len(CORPUS)), expected)
+        suite._assert_same_answers(suite._answers(index, k=len(CORPUS)), expected)
+        assert index.upsert(new) == [PARIS_V2.id, EXTRA.id]
+        clean_new = suite._build(others + new, suite.make_embedder())
+        assert index.doc_ids() == clean_new.doc_ids()
+        suite._assert_same_answers(
+            suite._answers(index, k=len(CORPUS)), suite._answers(clean_new, k=len(CORPUS))
         )
 
     def test_a_delete_killed_half_way_is_completed(

@@ -272,10 +272,15 @@ TERM_NODES = (
 )
 NODES_WITHOUT = f"MATCH (n:{NODE}) WHERE n._type = $type AND n.`<PROP>` IS NULL RETURN n._id"
 
-# the write journal of an index's unfinished write (falkordb_journal): JSON in the meta node
-JOURNAL_READ = f"MATCH (m:{META}) RETURN m.journal"
+# the write journal of an index's unfinished write (falkordb_journal): JSON in the meta node,
+# and apart (written once, not with every growth of the journal) the passages an upsert replaces
+JOURNAL_READ = f"MATCH (m:{META}) RETURN m.journal, m.journal_restore"
 JOURNAL_WRITE = (
     f"MATCH (m:{META}) SET m.journal = $journal, m.journal_rev = coalesce(m.journal_rev, 0) + 1"
+)
+JOURNAL_RESTORE_WRITE = (
+    f"MATCH (m:{META}) SET m.journal = $journal, m.journal_restore = $restore, "
+    "m.journal_rev = coalesce(m.journal_rev, 0) + 1"
 )
 # the write log of finished writes (falkordb_write_log): JSON in the meta node
 WRITES_READ = f"MATCH (m:{META}) RETURN m.writes"

@@ -9,7 +9,10 @@ provenance it carries are added to the journal (:meth:`FalkorDBJournal._journal_
 before a document's provenance is removed, that document; :meth:`FalkorDBJournal.end_journal`
 clears it once the whole write is done. A journal found afterwards therefore lists every
 document an unfinished write touched: removing those documents (through the method's own
-``delete``) leaves the index as a build without them.
+``delete``) leaves the index as a build without them. An ``upsert`` also records the
+passages of the documents it replaces before it deletes them
+(:meth:`FalkorDBJournal.journal_restore`), which the rollback inserts again
+(:mod:`~graphrag_integrations.core.index.restore`).
 
 Documents the index held before an ``insert`` are left out of its journal (``exclude``): an
 insert may merge into nodes of older documents, which a rollback must keep.
@@ -34,7 +37,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphrag_integrations.core.graph import falkordb_cypher as cy
@@ -76,6 +79,8 @@ class FalkorDBJournal(FalkorDBWriteLog):
     # the documents held before the write, and those the write added or removed
     _journal_held: frozenset[str] = frozenset()
     _journal_subject: frozenset[str] = frozenset()
+    # the passages an upsert replaces (kept apart from the journal's JSON: written once)
+    _journal_restore: tuple[dict[str, Any], ...] = ()
 
     def flush(self) -> None:
         raise NotImplementedError
@@ -84,22 +89,30 @@ class FalkorDBJournal(FalkorDBWriteLog):
         raise NotImplementedError
 
     def read_journal(self) -> dict[str, Any] | None:
-        """The journal in the graph's meta node (``None``: no unfinished write)."""
+        """The journal in the graph's meta node (``None``: no unfinished write), with the
+        passages an upsert replaces under ``"restore"`` when it recorded any."""
         rows = self._query(cy.JOURNAL_READ)
         if not rows or not rows[0][0]:
             return None
         try:
             record = json.loads(rows[0][0])
+            restore = json.loads(rows[0][1]) if len(rows[0]) > 1 and rows[0][1] else None
         except ValueError:
             logger.warning("ignoring an unreadable write journal: %r", rows[0][0][:200])
             return None
-        return record if isinstance(record, dict) else None
+        if not isinstance(record, dict):
+            return None
+        return {**record, "restore": restore} if isinstance(restore, list) else record
 
     @property
     def unfinished_journal(self) -> dict[str, Any] | None:
         """The journal of a write through this object that began and did not end (a copy),
         or ``None``."""
-        return None if self._journal is None else dict(self._journal)
+        if self._journal is None:
+            return None
+        if self._journal_restore:
+            return {**self._journal, "restore": list(self._journal_restore)}
+        return dict(self._journal)
 
     def begin_journal(
         self,
@@ -118,7 +131,10 @@ class FalkorDBJournal(FalkorDBWriteLog):
         self._journal_exclude = frozenset(exclude)
         self._journal_held = self._journal_exclude if held is None else frozenset(held)
         self._journal_subject = frozenset(removing)
-        self._write_journal()
+        self._journal_restore = ()
+        self._query(
+            cy.JOURNAL_RESTORE_WRITE, {"journal": json.dumps(self._journal), "restore": None}
+        )
 
     def end_journal(self) -> None:
         """The write is complete: flush what it queued, then clear the journal."""
@@ -133,8 +149,24 @@ class FalkorDBJournal(FalkorDBWriteLog):
         written = {*docs, *self._journal_subject}
         self._journal = None
         self._journal_subject = frozenset()
+        self._journal_restore = ()
         self.log_write(written)
-        self._query(cy.JOURNAL_WRITE, {"journal": None})
+        self._query(cy.JOURNAL_RESTORE_WRITE, {"journal": None, "restore": None})
+
+    def journal_restore(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Before an ``upsert`` deletes the documents it replaces: add their passages
+        (``records``, what a rollback inserts again) and their ids to the journal (one round
+        trip); nothing outside a write."""
+        if self._journal is None or not records:
+            return
+        docs = {str(record["doc_id"]) for record in records}
+        self._journal_subject |= docs
+        self._journal["docs"] = sorted(set(self._journal["docs"]) | docs)
+        self._journal_restore = (*self._journal_restore, *map(dict, records))
+        restore = json.dumps(self._journal_restore, default=str)  # metadata of any type
+        self._query(
+            cy.JOURNAL_RESTORE_WRITE, {"journal": json.dumps(self._journal), "restore": restore}
+        )
 
     def _write_journal(self) -> None:
         assert self._journal is not None

@@ -170,7 +170,7 @@ from graphrag_integrations.core.index.building import (
 )
 from graphrag_integrations.core.index.checkpoint import checkpointable
 from graphrag_integrations.core.index.executors.build import distributable
-from graphrag_integrations.core.index.journal import journal_methods
+from graphrag_integrations.core.index.journal import journal_methods, journaled, keep_replaced
 from graphrag_integrations.core.index.locking import (
     ReadWriteLock,
     guard_methods,
@@ -494,15 +494,20 @@ class BaseIndex(IndexPersistence, ABC):
         """The ids of the documents the index holds, sorted, each once."""
 
     @writer
+    @journaled
     def upsert(self, documents: Iterable[Any], **options: Any) -> list[str]:
         """Insert documents, replacing those already indexed under the same id.
 
         Loads ``documents`` once (load options apply there), deletes every indexed document
         whose id is among them, then inserts them all, under one write lock: a query sees
         the old or the new version of the index, never a document missing in between. The
-        options are checked before anything is deleted; an error of the insert itself (an
-        embedder or LLM failure) propagates with the replaced documents already deleted
-        (``upsert`` is not a transaction: upsert them again).
+        options are checked before anything is deleted. For an index with a database graph
+        or a vector server the whole ``upsert`` is one journaled write
+        (:mod:`~graphrag_integrations.core.index.journal`): interrupted (an error, a server
+        or the process killed), it is rolled back and the replaced documents are put back
+        as they were; an index all in the process propagates an error of the insert (an
+        embedder or LLM failure) with the replaced documents already deleted (upsert them
+        again).
 
         Returns
         -------
@@ -525,6 +530,7 @@ class BaseIndex(IndexPersistence, ABC):
         pop_splitter(dict(options))  # checks the chunking option, before anything is deleted
         held = set(self.doc_ids())
         replaced = [doc_id for doc_id in dict.fromkeys(d.id for d in docs) if doc_id in held]
+        keep_replaced(self, replaced)  # journaled: what a rollback puts back
         for doc_id in replaced:
             self.delete(doc_id)
         if replaced:

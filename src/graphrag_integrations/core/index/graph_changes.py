@@ -89,7 +89,7 @@ def changes_to_roll_back(
     record = read_journal() if callable(read_journal) else None
     if record is not None:
         if abandoned(record):
-            rollback.add_journal(graph, record.get("docs", []))
+            rollback.add_journal(graph, record.get("docs", []), record.get("restore", []))
         else:
             _hide(src, rollback, record.get("docs", []), record, "is writing")
     since = getattr(graph, "written_since", None)
@@ -143,10 +143,11 @@ def _add_later_writes(
 def drop_gone_vectors(
     src: Path, kind: str, index: Any, keys: list[str], rollback: Rollback
 ) -> None:
-    """After writes that followed the persist (``rollback.later``, or ``rollback.hidden``: a
-    running process's): drop the saved vectors of ``kind`` whose node the graph no longer has
+    """After writes that followed the persist (``rollback.later``, ``rollback.hidden``: a
+    running process's, or an unfinished write a journal records, which may have deleted part
+    of its documents): drop the saved vectors of ``kind`` whose node the graph no longer has
     (documents deleted or replaced since)."""
-    if not rollback.later and not rollback.hidden:
+    if not rollback.later and not rollback.hidden and not rollback.unfinished:
         return
     present = set(keys)
     gone = [key for key in index.ids if key not in present]

@@ -25,9 +25,11 @@ its rollback adds the documents the index lists that it did not before the write
 with nothing in the graph to journal them by, e.g. ReG's texts without a triple).
 
 The index is then the index without those documents: an interrupted ``insert`` left nothing,
-an interrupted ``delete`` / ``delete_many`` is completed, an interrupted ``upsert`` leaves
-the replaced documents out (its new versions were not all written). Running the failed call
-again gives the index a clean build gives.
+an interrupted ``delete`` / ``delete_many`` is completed. An ``upsert`` records the passages
+of the documents it replaces in its journal before it deletes them (:func:`keep_replaced`),
+and its rollback inserts them again through the method's own ``insert``, cut as they were
+(:mod:`~graphrag_integrations.core.index.restore`): an interrupted ``upsert`` leaves the
+index as it was. Running the failed call again gives the index a clean build gives.
 
 A journal written by another process that is still running (or, from another host, less than
 :data:`~graphrag_integrations.core.graph.falkordb_journal.STALE_AFTER_S` s ago) is never rolled
@@ -47,7 +49,8 @@ from typing import Any, TypeVar
 from graphrag_integrations.core.graph.falkordb_journal import abandoned
 from graphrag_integrations.core.index import snapshot
 from graphrag_integrations.core.index.locking import is_guarded
-from graphrag_integrations.core.index.rollback import roll_back, rolling_back
+from graphrag_integrations.core.index.restore import passage_records
+from graphrag_integrations.core.index.rollback import JOURNAL_ACTIVE, roll_back, rolling_back
 from graphrag_integrations.core.index.store import index_stores_of
 from graphrag_integrations.errors import IndexMismatchError
 
@@ -61,7 +64,7 @@ JOURNALED = ("insert", "upsert", "delete", "delete_many")
 _ADDING = frozenset({"insert", "upsert"})
 _MARK = "__journaled__"
 # instance flags (in __dict__): inside a journaled write / a failed write not yet recovered
-_ACTIVE = "_journal_active"
+_ACTIVE = JOURNAL_ACTIVE
 _FAILED = "_journal_failed"
 # the documents the index held before its failed write (what its rollback returns it to)
 _HELD = "_journal_held"
@@ -101,18 +104,24 @@ def recover(index: Any) -> list[str]:
         A journal of a writer still running (another process).
     """
     docs: set[str] = set()
+    restore: list[dict[str, Any]] = []
     dirty = []
     for graph in journal_graphs(index):
         record = graph.read_journal()
         if graph.unfinished_journal is not None:  # this object's failed write (maybe loaded
             # and rolled back by another index since, which cleared the server's copy)
             local = graph.unfinished_journal
-            record = {**local, "docs": sorted({*local["docs"], *(record or {}).get("docs", [])})}
+            record = {
+                **local,
+                "docs": sorted({*local["docs"], *(record or {}).get("docs", [])}),
+                "restore": [*local.get("restore", []), *(record or {}).get("restore", [])],
+            }
         if record is None:
             continue
         if not abandoned(record):
             raise live_writer_error(getattr(graph.location, "url", repr(graph)), record)
         docs.update(record.get("docs", []))
+        restore.extend(record.get("restore", []))
         dirty.append(graph)
     held = index.__dict__.pop(_HELD, None)
     if not dirty:
@@ -123,6 +132,7 @@ def recover(index: Any) -> list[str]:
         with snapshot.own_write(index), rolling_back(docs) as state:
             state.journals.extend(dirty)
             state.unfinished = True
+            state.add_restore(restore)  # what an unfinished upsert replaced: put back
             stores = index_stores_of(index)
             for store in stores:  # nodes whose vector may not have reached a vector server
                 if any(journal is store.journal for journal in dirty):
@@ -178,6 +188,20 @@ def journaled(func: F) -> F:
 
     setattr(run, _MARK, True)
     return run  # type: ignore[return-value]
+
+
+def keep_replaced(index: Any, doc_ids: Iterable[str]) -> None:
+    """Inside a journaled ``upsert``, before it deletes the documents ``doc_ids`` it
+    replaces: record their passages in the journals of ``index``'s graphs, so that a
+    rollback puts them back (:mod:`~graphrag_integrations.core.index.restore`). Nothing for
+    an index without a journal."""
+    graphs = journal_graphs(index)
+    if not graphs or not index.__dict__.get(_ACTIVE):
+        return
+    with snapshot.own_write(index):
+        records = passage_records(index, doc_ids)
+    for graph in graphs:
+        graph.journal_restore(records)
 
 
 def _removed_ids(

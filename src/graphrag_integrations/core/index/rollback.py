@@ -44,7 +44,7 @@ True
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -89,6 +89,13 @@ class Rollback:
         Each database graph a load read, with its write version and write state when the
         load looked at its changes (:mod:`~graphrag_integrations.core.index.snapshot`: what
         the loaded index has seen).
+    journaled : frozenset of str
+        The documents of ``doc_ids`` that write journals listed (an unfinished write may have
+        deleted part of them: what a load read from the folder about them is stale).
+    restore : list of dict
+        The passages of the documents an unfinished ``upsert`` replaced (its journal's
+        records, :mod:`~graphrag_integrations.core.index.restore`): inserted again once the
+        documents are rolled back.
     """
 
     doc_ids: frozenset[str]
@@ -99,11 +106,27 @@ class Rollback:
     hidden: frozenset[str] = frozenset()
     writer_running: bool = False
     observed: list[tuple[Any, int, Any]] = field(default_factory=list)
+    journaled: frozenset[str] = frozenset()
+    restore: list[dict[str, Any]] = field(default_factory=list)
 
-    def add_journal(self, graph: Any, doc_ids: Iterable[str]) -> None:
-        """Roll back ``doc_ids`` too (an unfinished write ``graph``'s journal records)."""
-        self._add(graph, frozenset(doc_ids))
+    def add_journal(
+        self, graph: Any, doc_ids: Iterable[str], restore: Iterable[Mapping[str, Any]] = ()
+    ) -> None:
+        """Roll back ``doc_ids`` too (an unfinished write ``graph``'s journal records), then
+        insert the passages ``restore`` again (those an unfinished ``upsert`` replaced)."""
+        docs = frozenset(doc_ids)
+        self._add(graph, docs)
+        self.journaled = self.journaled | docs
+        self.add_restore(restore)
         self.unfinished = True
+
+    def add_restore(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Insert the passages ``records`` again after the rollback (each passage once)."""
+        known = {str(record["id"]) for record in self.restore}
+        for record in records:
+            if str(record["id"]) not in known:
+                known.add(str(record["id"]))
+                self.restore.append(dict(record))
 
     def add_later_writes(self, graph: Any, doc_ids: Iterable[str]) -> None:
         """Roll back ``doc_ids`` too: written to ``graph`` after the folder was persisted
@@ -193,29 +216,8 @@ def roll_back(
         for graph in state.journals:
             graph.clear_journal()
         return []
-    pending = sorted(state.doc_ids)
-    held = set(index.doc_ids())
-    rolled = [doc for doc in pending if doc in held]
-    index.delete_many(rolled)  # the method's own path: its derived state follows
-    from graphrag_integrations.core.graph.backends import is_in_process
-
-    unlisted = [doc for doc in pending if doc not in held]
-    for store in stores:
-        # an in-process graph read from its saved file is never half-written; one whose own
-        # write failed in this process (its journal in the rollback) may be
-        journaled = any(journal is store.journal for journal in state.journals)
-        if is_in_process(type(store.graph)) and not journaled:
-            continue
-        for doc in unlisted:  # leftovers of a batch killed mid-write (not yet a document)
-            if store.remove_document(doc) and doc not in rolled:
-                rolled.append(doc)
-    for store, kind, keys in state.placeholders:
-        left = [key for key in keys if store.has(kind, key)]
-        if left:
-            raise IndexMismatchError(
-                f"rolling back the unfinished batch left {len(left)} {kind} node(s) without a "
-                f"vector, e.g. {left[:3]} (corrupt index)"
-            )
+    with _journal_paused(index):  # the rollback's own writes: the journal it clears covers them
+        rolled, restored = _remove_and_restore(index, stores, state)
     for graph in state.journals:
         graph.clear_journal(state.doc_ids)  # and logged: other folders see the change
     later = sorted(state.later)
@@ -228,7 +230,7 @@ def roll_back(
             len(later),
             _some(later),
         )
-    rolled_only = sorted(set(rolled) - state.later)
+    rolled_only = sorted(set(rolled) - state.later - set(restored))
     if rolled_only:
         logger.warning(
             "rolled back %d document(s) of %s from %s's graph: %s%s",
@@ -240,7 +242,74 @@ def roll_back(
             if state.unfinished
             else "",
         )
-    return sorted(rolled)
+    if restored:
+        logger.warning(
+            "put back %d document(s) an unfinished upsert of %s replaced, as they were: %s "
+            "(run the failed call again)",
+            len(restored),
+            type(index).__name__,
+            _some(sorted(restored)),
+        )
+    return sorted(set(rolled) - set(restored))
+
+
+#: The instance flag of a journaled write in progress
+#: (:mod:`~graphrag_integrations.core.index.journal`): writes made under it are not journaled.
+JOURNAL_ACTIVE = "_journal_active"
+
+
+@contextmanager
+def _journal_paused(index: Any) -> Iterator[None]:
+    """Within the block, ``index``'s writes run inside the journal being rolled back (they
+    start no journal of their own, and roll nothing back first)."""
+    outer = index.__dict__.get(JOURNAL_ACTIVE, False)
+    index.__dict__[JOURNAL_ACTIVE] = True
+    try:
+        yield
+    finally:
+        index.__dict__[JOURNAL_ACTIVE] = outer
+
+
+def _remove_and_restore(
+    index: Any, stores: Iterable[Any], state: Rollback
+) -> tuple[list[str], list[str]]:
+    """Remove the pending documents of ``state`` from ``index`` (the method's ``delete_many``,
+    then leftovers in the stores), check no placeholder is left, then insert the passages of
+    ``state.restore`` again; returns the documents removed and those put back."""
+    from graphrag_integrations.core.graph.backends import is_in_process
+    from graphrag_integrations.core.index.restore import restore
+
+    stores = list(stores)
+    pending = sorted(state.doc_ids)
+    held = set(index.doc_ids())
+    rolled = [doc for doc in pending if doc in held]
+    index.delete_many(rolled)  # the method's own path: its derived state follows
+    unlisted = [doc for doc in pending if doc not in held]
+    leftovers = False
+    for store in stores:
+        # an in-process graph read from its saved file is never half-written; one whose own
+        # write failed in this process (its journal in the rollback) may be
+        journaled = any(journal is store.journal for journal in state.journals)
+        if is_in_process(type(store.graph)) and not journaled:
+            continue
+        for doc in unlisted:  # leftovers of a batch killed mid-write (not yet a document)
+            if store.remove_document(doc):
+                leftovers = True
+                if doc not in rolled:
+                    rolled.append(doc)
+        store.drop_orphan_vectors()  # of graph writes another index rolled back already
+    after_failed_write = getattr(index, "_after_failed_write", None)
+    if (leftovers or state.unfinished) and callable(after_failed_write):
+        # what the method summed up from half-written documents: read from the graph again
+        after_failed_write()
+    for store, kind, keys in state.placeholders:
+        left = [key for key in keys if store.has(kind, key)]
+        if left:
+            raise IndexMismatchError(
+                f"rolling back the unfinished batch left {len(left)} {kind} node(s) without a "
+                f"vector, e.g. {left[:3]} (corrupt index)"
+            )
+    return rolled, restore(index, state.restore)
 
 
 def _some(ids: list[str], shown: int = 10) -> str:

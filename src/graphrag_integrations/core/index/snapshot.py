@@ -166,10 +166,13 @@ def documents(index: Any, snapshot: Snapshot) -> frozenset[str]:
     """The documents ``index`` holds: those it lists, without the hidden ones and those other
     writers wrote since the snapshot (computed once, then kept by its own writes)."""
     if snapshot.docs is None:
+        # listed first: another writer journals (or logs) a document before its data reaches
+        # the graph, so a write that lands while the list is read is found by the reads below
+        listed = frozenset(raw_doc_ids(index))
         elsewhere: set[str] = set()
         for graph, version in snapshot.since:
             elsewhere |= _written_elsewhere(graph, version)
-        snapshot.docs = frozenset(raw_doc_ids(index)) - snapshot.hidden - elsewhere
+        snapshot.docs = listed - snapshot.hidden - elsewhere
     return snapshot.docs
 
 

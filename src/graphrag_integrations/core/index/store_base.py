@@ -107,7 +107,7 @@ class StoreBase:
         (:class:`~graphrag_integrations.core.vector_store.chroma_collections.ChromaVectors`).
     later_writes : frozenset of str
         After ``IndexStore.load``: the documents written to the database graph after the folder
-        was persisted, rolled back by the load
+        was persisted, or by an unfinished write its journal lists, rolled back by the load
         (:mod:`~graphrag_integrations.core.index.graph_changes`); what the method read from
         the folder about them is stale (a method store rebuilds such state from the graph).
     journal : StoreJournal
@@ -447,6 +447,24 @@ class StoreBase:
             if index is not None and self.dimension:
                 present = list(dict.fromkeys(k for k in keys if self.has(kind, k)))
                 self.add_placeholders(rollback, kind, index, present)
+
+    def drop_orphan_vectors(self) -> int:
+        """Delete the vectors of layers that list their ids (in memory) whose node the graph
+        no longer has; returns how many. A failed write of this process may have added
+        vectors of nodes whose graph writes were rolled back since (by this index, or by a
+        load of another one)."""
+        dropped = 0
+        for kind, layer in self.layers.items():
+            index = self.vectors.get(layer)
+            ids = getattr(index, "ids", None)
+            if index is None or not ids:
+                continue
+            present = set(self.keys(kind))
+            gone = [key for key in ids if key not in present]
+            if gone:
+                index.delete(gone)
+                dropped += len(gone)
+        return dropped
 
     def _metadatas(self, kind: str, keys: Sequence[str]) -> list[dict[str, Any]] | None:
         if self.metadata is None:

@@ -39,7 +39,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphrag_integrations.core.graph.falkordb_journal import journal_record
@@ -94,6 +94,15 @@ class StoreJournal:
             docs -= self._exclude
         if not docs <= set(self._record["docs"]):
             self._record["docs"] = sorted(set(self._record["docs"]) | docs)
+
+    def journal_restore(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Before an ``upsert`` deletes the documents it replaces: keep their passages
+        (``records``, what a rollback inserts again) and add their ids to the journal."""
+        if self._record is None or not records:
+            return
+        docs = {str(record["doc_id"]) for record in records}
+        self._record["docs"] = sorted(set(self._record["docs"]) | docs)
+        self._record["restore"] = [*self._record.get("restore", []), *map(dict, records)]
 
     def created(self, kind: str, key: str) -> None:
         """Remember that the write created node ``key`` of ``kind``."""

@@ -81,7 +81,11 @@ def load_store(
     checksum = content_checksum(src) if isinstance(factory, LayerFactory) else ""
     rollback = changes_to_roll_back(src, opened, active_rollback(), stored_graph_version(src))
     # what the folder says about these is stale (the method rebuilds it from the graph)
-    store.later_writes = rollback.later | rollback.hidden if rollback is not None else frozenset()
+    store.later_writes = (
+        rollback.later | rollback.hidden | rollback.journaled
+        if rollback is not None
+        else frozenset()
+    )
     for kind, layer in store.layers.items():
         keys = store.keys(kind)
         if not keys:

@@ -422,7 +422,9 @@ def check_splitter(splitter: Any) -> Any:
 
     Accepted: a :class:`TokenChunker`, a LlamaIndex node parser (anything with
     ``get_nodes_from_documents``), a LangChain text splitter (anything with ``split_text``
-    or ``split_documents``).
+    or ``split_documents``), and anything with ``recorded_spans(doc)`` giving the
+    :data:`Span` list of a document itself (how a rolled-back ``upsert`` puts back the
+    passages it replaced, cut as they were).
 
     Examples
     --------
@@ -445,7 +447,7 @@ split_documents) or a LlamaIndex node parser (get_nodes_from_documents); got str
     )
 
 
-_SPLITTER_METHODS = ("get_nodes_from_documents", "split_text", "split_documents")
+_SPLITTER_METHODS = ("get_nodes_from_documents", "split_text", "split_documents", "recorded_spans")
 
 #: ``(text, start_char, end_char, metadata the splitter gave the piece)``.
 Span = tuple[str, int | None, int | None, Mapping[str, Any]]
@@ -507,10 +509,10 @@ def split_text_spans(splitter: Any, doc: SourceDocument) -> list[Span]:
     >>> split_text_spans(Sentences(), SourceDocument("One.\\nTwo.", id="d"))
     [('One.', 0, 4, {}), ('Two.', 5, 9, {})]
     """
-    if isinstance(splitter, TokenChunker):
-        spans: list[Span] = [
-            (c.text, c.start_char, c.end_char, {}) for c in splitter.split(doc.text)
-        ]
+    if callable(getattr(splitter, "recorded_spans", None)):
+        spans: list[Span] = list(splitter.recorded_spans(doc))
+    elif isinstance(splitter, TokenChunker):
+        spans = [(c.text, c.start_char, c.end_char, {}) for c in splitter.split(doc.text)]
     elif callable(getattr(splitter, "get_nodes_from_documents", None)):
         spans = _node_spans(splitter, doc)
     else:

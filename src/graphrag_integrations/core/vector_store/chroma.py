@@ -24,6 +24,10 @@ from graphrag_integrations.core.batching import slices
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.persistence import Manifest, check_manifest
 from graphrag_integrations.core.retrieval.filters import AllOf, AnyOf, Comparison, MetadataFilter
+from graphrag_integrations.core.vector_store.chroma_identity import (
+    client_location,
+    collection_error,
+)
 from graphrag_integrations.core.vector_store.protocol import MetadataValue, Where
 from graphrag_integrations.core.vector_store.validation import (
     CheckedVectorIndex,
@@ -377,7 +381,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
                 self.collection_name,
                 updatable,
             )
-            _retry_busy(self._collection.modify, configuration={"hnsw": updatable})
+            self._on_collection(self._collection.modify, configuration={"hnsw": updatable})
         if fixed:
             logger.warning(
                 "chroma collection %r exists with HNSW %s; %s cannot be changed after creation",
@@ -388,6 +392,35 @@ class ChromaVectorIndex(CheckedVectorIndex):
 
     def __repr__(self) -> str:
         return f"ChromaVectorIndex({self.collection_name!r})"
+
+    def _on_collection(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """A call of the collection (through :func:`_retry_busy`); a collection the server
+        no longer knows (restarted without its data, deleted, made again) is a one-line
+        ``IndexMismatchError`` naming the server and how to rebuild
+        (:mod:`~graphrag_integrations.core.vector_store.chroma_identity`)."""
+        try:
+            return _retry_busy(call, *args, **kwargs)
+        except Exception as exc:
+            if not _is_not_found(exc):
+                raise
+            raise self._lost() from exc
+
+    def _lost(self) -> IndexMismatchError:
+        """The error of this collection gone from the server (module notes of
+        :mod:`~graphrag_integrations.core.vector_store.chroma_identity`)."""
+        found: str | None = None
+        try:
+            now = _retry_busy(self.client.get_collection, self.collection_name)
+        except Exception as exc:
+            if not _is_not_found(exc):
+                raise
+        else:
+            stored = CollectionOwner.from_metadata(dict(now.metadata or {}))
+            found = "" if stored is None else stored.describe()
+        owner = "" if self.owner is None else self.owner.describe()
+        if found is not None and self.owner is None:
+            found = ""  # no owner to compare: the name is held by another collection
+        return collection_error(client_location(self.client), self.collection_name, owner, found)
 
     @property
     def collection(self) -> Any:
@@ -409,7 +442,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
             k: v for k, v in (self._collection.metadata or {}).items() if not k.startswith("hnsw:")
         }
         meta[_CHECKSUM_KEY] = checksum or ""
-        _retry_busy(self._collection.modify, metadata=meta)
+        self._on_collection(self._collection.modify, metadata=meta)
         self._checksum = checksum or None
 
     def _changing(self) -> None:
@@ -438,7 +471,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
         self._checksum = None
 
     def __len__(self) -> int:
-        return int(_retry_busy(self._collection.count))
+        return int(self._on_collection(self._collection.count))
 
     def _add(self, records: Records) -> None:
         """Insert in batches (:attr:`batch_size`)."""
@@ -449,12 +482,12 @@ class ChromaVectorIndex(CheckedVectorIndex):
             batch_ids = id_list[part]
             # upsert would keep the old metadata/document where the new one is None:
             # delete existing records first so an add always replaces the whole record
-            existing = _retry_busy(self._collection.get, ids=batch_ids, include=[])["ids"]
+            existing = self._on_collection(self._collection.get, ids=batch_ids, include=[])["ids"]
             if existing:
-                _retry_busy(self._collection.delete, ids=list(existing))
+                self._on_collection(self._collection.delete, ids=list(existing))
             batch_metas = metas[part]
             batch_docs = docs[part]
-            _retry_busy(
+            self._on_collection(
                 self._collection.add,
                 ids=batch_ids,
                 embeddings=vecs[part],
@@ -468,7 +501,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
         if id_list:
             self._changing()
         for part in slices(len(id_list), self.batch_size):
-            _retry_busy(self._collection.delete, ids=id_list[part])
+            self._on_collection(self._collection.delete, ids=id_list[part])
 
     def _query(
         self, q: FloatMatrix, k: int, flt: MetadataFilter | None, where: Where | None
@@ -487,7 +520,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
                 where,
                 count,
             )
-            result = _retry_busy(
+            result = self._on_collection(
                 self._collection.query,
                 query_embeddings=[q.tolist()],
                 n_results=count,
@@ -501,7 +534,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
                 if flt.matches(meta or {})
             ]
             return hits[:k]
-        result = _retry_busy(
+        result = self._on_collection(
             self._collection.query,
             query_embeddings=[q.tolist()],
             n_results=min(k, count),
@@ -515,7 +548,7 @@ class ChromaVectorIndex(CheckedVectorIndex):
     def _get(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
         for part in slices(len(ids), self.batch_size):
-            res = _retry_busy(self._collection.get, ids=ids[part], include=include)
+            res = self._on_collection(self._collection.get, ids=ids[part], include=include)
             for j, id_ in enumerate(res["ids"]):
                 found[id_] = {key: res[key][j] for key in include}
         return found

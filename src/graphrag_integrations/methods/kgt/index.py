@@ -207,6 +207,13 @@ class ParseKGTranslatorRetriever(FrameworkSurface, KGTPersistence, BaseIndex):
         view = self.view
         return list(read_many(view.passages, list(view.passages)).values())
 
+    def passages_of_documents(self, doc_ids: Iterable[str]) -> list[Passage]:
+        """The passages of ``doc_ids`` (what an ``upsert`` records of the documents it
+        replaces: :mod:`~graphrag_integrations.core.index.restore`), in one batched read of
+        those the summary lists."""
+        keys = [p for doc in doc_ids for p in self.store.summary.passages_of(doc)]
+        return list(read_many(self.view.passages, keys).values())
+
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs

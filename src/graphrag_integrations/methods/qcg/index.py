@@ -242,6 +242,11 @@ class QueryCentricGraphIndex(FrameworkSurface, BaseIndex):
         """The indexed chunks (sorted by id)."""
         return self.store.passages()
 
+    def passages_of_documents(self, doc_ids: Iterable[str]) -> list[Passage]:
+        """The chunks of ``doc_ids`` (what an ``upsert`` records of the documents it
+        replaces: :mod:`~graphrag_integrations.core.index.restore`), in one batched read."""
+        return self.store.passages_of_documents(doc_ids)
+
     @property
     def generator(self) -> Doc2QueryGenerator:
         """The Doc2Query generator (created, and its LLM wrapped, on first use)."""

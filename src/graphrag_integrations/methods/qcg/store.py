@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,22 @@ class QCGStore:
     def passages(self) -> list[Passage]:
         """Every chunk, sorted by passage id."""
         return [self.passage(key) for key in self.chunk_ids()]
+
+    def passages_of_documents(self, doc_ids: Iterable[str]) -> list[Passage]:
+        """The chunks of the documents ``doc_ids``, sorted by id, in one batched read of the
+        chunks named ``<doc id>#<n>``; documents whose chunks have ids of another form
+        (``from_passages``) are found by reading every chunk (:meth:`passages`)."""
+        wanted = set(doc_ids)
+        likely = [key for key in self.chunk_ids() if key.rpartition("#")[0] in wanted]
+        data = self.store.graph.nodes_data(node_id(CHUNK, key) for key in likely)
+        found = [
+            Passage(key, d["text"], d["doc_id"], dict(d["metadata"]))
+            for key in likely
+            if (d := data[node_id(CHUNK, key)])["doc_id"] in wanted
+        ]
+        if wanted - {p.doc_id for p in found}:
+            return [p for p in self.passages() if p.doc_id in wanted]
+        return found
 
     def generated_pairs(self, passage_id: str) -> list[QAPair]:
         """Every pair generated for a chunk (before filtering)."""

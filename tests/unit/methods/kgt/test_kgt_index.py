@@ -419,3 +419,12 @@ def test_the_translation_input_is_bounded(
     assert index.max_query_chars < MAX_QUERY_CHARS
     assert seen and all(len(q) <= index.max_query_chars for q in seen)
     assert seen[0] == seen[1] and question.startswith(seen[0])
+
+
+def test_passages_of_documents_reads_the_passages_of_those_documents(
+    index: ParseKGTranslatorRetriever,
+) -> None:
+    docs = sorted({p.doc_id for p in index.passages})[:2]
+    expected = sorted((p for p in index.passages if p.doc_id in docs), key=lambda p: p.id)
+    assert sorted(index.passages_of_documents(docs), key=lambda p: p.id) == expected
+    assert index.passages_of_documents(["no-such-document"]) == []

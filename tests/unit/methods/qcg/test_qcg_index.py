@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from graphrag_integrations.core.text.documents import SourceDocument
+from graphrag_integrations.core.types import Passage
 from graphrag_integrations.errors import EmptyQueryError, IndexMismatchError, IndexNotFoundError
 from graphrag_integrations.methods.qcg.index import QueryCentricGraphIndex
 from graphrag_integrations.methods.qcg.params import QCGIndexParams, QCGQueryParams
@@ -585,3 +586,14 @@ def test_a_persisted_index_carries_its_query_set_and_eval_reuses_it(tmp_path: Pa
         assert [h.id for h in again.retrieve(q, k=3)] == [h.id for h in idx.retrieve(q, k=3)]
     with pytest.raises(IndexMismatchError):
         QuerySet.load(tmp_path)  # a folder without a query set
+
+
+def test_passages_of_documents_reads_the_chunks_of_those_documents(
+    index: QueryCentricGraphIndex,
+) -> None:
+    doc = index.passages[0].doc_id
+    assert index.passages_of_documents([doc]) == [p for p in index.passages if p.doc_id == doc]
+    # chunk ids not of the form <doc>#<n> (from_passages): found by reading every chunk
+    odd = [Passage("x1", "Paris is the capital of France.", "a"), Passage("x2", "Rome.", "b")]
+    built = QueryCentricGraphIndex.from_passages(odd, embedding=FakeEmbedder(), llm=FakeLLM())
+    assert built.passages_of_documents(["a"]) == [odd[0]]
