@@ -146,6 +146,7 @@ class StoreBase:
         self._version = 0
         self._lock = threading.RLock()
         self._views: dict[str, tuple[int, Any]] = {}
+        self._removed_at: dict[str, int] = {}  # node id -> version of its last removal
         self._depth = 0  # nesting of writing() blocks
 
     # -- versions and derived views -------------------------------------------------------
@@ -195,7 +196,31 @@ class StoreBase:
                 return cast(T, cached[1])
             view = build(self, None if cached is None else cast(T, cached[1]))
             self._views[name] = (self._version, view)
+            oldest = min(version for version, _ in self._views.values())
+            self._removed_at = {n: v for n, v in self._removed_at.items() if v >= oldest}
             return view
+
+    def removed_since(self, version: int, kind: str) -> set[str]:
+        """Keys of kind ``kind`` removed at or after :attr:`version` ``version``.
+
+        A :meth:`derived` view built at ``version`` must not reuse what it cached of them: a
+        key removed and added again since (an ``upsert`` keeps a document's chunk ids) names
+        new content.
+
+        Examples
+        --------
+        >>> store = StoreBase("toy", {})
+        >>> _ = store.add_node("entity", "paris", ["d1"])
+        >>> built_at = store.version
+        >>> _ = store.remove_document("d1")
+        >>> store.removed_since(built_at, "entity")
+        {'paris'}
+        """
+        return {
+            node_key(n)
+            for n, at in self._removed_at.items()
+            if at >= version and node_kind(n) == kind
+        }
 
     # -- reading ---------------------------------------------------------------------------
     def has(self, kind: str, key: str) -> bool:
@@ -489,6 +514,7 @@ class StoreBase:
             gone: dict[str, list[str]] = {}
             for node in removed.nodes:
                 gone.setdefault(node_kind(node), []).append(node_key(node))
+                self._removed_at[node] = self._version
             for kind, keys in gone.items():
                 index = self.vectors.get(self.layers.get(kind, ""))
                 if index is not None:

@@ -243,6 +243,7 @@ class ClueGraph:
     """
 
     def __init__(self) -> None:
+        self.version = -1  # the store's version this view was built from
         self.passages: dict[str, Passage] = {}
         self.units: list[KnowledgeUnit] = []
         self.entity_labels: dict[str, str] = {}
@@ -365,16 +366,19 @@ class ClueGraph:
     def build(cls, store: IndexStore, previous: ClueGraph | None = None) -> ClueGraph:
         """A new view of ``store`` (the ``build`` of ``store.derived("qiter", ...)``).
 
-        Passages and vectors of ``previous`` are reused; only the vectors of new ids are read
-        from the store's vector indexes (a round trip per layer, cheap even for a remote
-        backend).
+        Passages and vectors of ``previous`` are reused, except those of ids removed since it
+        was built (an ``upsert`` adds new content under a document's old chunk ids); only the
+        vectors of new ids are read from the store's vector indexes (a round trip per layer,
+        cheap even for a remote backend).
         """
         old = previous or cls()
         graph = store.graph
         new = cls()
+        new.version = store.version
+        stale = {kind: store.removed_since(old.version, kind) for kind in (CHUNK, UNIT, ENTITY)}
         passages: dict[str, Passage] = {}
         for key in store.keys(CHUNK):
-            cached = old.passages.get(key)
+            cached = None if key in stale[CHUNK] else old.passages.get(key)
             if cached is None:
                 data = graph.node(node_id(CHUNK, key))
                 cached = Passage(key, data["text"], data["doc_id"], data["metadata"])
@@ -420,7 +424,9 @@ class ClueGraph:
         new.entity_names = list(names)
         new.entity_row = names
         new.entity_labels = {
-            n: old.entity_labels.get(n) or graph.node(node_id(ENTITY, n))["label"] for n in names
+            n: (None if n in stale[ENTITY] else old.entity_labels.get(n))
+            or graph.node(node_id(ENTITY, n))["label"]
+            for n in names
         }
         entity_units: list[list[int]] = [[] for _ in names]
         unit_entities: list[list[int]] = []
@@ -432,11 +438,13 @@ class ClueGraph:
         new.unit_entities = RaggedRows(unit_entities)
         new.entity_units = RaggedRows(entity_units)
         new.passage_matrix = new._gather(
-            store, CHUNK, new.passage_ids, old.passage_row, old.passage_matrix
+            store, CHUNK, new.passage_ids, old.passage_row, old.passage_matrix, stale[CHUNK]
         )
-        new.unit_matrix = new._gather(store, UNIT, new.unit_ids, old.unit_row, old.unit_matrix)
+        new.unit_matrix = new._gather(
+            store, UNIT, new.unit_ids, old.unit_row, old.unit_matrix, stale[UNIT]
+        )
         new.entity_matrix = new._gather(
-            store, ENTITY, new.entity_names, old.entity_row, old.entity_matrix
+            store, ENTITY, new.entity_names, old.entity_row, old.entity_matrix, stale[ENTITY]
         )
         new.unit_terms = TermStats.from_texts([u.text for u in units])
         new.passage_terms = TermStats.from_texts([passages[p].text for p in new.passage_ids])
@@ -450,16 +458,17 @@ class ClueGraph:
         keys: list[str],
         old_row: dict[str, int],
         old_matrix: FloatMatrix,
+        stale: set[str],
     ) -> FloatMatrix:
         """Matrix of ``keys``: the store's own in-memory matrix when it holds exactly these
         rows (a read-only view shared with the store, no copy), else cached rows where known
-        and the rest read from the store."""
+        and not ``stale``, and the rest read from the store."""
         shared = store.shared_embeddings(kind, keys)
         if shared is not None:
             return shared
         out = np.zeros((len(keys), self.dimension), dtype=np.float32)
-        new = [i for i, k in enumerate(keys) if k not in old_row]
-        cached = [i for i, k in enumerate(keys) if k in old_row]
+        new = [i for i, k in enumerate(keys) if k not in old_row or k in stale]
+        cached = [i for i, k in enumerate(keys) if k in old_row and k not in stale]
         if cached:
             out[cached] = old_matrix[[old_row[keys[i]] for i in cached]]
         if new:

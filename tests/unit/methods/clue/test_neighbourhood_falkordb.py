@@ -88,3 +88,23 @@ def test_top_up_on_falkordb_reads_the_term_index_and_answers_as_a_scan(
         expected = results(reference.as_retriever(k=9, D=1, M=1, K=1).retrieve(question))
         assert results(qiter.retrieve(question)) == expected
     assert qiter.cache is not None and qiter.cache.reads["chunk_scan"] == 0
+
+
+def test_the_flat_view_after_an_upsert_holds_the_new_text_and_vectors(falkordb_url: str) -> None:
+    """An upsert keeps the document's chunk ids: the view built before it must not lend the
+    replaced chunk's text or vector to the new one."""
+    from graphrag_integrations.core.graph.falkordb_graph import FalkorDBGraph
+    from graphrag_integrations.core.text.documents import SourceDocument
+    from graphrag_integrations.methods.clue.schema import CHUNK
+
+    index = build(CORPUS[:3], graph_store=FalkorDBGraph.at(falkordb_url))
+    title = CORPUS[0][0]
+    (old,) = [p for p in index.passages if p.doc_id == title]  # builds the flat view
+    text = f"{title}\nA new text about Ada Lovelace and the Analytical Engine."
+    index.upsert([SourceDocument(text=text, id=title, metadata={"title": title})])
+    (new,) = [p for p in index.passages if p.doc_id == title]
+    assert new.id == old.id
+    assert new.text == text != old.text
+    view = index.graph
+    row = view.passage_row[new.id]
+    assert view.passage_matrix[row].tolist() == index.store.embeddings(CHUNK, [new.id])[0].tolist()
