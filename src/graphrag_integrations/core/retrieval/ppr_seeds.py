@@ -20,11 +20,19 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.core.retrieval.ppr_graph import GraphView, PPRGraph
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.ppr_graph import GraphView, PPRGraph
 from graphrag_integrations.core.retrieval.ranking import top_k
 
-__all__ = ["SeedOptions", "Seeds", "activate", "fact_seeds", "link_seeds", "passage_seeds", "query_seeds"]
+__all__ = [
+    "SeedOptions",
+    "Seeds",
+    "activate",
+    "fact_seeds",
+    "link_seeds",
+    "passage_seeds",
+    "query_seeds",
+]
 
 FloatVector = npt.NDArray[np.float64]
 
