@@ -47,7 +47,7 @@ from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
 from graphrag_integrations.evaluation.metrics import recall_at_k
 from graphrag_integrations.methods.clue.global_ranking import GlobalRanking, fuse, ranking_graph
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.params import ClueIndexParams
+from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
 from graphrag_integrations.methods.clue.qiter import Trace
 from graphrag_integrations.methods.clue.scoring import Query
 from graphrag_integrations.methods.clue.statistics import tokenize
@@ -151,11 +151,14 @@ def global_signals(index: ClueIndex, dataset: Dataset, seeds: dict[str, dict[str
         vector, mentions = qiter._embed(question.text, names)  # its signals
         q = Query(question.text, vector, tuple(tokenize(question.text)))
         trace.kept = qiter.search(q, qiter.anchor(q, mentions, trace, flat), flat)
-        out.qiter.append(qiter.chunk_ranking(flat, q, trace, 5, deep=True)[0])
+        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
+        out.qiter.append(order)
+        reached = {row: final[row] for row in support}
         for name, params in settings.items():
             ranking = ranking_graph(index.store, flat, params.ppr_synonym_threshold)
+            full = ranking.graph.full
             walk = GlobalRanking.of(
-                ranking, ranking.graph.full, params, vector, mentions, flat.passage_matrix
+                ranking, full, params, vector, mentions, flat.passage_matrix, reached
             )
             out.walks[name].append(walk.top(40) if walk.seeded else None)
     return out
@@ -168,13 +171,19 @@ def sweep_fusion(
     sets: Sequence[str],
 ) -> None:
     """R@5 of every (seed setting, fusion setting) from the cached lists; cross-fitted
-    choice as in :func:`report` (the top 15 by halves A are printed)."""
+    choice as in :func:`report` (Q-Iter alone and the top 15 by halves A are printed)."""
     rows: list[tuple[str, dict[str, list[float]], dict[str, float]]] = []
     seeds = next(iter(signals.values())).walks
-    combos = [("qiter", "default", {"ppr_weight": 0.0})]
+    combos = [("Q-Iter alone", "", {"ppr_weight": 0.0})]
     combos += [(s, f, opts) for s in seeds for f, opts in fusion.items()]
     for seed, label, opts in combos:
-        params = {"ppr_weight": 1.0, "ppr_rrf_k": 10.0, "ppr_depth": 20, **opts}
+        defaults = ClueQueryParams()
+        params = {
+            "ppr_weight": defaults.ppr_weight,
+            "ppr_rrf_k": defaults.ppr_rrf_k,
+            "ppr_depth": defaults.ppr_depth,
+            **opts,
+        }
         per_set: dict[str, list[float]] = {}
         for name in sets:
             sig = signals[name]
@@ -205,7 +214,7 @@ def sweep_fusion(
         for n in sets
     ]
     print("\t".join(["dense", *dense_row]))
-    for label, per_set, gains in sorted(rows, key=lambda r: -r[2]["A"])[:15]:
+    for label, per_set, gains in [rows[0], *sorted(rows[1:], key=lambda r: -r[2]["A"])[:15]]:
         cells = [_cell(per_set[n]) for n in sets]
         print("\t".join([label, *cells, f"{gains['A']:+.1f}", f"{gains['B']:+.1f}"]))
     for chose, check in (("A", "B"), ("B", "A")):

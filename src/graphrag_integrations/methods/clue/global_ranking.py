@@ -14,7 +14,8 @@ extraction or embedding at build time):
   baseline's mechanism): the entities of the knowledge units most similar to the question
   (the "facts"), the query entities linked to their nearest entity nodes and LinearRAG's
   activation from them, and every chunk with its cosine to the question times
-  ``ppr_passage_node_weight``;
+  ``ppr_passage_node_weight``; the chunks Q-Iter reached add their min-max normalised
+  Q-Iter score times ``ppr_reached_weight``;
 * the walk: :func:`~graphrag_integrations.core.retrieval.pagerank.personalized_pagerank`.
 
 The matrices are a derived view of the index's store (:class:`RankingGraph`, rebuilt on the
@@ -30,7 +31,7 @@ so no other chunk's entity carries mass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -224,16 +225,27 @@ class GlobalRanking:
         question: FloatMatrix,
         mentions: FloatMatrix,
         chunk_vectors: FloatMatrix,
+        reached: Mapping[int, float] | None = None,
     ) -> GlobalRanking:
         """The walk of one query: ``question`` (its vector), ``mentions`` (a vector per
-        query entity) and the chunks' vectors (rows of the graph)."""
+        query entity), the chunks' vectors (rows of the graph) and Q-Iter's score of the
+        chunks it reached (by row; min-max normalised, times ``ppr_reached_weight``, they
+        add to the chunk seeds)."""
         graph = ranking.graph
         dense = np.asarray(chunk_vectors @ question, dtype=np.float64)
         facts = np.asarray(graph.fact_vectors @ question, dtype=np.float64)
         seeds = query_seeds(graph, view, SeedSettings.of(params), dense, facts, mentions)
         if not seeds.entities.any():
             return cls(np.where(view.passages, dense, 0.0), False, [])
-        restart = np.concatenate([seeds.passages, seeds.entities])
+        chunks = seeds.passages
+        if reached and params.ppr_reached_weight > 0:
+            rows = np.fromiter(reached, dtype=np.int64, count=len(reached))
+            scores = np.fromiter(reached.values(), dtype=np.float64, count=len(reached))
+            low, high = float(scores.min()), float(scores.max())
+            share = (scores - low) / (high - low) if high > low else np.ones_like(scores)
+            chunks = chunks.copy()
+            chunks[rows] += params.ppr_reached_weight * share * view.passages[rows]
+        restart = np.concatenate([chunks, seeds.entities])
         mass = personalized_pagerank(view.transition, restart, damping=params.ppr_damping)
         named = [graph.entity_names[e] for e in top_k(seeds.entities, 5) if seeds.entities[e] > 0]
         return cls(np.where(view.passages, mass[: graph.n_passages], 0.0), True, named)

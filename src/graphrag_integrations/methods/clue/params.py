@@ -110,10 +110,10 @@ class ClueQueryParams(Params):
     )
     # -- the global ranking (methods.clue.global_ranking; names of the ppr baseline's params)
     ppr_weight: float = param(
-        0.0, doc="weight of the global PageRank ranking fused with Q-Iter's (0: off)", ge=0.0
+        1.5, doc="weight of the global PageRank ranking fused with Q-Iter's (0: off)", ge=0.0
     )
-    ppr_rrf_k: float = param(10.0, doc="reciprocal-rank fusion constant", gt=0.0)
-    ppr_depth: int = param(20, doc="chunks of the global ranking that join the fusion", ge=1)
+    ppr_rrf_k: float = param(3.0, doc="reciprocal-rank fusion constant", gt=0.0)
+    ppr_depth: int = param(5, doc="chunks of the global ranking that join the fusion", ge=1)
     ppr_damping: float = param(
         0.5, symbol="d", doc="global ranking: probability of following an edge", ge=0, lt=1
     )
@@ -122,6 +122,9 @@ class ClueQueryParams(Params):
     )
     ppr_passage_node_weight: float = param(
         0.05, doc="global ranking: weight of the chunks' cosine in the seeds", ge=0.0
+    )
+    ppr_reached_weight: float = param(
+        0.02, doc="global ranking: weight of Q-Iter's reached chunks in the seeds", ge=0.0
     )
     ppr_fact_top_k: int = param(3, doc="global ranking: units (facts) seeding the walk", ge=0)
     ppr_fact_weight: float = param(1.0, doc="global ranking: weight of the fact seeds", ge=0.0)

@@ -487,9 +487,13 @@ class QIter(QueryRetriever):
         q = Query(question, vector, tuple(tokenize(question)))
         anchors = self.anchor(q, entity_vectors, trace, g)
         trace.kept = self.search(q, anchors, g)
-        if self.query_params.ppr_weight > 0:
-            self.rank_globally(g, where, vector, entity_vectors, trace)
-        return self._final(g, q, trace, k)
+        fused = self.query_params.ppr_weight > 0
+        ranking = self.chunk_ranking(g, q, trace, k, deep=fused)
+        if fused:
+            _, final, support = ranking
+            reached = {g.passage(r).id: final[r] for r in support}
+            self.rank_globally(g, where, vector, entity_vectors, reached, trace)
+        return self._final(g, trace, k, ranking)
 
     def rank_globally(
         self,
@@ -497,11 +501,12 @@ class QIter(QueryRetriever):
         where: MetadataFilter | None,
         vector: FloatMatrix,
         entity_vectors: FloatMatrix,
+        reached: Mapping[str, float],
         trace: Trace,
     ) -> None:
         """The global ranking's top ``ppr_depth`` chunks, as rows of ``g``, into ``trace``
         (:mod:`~graphrag_integrations.methods.clue.global_ranking`; nothing when no entity
-        got a seed)."""
+        got a seed); ``reached``: Q-Iter's score of each chunk it reached, by passage id."""
         params = self.query_params
         flat = self.index.graph  # the flat view of the same version (read once per version)
         ranking = ranking_graph(self.index.store, flat, params.ppr_synonym_threshold)
@@ -513,6 +518,7 @@ class QIter(QueryRetriever):
             vector,
             entity_vectors,
             flat.passage_matrix,
+            {flat.passage_row[pid]: score for pid, score in reached.items()},
         )
         if not walk.seeded:
             return
@@ -566,9 +572,14 @@ class QIter(QueryRetriever):
             order, final = self._fill(g, q, order, final, k)
         return order, final, support
 
-    def _final(self, g: QIterView, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
-        fused = trace.global_rows is not None
-        order, final, support = self.chunk_ranking(g, q, trace, k, deep=fused)
+    def _final(
+        self,
+        g: QIterView,
+        trace: Trace,
+        k: int,
+        ranking: tuple[list[int], dict[int, float], dict[int, list[_State]]],
+    ) -> list[RetrievedPassage]:
+        order, final, support = ranking
         if trace.global_rows is not None:
             params = self.query_params
             ranked = fuse(order, trace.global_rows, params.ppr_weight, params.ppr_rrf_k, k)
@@ -578,7 +589,7 @@ class QIter(QueryRetriever):
                 self._result(g, r, score, support.get(r, []), trace, rank.get(r))
                 for r, score in ranked
             ]
-        return [self._result(g, r, final[r], support.get(r, []), trace) for r in order]
+        return [self._result(g, r, final[r], support.get(r, []), trace) for r in order[:k]]
 
     def _fill(
         self, g: QIterView, q: Query, order: list[int], final: dict[int, float], k: int
