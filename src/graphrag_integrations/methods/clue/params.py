@@ -35,7 +35,7 @@ __all__ = [
 DEFAULT_EXCLUDED_LABELS = NUMERIC_ENTITY_LABELS
 
 #: The ``"paper"`` preset: the values :meth:`QIter.paper` sets (cosine of the encoded joined
-#: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks).
+#: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks, no global ranking).
 PAPER_QITER: dict[str, Any] = {
     "renormalize_query": False,
     "lexical_weight": 0.0,

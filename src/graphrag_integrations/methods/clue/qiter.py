@@ -15,7 +15,9 @@ Deviations from the paper (see ``docs/guide/clue.md``; :meth:`QIter.paper` gives
 variant): the default scorer fuses cosine with BM25 and approximates a path's vector from the
 cached unit vectors; ``φ`` is re-normalised after each subtraction; the final chunk score may
 add the best supporting path score (``path_weight``); fewer than N chunks reached are topped
-up from the scorer over all chunks (logged, flagged in the explanation).
+up from the scorer over all chunks (logged, flagged in the explanation); the chunk ranking is
+fused with a global personalized PageRank over the index's chunks and entities
+(``ppr_weight``, :mod:`~graphrag_integrations.methods.clue.global_ranking`).
 """
 
 from __future__ import annotations
@@ -193,6 +195,10 @@ class QIter(QueryRetriever):
     path_weight : float
         Final chunk score ``R(q, t) + path_weight * best score of a path through t``
         (0: the paper's ``R(q, t)``).
+    ppr_weight : float
+        Weight of the global PageRank ranking fused with Q-Iter's chunk ranking by
+        reciprocal rank (0: Q-Iter alone, the paper); the other ``ppr_*`` fields set its
+        seeds and walk (:mod:`~graphrag_integrations.methods.clue.global_ranking`).
 
     Examples
     --------
@@ -330,7 +336,8 @@ class QIter(QueryRetriever):
     @classmethod
     def paper(cls, index: ClueSearchIndex, **kwargs: Any) -> QIter:
         """The paper-faithful variant (preset ``"paper"``): cosine of the encoded joined path
-        (no BM25), raw cumulative ``φ`` and ``R(q, t)`` alone for the chunks; ``kwargs`` as
+        (no BM25), raw cumulative ``φ``, ``R(q, t)`` alone for the chunks and no global
+        ranking; ``kwargs`` as
         for the constructor (``k``, ``reranker``, ``llm``, field overrides)."""
         return cls(index, ClueQueryParams.from_options({"preset": "paper"}), **kwargs)
 
