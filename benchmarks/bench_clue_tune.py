@@ -14,6 +14,15 @@ variant with the best mean R@5 over halves A of ALL sets is checked on halves B,
 versa (one set of constants for all sets, never one set alone). ``--latency`` only times the
 defaults against dense, question by question in turn (wall and CPU p50: on a shared machine
 the load moves between two sequential runs).
+
+``--global-sweep`` tunes the global ranking
+(:mod:`~graphrag_integrations.methods.clue.global_ranking`) from cached per-question signals:
+Q-Iter runs once per question (its chunk ranking, every chunk reached), each seed setting of
+``--seed-grid`` walks once per question, and every fusion setting of ``--fusion-grid`` is
+scored from those lists; same cross-fitting::
+
+    python benchmarks/bench_clue_tune.py --global-sweep \
+        --seed-grid ppr_passage_node_weight=0.05,0.2 --fusion-grid ppr_weight=1,2,3
 """
 
 from __future__ import annotations
@@ -36,8 +45,12 @@ from graphrag_integrations.core.params import key_values
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
 from graphrag_integrations.evaluation.metrics import recall_at_k
+from graphrag_integrations.methods.clue.global_ranking import GlobalRanking, fuse, ranking_graph
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.params import ClueIndexParams
+from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
+from graphrag_integrations.methods.clue.qiter import Trace
+from graphrag_integrations.methods.clue.scoring import Query
+from graphrag_integrations.methods.clue.statistics import tokenize
 
 SETS = ("musique-100", "hotpotqa-100", "2wiki-dev-100")
 
@@ -113,6 +126,117 @@ def clue_index(
     return index
 
 
+@dataclass
+class Signals:
+    """Per question of one set: Q-Iter's chunk ranking (every chunk reached, topped up to 5)
+    and, per seed setting, the global ranking's top 40 (``None``: no entity seed)."""
+
+    gold: list[set[int]]
+    qiter: list[list[int]]
+    walks: dict[str, list[list[int] | None]]
+
+
+def global_signals(index: ClueIndex, dataset: Dataset, seeds: dict[str, dict[str, Any]]) -> Signals:
+    """Run Q-Iter (defaults) and the global ranking of every seed setting once per question."""
+    qiter = index.as_retriever(k=5)
+    flat = index.graph
+    out = Signals([], [], {name: [] for name in seeds})
+    settings = {name: qiter.query_params.with_overrides(opts) for name, opts in seeds.items()}
+    for question in dataset.questions:
+        if not question.gold_passage_ids:
+            continue
+        out.gold.append({flat.passage_row[p] for p in question.gold_passage_ids})
+        trace = Trace()
+        names, _ = qiter.query_entities(question.text)
+        vector, mentions = qiter._embed(question.text, names)  # its signals
+        q = Query(question.text, vector, tuple(tokenize(question.text)))
+        trace.kept = qiter.search(q, qiter.anchor(q, mentions, trace, flat), flat)
+        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
+        out.qiter.append(order)
+        reached = {row: final[row] for row in support}
+        for name, params in settings.items():
+            ranking = ranking_graph(index.store, flat, params.ppr_synonym_threshold)
+            full = ranking.graph.full
+            walk = GlobalRanking.of(
+                ranking, full, params, vector, mentions, flat.passage_matrix, reached
+            )
+            out.walks[name].append(walk.top(40) if walk.seeded else None)
+    return out
+
+
+def sweep_fusion(
+    signals: dict[str, Signals],
+    dense: dict[str, Run],
+    fusion: dict[str, dict[str, Any]],
+    sets: Sequence[str],
+) -> None:
+    """R@5 of every (seed setting, fusion setting) from the cached lists; cross-fitted
+    choice as in :func:`report` (Q-Iter alone and the top 15 by halves A are printed)."""
+    rows: list[tuple[str, dict[str, list[float]], dict[str, float]]] = []
+    seeds = next(iter(signals.values())).walks
+    combos = [("Q-Iter alone", "", {"ppr_weight": 0.0})]
+    combos += [(s, f, opts) for s in seeds for f, opts in fusion.items()]
+    for seed, label, opts in combos:
+        defaults = ClueQueryParams()
+        params = {
+            "ppr_weight": defaults.ppr_weight,
+            "ppr_rrf_k": defaults.ppr_rrf_k,
+            "ppr_depth": defaults.ppr_depth,
+            **opts,
+        }
+        per_set: dict[str, list[float]] = {}
+        for name in sets:
+            sig = signals[name]
+            recalls = []
+            for i, gold in enumerate(sig.gold):
+                walk = sig.walks[seed][i] if seed in sig.walks else None
+                if walk is None or params["ppr_weight"] <= 0:
+                    top = sig.qiter[i][:5]
+                else:
+                    fused = fuse(
+                        sig.qiter[i],
+                        walk[: int(params["ppr_depth"])],
+                        params["ppr_weight"],
+                        params["ppr_rrf_k"],
+                        5,
+                    )
+                    top = [r for r, _ in fused]
+                recalls.append(len(gold & set(top)) / len(gold))
+            per_set[name] = recalls
+        gains = {
+            h: float(np.mean([_half(per_set[n], h) - dense[n].half(h) for n in sets]))
+            for h in ("A", "B")
+        }
+        rows.append((f"{seed} | {label}", per_set, gains))
+    print("\t".join(["variant", *[f"{n[:7]} R@5 A/B" for n in sets], "-dense A", "B"]))
+    dense_row = [
+        f"{dense[n].half('all'):.1f} ({dense[n].half('A'):.1f}/{dense[n].half('B'):.1f})"
+        for n in sets
+    ]
+    print("\t".join(["dense", *dense_row]))
+    for label, per_set, gains in [rows[0], *sorted(rows[1:], key=lambda r: -r[2]["A"])[:15]]:
+        cells = [_cell(per_set[n]) for n in sets]
+        print("\t".join([label, *cells, f"{gains['A']:+.1f}", f"{gains['B']:+.1f}"]))
+    for chose, check in (("A", "B"), ("B", "A")):
+        best = max(rows, key=lambda r: r[2][chose])
+        print(
+            f"chosen on halves {chose}: {best[0]} ({best[2][chose]:+.1f} over dense); on halves "
+            f"{check}: {best[2][check]:+.1f}; per set all: "
+            + ", ".join(f"{n} {_half(best[1][n], 'all'):.1f}" for n in sets)
+        )
+
+
+def _cell(values: list[float]) -> str:
+    """``all (A/B)`` R@5 of one set."""
+    return f"{_half(values, 'all'):.1f} ({_half(values, 'A'):.1f}/{_half(values, 'B'):.1f})"
+
+
+def _half(values: list[float], which: str) -> float:
+    mid = len(values) // 2
+    part = {"A": values[:mid], "B": values[mid:], "all": values}[which]
+    return 100.0 * float(np.mean(part))
+
+
 def variants(grid: Sequence[str], named: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``default`` plus the grid's cartesian product plus the named variants."""
     out: dict[str, dict[str, Any]] = {"default": {}}
@@ -138,12 +262,16 @@ def main() -> None:
     ap.add_argument(
         "--latency", action="store_true", help="only the interleaved dense / Clue p50 (defaults)"
     )
+    ap.add_argument("--global-sweep", action="store_true", help="tune the global ranking")
+    ap.add_argument("--seed-grid", action="append", default=[], help="key=v1,v2 (ppr_* seeds)")
+    ap.add_argument("--fusion-grid", action="append", default=[], help="key=v1,v2 (fusion)")
     args = ap.parse_args()
     embedder = as_embedder(None)
     embedder.embed_query("warm-up")
     index_options = {k: json.loads(v) for k, v in key_values(args.index_option).items()}
     todo = variants(args.grid, args.variant)
     results: dict[str, dict[str, Run]] = {name: {} for name in ["dense", *todo]}
+    signals: dict[str, Signals] = {}
     for name in args.sets:
         dataset = load_dataset(args.data / name)
         index = clue_index(dataset, embedder, index_options, args.cache)
@@ -154,10 +282,16 @@ def main() -> None:
             print(interleaved_latency(dense, clue, dataset), flush=True)
             continue
         results["dense"][name] = evaluate(dense, dataset)
+        if args.global_sweep:
+            signals[name] = global_signals(index, dataset, variants(args.seed_grid, []))
+            print(f"{name}: signals done", flush=True)
+            continue
         for label, opts in todo.items():
             results[label][name] = evaluate(index.as_retriever(k=5, **opts), dataset)
         print(f"{name}: {len(todo)} variants done", flush=True)
-    if not args.latency:
+    if args.global_sweep:
+        sweep_fusion(signals, results["dense"], variants(args.fusion_grid, []), args.sets)
+    elif not args.latency:
         report(results, args.sets)
 
 

@@ -2,10 +2,10 @@
 (arXiv 2502.14802) without an LLM, on Clue-RAG's spaCy extraction and the dense baseline's
 embedder.
 
-The graph (:mod:`~graphrag_integrations.baselines.ppr_graph`) has a node per passage and per
+The graph (:mod:`~graphrag_integrations.core.retrieval.ppr_graph`) has a node per passage and per
 entity, a passage - entity edge for every entity a passage mentions and a synonym edge between
 entities whose name vectors reach a cosine threshold. A query seeds the walk
-(:mod:`~graphrag_integrations.baselines.ppr_seeds`) with the entities of its most similar
+(:mod:`~graphrag_integrations.core.retrieval.ppr_seeds`) with the entities of its most similar
 sentences ("facts") and of its own entity mentions, and every passage with its dense score
 times the passage node weight; passages are ranked by their personalized PageRank mass
 (:func:`~graphrag_integrations.core.retrieval.pagerank.personalized_pagerank`). A query that
@@ -32,14 +32,8 @@ from typing_extensions import Unpack
 from graphrag_integrations.adapters.surface import FrameworkSurface
 from graphrag_integrations.baselines.corpus import CorpusIndex
 from graphrag_integrations.baselines.dense import DenseRetriever, EmbeddedPassages
-from graphrag_integrations.baselines.ppr_graph import PPRGraph, SynonymPairs, synonym_pairs
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams, PPRQueryParams
-from graphrag_integrations.baselines.ppr_preparation import (
-    PassageEntities,
-    PPRPreparer,
-    PreparedPassages,
-)
-from graphrag_integrations.baselines.ppr_seeds import query_seeds
+from graphrag_integrations.baselines.ppr_preparation import PPRPreparer, PreparedPassages
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
 from graphrag_integrations.core.index.build_options import DocumentBuildOptions
@@ -48,6 +42,13 @@ from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_vectors
 from graphrag_integrations.core.retrieval.filters import MetadataFilter, filter_mask
 from graphrag_integrations.core.retrieval.pagerank import personalized_pagerank
+from graphrag_integrations.core.retrieval.ppr_graph import (
+    PassageEntities,
+    PPRGraph,
+    SynonymPairs,
+    synonym_pairs,
+)
+from graphrag_integrations.core.retrieval.ppr_seeds import query_seeds
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.text.nlp import SpacyNLP
 from graphrag_integrations.core.types import Passage, RetrievedPassage
@@ -117,7 +118,7 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
     """
 
     method = "ppr"
-    # the walk, its normalisations and counts run on the matching passages only (ppr_graph.view)
+    # the walk, its normalisations and counts run on the matching passages only (PPRGraph.view)
     corpus_wide_scores = False
     index_params_class = PPRIndexParams
     query_params = QueryParamsField(PPRQueryParams)

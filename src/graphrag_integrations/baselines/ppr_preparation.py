@@ -18,25 +18,12 @@ import numpy as np
 
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
+from graphrag_integrations.core.retrieval.ppr_graph import PassageEntities
 from graphrag_integrations.core.text.chunking import split_title
 from graphrag_integrations.core.text.nlp import ParsedText, SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import Passage
 
 __all__ = ["PPRPreparer", "PassageEntities", "PreparedPassages", "passage_entities"]
-
-
-@dataclass(frozen=True)
-class PassageEntities:
-    """The entities of one passage: all of them (first mention order) and each fact's.
-
-    Examples
-    --------
-    >>> PassageEntities(("paris", "france"), (("paris", "france"),)).names
-    ('paris', 'france')
-    """
-
-    names: tuple[str, ...]
-    facts: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass

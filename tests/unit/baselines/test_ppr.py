@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from graphrag_integrations.baselines.ppr import PPRRetriever
-from graphrag_integrations.baselines.ppr_graph import PPRGraph, synonym_pairs
 from graphrag_integrations.baselines.ppr_params import PPRIndexParams, PPRQueryParams
-from graphrag_integrations.baselines.ppr_preparation import PassageEntities
-from graphrag_integrations.baselines.ppr_seeds import activate, link_seeds, query_seeds
+from graphrag_integrations.core.retrieval.ppr_graph import PassageEntities, PPRGraph, synonym_pairs
+from graphrag_integrations.core.retrieval.ppr_seeds import activate, link_seeds, query_seeds
 from graphrag_integrations.testing import FakeEmbedder
 from graphrag_integrations.testing.compliance import CORPUS, compliance_documents
 

@@ -134,7 +134,12 @@ def test_clue_registration_routes_index_and_query_options() -> None:
     assert isinstance(opts, MethodOptions)
     assert opts.index_params == ClueIndexParams(alpha=0.5, excluded_labels=frozenset({"DATE"}))
     assert opts.query_params == QIterParams(
-        K=4, renormalize_query=False, lexical_weight=0.0, path_vector="encode", path_weight=0.0
+        K=4,
+        renormalize_query=False,
+        lexical_weight=0.0,
+        path_vector="encode",
+        path_weight=0.0,
+        ppr_weight=0.0,
     )
     assert opts.objects == {"llm": None}
     assert CLUE.presets == ("default", "paper")

@@ -330,6 +330,10 @@ class NeighbourhoodView:
     def _chunk_rows(self, keys: Sequence[str], cached: bool = True) -> list[int]:
         return self._intern(self._chunks, CHUNK, keys, _Chunk, cached)
 
+    def passage_rows(self, keys: Sequence[str]) -> list[int]:
+        """Rows of the chunks with these passage ids (read when first used)."""
+        return self._chunk_rows(keys)
+
     def _units_at(
         self, rows: Sequence[int], *, vectors: bool = False, data: bool = False
     ) -> list[_Unit]:

@@ -35,12 +35,13 @@ __all__ = [
 DEFAULT_EXCLUDED_LABELS = NUMERIC_ENTITY_LABELS
 
 #: The ``"paper"`` preset: the values :meth:`QIter.paper` sets (cosine of the encoded joined
-#: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks).
+#: path, raw cumulative ``φ``, ``R(q, t)`` alone for the chunks, no global ranking).
 PAPER_QITER: dict[str, Any] = {
     "renormalize_query": False,
     "lexical_weight": 0.0,
     "path_vector": "encode",
     "path_weight": 0.0,
+    "ppr_weight": 0.0,
 }
 
 
@@ -106,6 +107,46 @@ class ClueQueryParams(Params):
     )
     cache_nodes: int = param(
         4096, doc="node records the neighbourhood view caches across queries", ge=1
+    )
+    # -- the global ranking (methods.clue.global_ranking; names of the ppr baseline's params)
+    ppr_weight: float = param(
+        1.5, doc="weight of the global PageRank ranking fused with Q-Iter's (0: off)", ge=0.0
+    )
+    ppr_rrf_k: float = param(3.0, doc="reciprocal-rank fusion constant", gt=0.0)
+    ppr_depth: int = param(5, doc="chunks of the global ranking that join the fusion", ge=1)
+    ppr_damping: float = param(
+        0.5, symbol="d", doc="global ranking: probability of following an edge", ge=0, lt=1
+    )
+    ppr_synonym_threshold: float = param(
+        0.8, doc="global ranking: cosine from which two entities get a synonym edge", ge=0, le=1
+    )
+    ppr_passage_node_weight: float = param(
+        0.05, doc="global ranking: weight of the chunks' cosine in the seeds", ge=0.0
+    )
+    ppr_reached_weight: float = param(
+        0.02, doc="global ranking: weight of Q-Iter's reached chunks in the seeds", ge=0.0
+    )
+    ppr_fact_top_k: int = param(3, doc="global ranking: units (facts) seeding the walk", ge=0)
+    ppr_fact_weight: float = param(1.0, doc="global ranking: weight of the fact seeds", ge=0.0)
+    ppr_link_weight: float = param(
+        1.0, doc="global ranking: weight of the query-entity links", ge=0.0
+    )
+    ppr_link_k: int = param(1, doc="global ranking: entity nodes a query entity links to", ge=1)
+    ppr_link_threshold: float = param(
+        0.8, doc="global ranking: smallest cosine of a query-entity link", ge=-1.0, le=1.0
+    )
+    ppr_linking_top_k: int = param(10, doc="global ranking: entity seeds kept (0: all)", ge=0)
+    ppr_specificity: bool = param(
+        True, doc="global ranking: divide an entity seed by the chunks it occurs in"
+    )
+    ppr_passage_seeds: int = param(
+        0, doc="global ranking: chunks with a cosine seed (0: all)", ge=0
+    )
+    ppr_activation_steps: int = param(
+        2, doc="global ranking: LinearRAG activation steps from the linked entities", ge=0
+    )
+    ppr_activation_threshold: float = param(
+        0.5, doc="global ranking: smallest activation score that spreads", ge=0.0, le=1.0
     )
 
 

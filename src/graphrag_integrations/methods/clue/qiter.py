@@ -15,7 +15,9 @@ Deviations from the paper (see ``docs/guide/clue.md``; :meth:`QIter.paper` gives
 variant): the default scorer fuses cosine with BM25 and approximates a path's vector from the
 cached unit vectors; ``φ`` is re-normalised after each subtraction; the final chunk score may
 add the best supporting path score (``path_weight``); fewer than N chunks reached are topped
-up from the scorer over all chunks (logged, flagged in the explanation).
+up from the scorer over all chunks (logged, flagged in the explanation); the chunk ranking is
+fused with a global personalized PageRank over the index's chunks and entities
+(``ppr_weight``, :mod:`~graphrag_integrations.methods.clue.global_ranking`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from graphrag_integrations.core.retrieval.ranking import top_k as top_k_indices
 from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
+from graphrag_integrations.methods.clue.global_ranking import GlobalRanking, fuse, ranking_graph
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.neighbourhood import (
     NeighbourhoodCache,
@@ -46,7 +49,7 @@ from graphrag_integrations.methods.clue.neighbourhood import (
     whole_graph_backend,
 )
 from graphrag_integrations.methods.clue.params import ClueQueryParams
-from graphrag_integrations.methods.clue.scope import scoped_view
+from graphrag_integrations.methods.clue.scope import ScopedView, scoped_view
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Path,
@@ -90,6 +93,9 @@ class Trace:
     anchors: list[str] = field(default_factory=list)
     kept: list[_State] = field(default_factory=list)
     entity_source: str = "spacy"
+    #: The global ranking's chunk rows (of the query's view), best first; ``None``: off.
+    global_rows: list[int] | None = None
+    seed_entities: list[str] = field(default_factory=list)
 
 
 def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[str]:
@@ -189,6 +195,10 @@ class QIter(QueryRetriever):
     path_weight : float
         Final chunk score ``R(q, t) + path_weight * best score of a path through t``
         (0: the paper's ``R(q, t)``).
+    ppr_weight : float
+        Weight of the global PageRank ranking fused with Q-Iter's chunk ranking by
+        reciprocal rank (0: Q-Iter alone, the paper); the other ``ppr_*`` fields set its
+        seeds and walk (:mod:`~graphrag_integrations.methods.clue.global_ranking`).
 
     Examples
     --------
@@ -326,7 +336,8 @@ class QIter(QueryRetriever):
     @classmethod
     def paper(cls, index: ClueSearchIndex, **kwargs: Any) -> QIter:
         """The paper-faithful variant (preset ``"paper"``): cosine of the encoded joined path
-        (no BM25), raw cumulative ``φ`` and ``R(q, t)`` alone for the chunks; ``kwargs`` as
+        (no BM25), raw cumulative ``φ``, ``R(q, t)`` alone for the chunks and no global
+        ranking; ``kwargs`` as
         for the constructor (``k``, ``reranker``, ``llm``, field overrides)."""
         return cls(index, ClueQueryParams.from_options({"preset": "paper"}), **kwargs)
 
@@ -483,7 +494,48 @@ class QIter(QueryRetriever):
         q = Query(question, vector, tuple(tokenize(question)))
         anchors = self.anchor(q, entity_vectors, trace, g)
         trace.kept = self.search(q, anchors, g)
-        return self._final(g, q, trace, k)
+        fused = self.query_params.ppr_weight > 0
+        ranking = self.chunk_ranking(g, q, trace, k, deep=fused)
+        if fused:
+            _, final, support = ranking
+            reached = {g.passage(r).id: final[r] for r in support}
+            self.rank_globally(g, where, vector, entity_vectors, reached, trace)
+        return self._final(g, trace, k, ranking)
+
+    def rank_globally(
+        self,
+        g: QIterView,
+        where: MetadataFilter | None,
+        vector: FloatMatrix,
+        entity_vectors: FloatMatrix,
+        reached: Mapping[str, float],
+        trace: Trace,
+    ) -> None:
+        """The global ranking's top ``ppr_depth`` chunks, as rows of ``g``, into ``trace``
+        (:mod:`~graphrag_integrations.methods.clue.global_ranking`; nothing when no entity
+        got a seed); ``reached``: Q-Iter's score of each chunk it reached, by passage id."""
+        params = self.query_params
+        flat = self.index.graph  # the flat view of the same version (read once per version)
+        ranking = ranking_graph(self.index.store, flat, params.ppr_synonym_threshold)
+        scope = g.scope if isinstance(g, ScopedView) else None
+        walk = GlobalRanking.of(
+            ranking,
+            ranking.view(where, scope),
+            params,
+            vector,
+            entity_vectors,
+            flat.passage_matrix,
+            {flat.passage_row[pid]: score for pid, score in reached.items()},
+        )
+        if not walk.seeded:
+            return
+        rows = walk.top(params.ppr_depth)
+        base = g.view if isinstance(g, ScopedView) else g
+        if isinstance(base, NeighbourhoodView):
+            trace.global_rows = base.passage_rows([flat.passage_ids[r] for r in rows])
+        else:  # the flat view: its rows
+            trace.global_rows = rows
+        trace.seed_entities = walk.seed_entities
 
     def _embed(self, question: str, names: Sequence[str]) -> tuple[FloatMatrix, FloatMatrix]:
         """The question's vector and one per query entity name: the stored vector of an
@@ -505,7 +557,12 @@ class QIter(QueryRetriever):
         """Async :meth:`retrieve` (runs in a worker thread)."""
         return await asyncio.to_thread(self.retrieve, query, k, filter=filter)
 
-    def _final(self, g: QIterView, q: Query, trace: Trace, k: int) -> list[RetrievedPassage]:
+    def chunk_ranking(
+        self, g: QIterView, q: Query, trace: Trace, k: int, *, deep: bool = False
+    ) -> tuple[list[int], dict[int, float], dict[int, list[_State]]]:
+        """Q-Iter's final chunk ranking: chunk rows best first (the top ``k``, or with
+        ``deep`` every chunk reached), topped up to ``k`` by the scorer; their scores; the
+        kept states through each reached chunk."""
         support: dict[int, list[_State]] = {}
         for state in trace.kept:
             for unit in state.path:
@@ -516,11 +573,30 @@ class QIter(QueryRetriever):
         if self.path_weight:
             best = np.array([max(s.score for s in support[r]) for r in rows], dtype=np.float32)
             scores = scores + self.path_weight * best
-        order = [rows[i] for i in top_k_indices(scores, k)]
+        order = [rows[i] for i in top_k_indices(scores, len(rows) if deep else k)]
         final = {rows[i]: float(scores[i]) for i in range(len(rows))}
         if len(order) < k:
             order, final = self._fill(g, q, order, final, k)
-        return [self._result(g, r, final[r], support.get(r, []), trace) for r in order]
+        return order, final, support
+
+    def _final(
+        self,
+        g: QIterView,
+        trace: Trace,
+        k: int,
+        ranking: tuple[list[int], dict[int, float], dict[int, list[_State]]],
+    ) -> list[RetrievedPassage]:
+        order, final, support = ranking
+        if trace.global_rows is not None:
+            params = self.query_params
+            ranked = fuse(order, trace.global_rows, params.ppr_weight, params.ppr_rrf_k, k)
+            rank = {r: i for i, r in enumerate(trace.global_rows, start=1)}
+            g.prefetch_passages([r for r, _ in ranked if r not in final])
+            return [
+                self._result(g, r, score, support.get(r, []), trace, rank.get(r))
+                for r, score in ranked
+            ]
+        return [self._result(g, r, final[r], support.get(r, []), trace) for r in order[:k]]
 
     def _fill(
         self, g: QIterView, q: Query, order: list[int], final: dict[int, float], k: int
@@ -562,7 +638,13 @@ class QIter(QueryRetriever):
         return [(best_rows[i], best_scores[i]) for i in ranked]
 
     def _result(
-        self, g: QIterView, row: int, score: float, states: list[_State], trace: Trace
+        self,
+        g: QIterView,
+        row: int,
+        score: float,
+        states: list[_State],
+        trace: Trace,
+        global_rank: int | None = None,
     ) -> RetrievedPassage:
         # the same units reached through different anchors are one path for the reader
         unique: dict[tuple[tuple[str, int], ...], _State] = {}
@@ -585,6 +667,13 @@ class QIter(QueryRetriever):
             "entity_source": trace.entity_source,
             "anchors": trace.anchors[:20],
         }
+        if trace.global_rows is not None:
+            explanation["global_rank"] = global_rank
+            explanation["seed_entities"] = trace.seed_entities
         if not states:
-            explanation["fallback"] = "not reached by the graph search; filled by score"
+            explanation["fallback"] = (
+                "not reached by the graph search; ranked by the global PageRank"
+                if global_rank is not None
+                else "not reached by the graph search; filled by score"
+            )
         return RetrievedPassage(g.passage(row), score, explanation)

@@ -141,7 +141,8 @@ def test_both_views_agree_with_a_reranker() -> None:
 
 
 def test_exact_ties_follow_the_graph_order_in_both_views(index: ClueIndex) -> None:
-    params = {"K": 1, "D": 1, "M": 1, "path_weight": 0.0}
+    # Q-Iter's own chunk scores (the fused default scores by rank)
+    params = {"K": 1, "D": 1, "M": 1, "path_weight": 0.0, "ppr_weight": 0.0}
     qiter = index.as_retriever(k=8, graph_view="neighbourhood", **params)
     flat = index.as_retriever(k=8, graph_view="flat", **params)
     question = "Twin Town lies on the river Tees"
@@ -204,7 +205,8 @@ def test_a_database_backend_queries_without_reading_the_whole_graph() -> None:
     assert isinstance(graph, CountingGraph)
     # knowledge anchoring alone: the fake embedder's many zero cosines between entity names
     # would tie, and exact ties are broken by reading the graph order
-    qiter = idx.as_retriever(k=2, spreading_activation=False)
+    # Q-Iter alone (the global ranking reads the chunk-entity graph once per version)
+    qiter = idx.as_retriever(k=2, spreading_activation=False, ppr_weight=0.0)
     assert qiter.reads_neighbourhoods  # auto: any backend but the networkx GraphStore
     graph.read.clear()
     graph.listed.clear()

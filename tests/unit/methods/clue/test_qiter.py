@@ -172,8 +172,9 @@ def test_custom_reranker_replaces_default(index: ClueIndex) -> None:
 
 
 def test_path_weight_changes_final_scores(index: ClueIndex) -> None:
-    base = QIter(index).retrieve(MULTIHOP)
-    weighted = QIter(index, path_weight=1.0).retrieve(MULTIHOP)
+    # Q-Iter's own chunk scores (the fused default scores by rank)
+    base = QIter(index, ppr_weight=0.0).retrieve(MULTIHOP)
+    weighted = QIter(index, path_weight=1.0, ppr_weight=0.0).retrieve(MULTIHOP)
     reached = [h for h in base if "fallback" not in h.explanation]
     w_by_id = {h.id: h.score for h in weighted}
     for h in reached:

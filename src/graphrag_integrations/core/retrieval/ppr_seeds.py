@@ -1,4 +1,5 @@
-"""The restart distribution of the PPR baseline: entity seeds and passage seeds (numpy).
+"""The restart distribution of a personalized-PageRank ranking: entity seeds and passage
+seeds (numpy), shared by the ``ppr`` baseline and Clue-RAG's global ranking.
 
 HippoRAG 2 (arXiv 2502.14802) seeds its walk with the phrases of the top facts (each phrase
 weighted by the facts' score over the number of passages it occurs in, the top
@@ -7,25 +8,69 @@ score times a small weight (0.05). Here a fact is a sentence and its phrases are
 entities; query entities linked to entity nodes by embedding add seeds (HippoRAG's own query
 NER linking), and LinearRAG's (arXiv 2510.10114) entity activation can spread them through
 the query's most similar sentences first. Every function works on a
-:class:`~graphrag_integrations.baselines.ppr_graph.GraphView`, so a filtered query only sees
+:class:`~graphrag_integrations.core.retrieval.ppr_graph.GraphView`, so a filtered query only sees
 kept passages, facts and entities.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from graphrag_integrations.baselines.ppr_graph import GraphView, PPRGraph
-from graphrag_integrations.baselines.ppr_params import PPRQueryParams
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
+from graphrag_integrations.core.retrieval.ppr_graph import GraphView, PPRGraph
 from graphrag_integrations.core.retrieval.ranking import top_k
 
-__all__ = ["Seeds", "activate", "fact_seeds", "link_seeds", "passage_seeds", "query_seeds"]
+__all__ = [
+    "SeedOptions",
+    "Seeds",
+    "activate",
+    "fact_seeds",
+    "link_seeds",
+    "passage_seeds",
+    "query_seeds",
+]
 
 FloatVector = npt.NDArray[np.float64]
+
+
+class SeedOptions(Protocol):
+    """The seed settings :func:`query_seeds` reads (the ``ppr`` baseline's query params have
+    these fields; see :class:`~graphrag_integrations.baselines.ppr_params.PPRQueryParams`).
+
+    Entity seeds: ``fact_weight`` times the fact seeds of the top ``fact_top_k`` facts plus
+    ``link_weight`` times the query-entity links (``link_k`` nearest entity nodes from a
+    cosine of ``link_threshold``) and the LinearRAG activation of ``activation_steps`` steps
+    above ``activation_threshold``; the top ``linking_top_k`` kept (``0``: all), divided by
+    their passage count when ``specificity``. Passage seeds: ``passage_node_weight`` times the
+    min-max normalised dense scores (of the top ``passage_seeds``; ``0``: all).
+    """
+
+    @property
+    def fact_top_k(self) -> int: ...
+    @property
+    def fact_weight(self) -> float: ...
+    @property
+    def link_weight(self) -> float: ...
+    @property
+    def link_k(self) -> int: ...
+    @property
+    def link_threshold(self) -> float: ...
+    @property
+    def linking_top_k(self) -> int: ...
+    @property
+    def specificity(self) -> bool: ...
+    @property
+    def passage_seeds(self) -> int: ...
+    @property
+    def passage_node_weight(self) -> float: ...
+    @property
+    def activation_steps(self) -> int: ...
+    @property
+    def activation_threshold(self) -> float: ...
 
 
 def _minmax(values: FloatVector, keep: npt.NDArray[np.bool_]) -> FloatVector:
@@ -50,7 +95,7 @@ def fact_seeds(graph: PPRGraph, view: GraphView, fact_scores: FloatVector, top: 
     Examples
     --------
     >>> import numpy as np
-    >>> from graphrag_integrations.baselines.ppr_preparation import PassageEntities
+    >>> from graphrag_integrations.core.retrieval.ppr_graph import PassageEntities
     >>> ents = [PassageEntities(("a", "b"), (("a",), ("a", "b")))]
     >>> vecs = {"a": np.ones(2), "b": np.ones(2)}
     >>> g = PPRGraph.build(ents, vecs, np.zeros((2, 2), dtype=np.float32), {})
@@ -169,12 +214,12 @@ class Seeds:
 def query_seeds(
     graph: PPRGraph,
     view: GraphView,
-    params: PPRQueryParams,
+    params: SeedOptions,
     dense: FloatVector,
     fact_similarity: FloatVector,
     mentions: FloatMatrix,
 ) -> Seeds:
-    """Entity and passage seeds of one query (see :class:`~.ppr_params.PPRQueryParams`)."""
+    """Entity and passage seeds of one query (see :class:`SeedOptions`)."""
     linked = np.zeros(len(graph.entity_names), dtype=np.float64)
     if params.link_weight > 0 or params.activation_steps > 0:
         linked = link_seeds(graph, view, mentions, params.link_k, params.link_threshold)

@@ -1,5 +1,6 @@
-"""The passage-entity graph of the PPR baseline as sparse matrices (scipy), and its synonym
-edges.
+"""A passage-entity graph as sparse matrices (scipy), and its synonym edges: what a
+personalized-PageRank ranking walks (the ``ppr`` baseline's graph, and Clue-RAG's global
+ranking over its own chunks and entities).
 
 Nodes are the passages (rows ``0 .. n-1``, corpus order) then the entities (``n .. n+E-1``).
 Edges are undirected: passage - entity (weight 1) for every entity a passage mentions, and
@@ -11,7 +12,6 @@ keeps (and the entities they mention), so a filtered walk never crosses another 
 Examples
 --------
 >>> import numpy as np
->>> from graphrag_integrations.baselines.ppr_preparation import PassageEntities
 >>> ents = [PassageEntities(("paris", "france"), (("paris", "france"),)),
 ...         PassageEntities(("rome",), (("rome",),))]
 >>> vecs = {"paris": np.array([1.0, 0.0]), "france": np.array([0.0, 1.0]),
@@ -31,18 +31,38 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from graphrag_integrations.baselines.ppr_preparation import PassageEntities
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.retrieval.pagerank import transition_matrix
 from graphrag_integrations.core.retrieval.similar_pairs import similar_pairs
 
-__all__ = ["GraphView", "PPRGraph", "SynonymPairs", "synonym_pairs"]
+__all__ = [
+    "GraphView",
+    "PPRGraph",
+    "PassageEntities",
+    "SynonymPairs",
+    "binary_matrix",
+    "synonym_pairs",
+]
 
 #: Synonym edges: ``(name, name) -> cosine`` with the two names in sorted order.
 SynonymPairs = dict[tuple[str, str], float]
 BoolVector = npt.NDArray[np.bool_]
 
 _ALNUM = re.compile(r"[^\w]|_", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class PassageEntities:
+    """The entities of one passage: all of them (first mention order) and each fact's.
+
+    Examples
+    --------
+    >>> PassageEntities(("paris", "france"), (("paris", "france"),)).names
+    ('paris', 'france')
+    """
+
+    names: tuple[str, ...]
+    facts: tuple[tuple[str, ...], ...] = ()
 
 
 def _long_enough(name: str, min_chars: int) -> bool:
@@ -163,20 +183,16 @@ class PPRGraph:
         names = list(dict.fromkeys(n for e in entities for n in e.names))
         rows = {name: i for i, name in enumerate(names)}
         n, n_ent = len(entities), len(names)
-        incidence = _binary(
-            ((i, rows[name]) for i, e in enumerate(entities) for name in e.names), (n, n_ent)
-        )
         facts = [fact for e in entities for fact in e.facts]
-        fact_entities = _binary(
+        fact_entities = binary_matrix(
             ((f, rows[name]) for f, fact in enumerate(facts) for name in fact),
             (len(facts), n_ent),
         )
         fact_passages = np.fromiter(
             (i for i, e in enumerate(entities) for _ in e.facts), dtype=np.int64, count=len(facts)
         )
-        adjacency = _adjacency(
-            incidence,
-            [(rows[a], rows[b], w) for (a, b), w in synonyms.items() if a in rows and b in rows],
+        incidence = binary_matrix(
+            ((i, rows[name]) for i, e in enumerate(entities) for name in e.names), (n, n_ent)
         )
         dim = fact_vectors.shape[1] if fact_vectors.ndim == 2 else 0
         vectors = (
@@ -184,19 +200,53 @@ class PPRGraph:
             if names
             else np.zeros((0, dim), dtype=np.float32)
         )
+        return cls.from_arrays(
+            names, vectors, incidence, fact_entities, fact_passages, fact_vectors, synonyms
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        entity_names: list[str],
+        entity_vectors: FloatMatrix,
+        incidence: sp.csr_matrix,
+        fact_entities: sp.csr_matrix,
+        fact_passages: npt.NDArray[np.int64],
+        fact_vectors: FloatMatrix,
+        synonyms: Mapping[tuple[str, str], float],
+    ) -> PPRGraph:
+        """The graph of rows already laid out: entity names and vectors (rows), the 0/1
+        passage-entity ``incidence`` (passages x entities), the fact rows (facts x entities)
+        with the passage of each fact and their vectors, and the synonym pairs by name.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> one = sp.csr_matrix(np.ones((1, 1)))
+        >>> g = PPRGraph.from_arrays(["a"], np.ones((1, 2), np.float32), one, one,
+        ...                          np.zeros(1, np.int64), np.ones((1, 2), np.float32), {})
+        >>> g.n_passages, g.adjacency.toarray().tolist()
+        (1, [[0.0, 1.0], [1.0, 0.0]])
+        """
+        rows = {name: i for i, name in enumerate(entity_names)}
+        n, n_ent = incidence.shape
+        adjacency = _adjacency(
+            incidence,
+            [(rows[a], rows[b], w) for (a, b), w in synonyms.items() if a in rows and b in rows],
+        )
         everything = GraphView(
             np.ones(n, dtype=np.bool_),
             np.ones(n_ent, dtype=np.bool_),
-            np.ones(len(facts), dtype=np.bool_),
+            np.ones(fact_entities.shape[0], dtype=np.bool_),
             np.asarray(incidence.sum(axis=0), dtype=np.float64).ravel(),
             transition_matrix(adjacency),
         )
         return cls(
-            names,
-            vectors,
-            incidence,
-            fact_entities,
-            fact_passages,
+            entity_names,
+            np.asarray(entity_vectors, dtype=np.float32),
+            sp.csr_matrix(incidence, dtype=np.float64),
+            sp.csr_matrix(fact_entities, dtype=np.float64),
+            np.asarray(fact_passages, dtype=np.int64),
             np.asarray(fact_vectors, dtype=np.float32),
             adjacency,
             everything,
@@ -242,7 +292,7 @@ def _adjacency(
     return sp.csr_matrix(upper + upper.T)
 
 
-def _binary(pairs: Iterable[tuple[int, int]], shape: tuple[int, int]) -> sp.csr_matrix:
+def binary_matrix(pairs: Iterable[tuple[int, int]], shape: tuple[int, int]) -> sp.csr_matrix:
     """A 0/1 sparse matrix with ones at ``pairs`` (each pair once)."""
     coords = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
     data = np.ones(coords.shape[0], dtype=np.float64)
