@@ -281,7 +281,7 @@ class SentenceTransformerEmbedder:
         count when the model has no Hugging Face tokenizer (only the order and the batch
         sizes depend on it)."""
         model = self.model
-        tokenizer = getattr(model, "tokenizer", None)
+        tokenizer: Any = getattr(model, "tokenizer", None)
         limit = getattr(model, "max_seq_length", None)
         if not _is_hf_tokenizer(tokenizer) or not isinstance(limit, int):
             return [len(text) for text in texts]
