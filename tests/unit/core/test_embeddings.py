@@ -1,4 +1,4 @@
-"""SentenceTransformerEmbedder batching: order restored, batches sized by length."""
+"""SentenceTransformerEmbedder batching: order restored, batches sized by length in word pieces."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag_integrations.core.encoders.embeddings import SentenceTransformerEmbedder, as_embedder
+from graphrag_integrations.core.encoders.embeddings import (
+    SentenceTransformerEmbedder,
+    as_embedder,
+    length_batches,
+)
+from graphrag_integrations.core.encoders.models import resolve_embedding_model
 
 
 class RecordingModel:
@@ -125,3 +130,53 @@ def test_as_embedder_wraps_a_loaded_sentence_transformer_without_reloading() -> 
     assert isinstance(emb, SentenceTransformerEmbedder)
     assert emb.model is model and emb.model_name == "/models/minilm"
     assert emb.embed(["abc"]).shape == (1, 4)
+
+
+@pytest.mark.parametrize(
+    ("min_count", "max_count", "budget"), [(1, 1, 10), (2, 5, 12), (3, 8, 40), (4, 4, 1)]
+)
+def test_length_batches_cover_every_position_in_length_order(
+    min_count: int, max_count: int, budget: int
+) -> None:
+    lengths = [7, 1, 3, 3, 9, 1, 2, 5, 5, 5, 2, 8, 1]
+    batches = length_batches(lengths, min_count=min_count, max_count=max_count, budget=budget)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)
+    for batch in batches:
+        assert len(batch) <= max_count
+        padded = len(batch) * max(lengths[i] for i in batch)
+        assert len(batch) <= min_count or padded <= budget
+    assert all(len(b) >= min(min_count, max_count) for b in batches[:-1])
+
+
+class TokenizingModel(RecordingModel):
+    """A recording model with MiniLM's real tokenizer, as a SentenceTransformer has."""
+
+    max_seq_length = 16
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_embedding_model(None))
+
+
+def test_batches_group_texts_by_word_pieces_not_characters() -> None:
+    # Long words are one word piece, short letters with spaces many: the character order
+    # (5 < 10 < 17) is not the word-piece order (3 < 5 < 11 with [CLS] and [SEP]).
+    texts = ["a b c d e f g h i", "university", "a b c", "government", "x y z"] * 5
+    model = TokenizingModel()
+    emb = SentenceTransformerEmbedder.from_model(model, batch_size=2, workers=1)
+    out = emb.embed(texts)
+    pieces = {t: len(model.tokenizer(t)["input_ids"]) for t in texts}
+    assert sorted(set(pieces.values())) == [3, 5, 11]
+    seen = [pieces[t] for batch in model.batches for t in batch]
+    assert seen == sorted(seen)
+    for row, text in enumerate(texts):
+        assert np.allclose(out[row], RecordingModel().encode([text])[0])
+
+
+def test_lengths_are_cut_at_the_models_truncation_length() -> None:
+    emb = SentenceTransformerEmbedder.from_model(TokenizingModel(), batch_size=4, workers=1)
+    assert emb._lengths(["word " * 100, "word"]) == [16, 3]

@@ -9,6 +9,7 @@ cosine similarity.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
@@ -57,6 +58,63 @@ def normalize_rows(matrix: npt.ArrayLike) -> FloatMatrix:
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (arr / norms).astype(np.float32, copy=False)
+
+
+#: Padded word pieces per batch of :meth:`SentenceTransformerEmbedder.embed`, per unit of its
+#: ``batch_size`` (64: batches of up to 2,048 padded word pieces once they hold 64 texts).
+TOKENS_PER_TEXT = 32
+
+
+def length_batches(
+    lengths: Sequence[int], *, min_count: int, max_count: int, budget: int
+) -> list[list[int]]:
+    """Positions of ``lengths`` in batches of similar length, shortest first.
+
+    The positions are sorted by length (stable) and cut in order: a batch takes the next
+    position while it holds fewer than ``min_count``, or fewer than ``max_count`` and its
+    padded size (its count times its longest length) stays within ``budget``.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        Length of each text (word pieces).
+    min_count, max_count : int
+        Fewest texts of a batch (but the last) and most texts of any batch.
+    budget : int
+        Largest padded size of a batch that has ``min_count`` texts already.
+
+    Returns
+    -------
+    list of list of int
+        Every position once.
+
+    Examples
+    --------
+    >>> length_batches([5, 1, 1, 3, 1, 5], min_count=2, max_count=3, budget=4)
+    [[1, 2, 4], [3, 0], [5]]
+    """
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    groups: list[list[int]] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while (
+            end < len(order)
+            and end - start < max_count
+            and (end - start < min_count or lengths[order[end]] * (end + 1 - start) <= budget)
+        ):
+            end += 1
+        groups.append(order[start:end])
+        start = end
+    return groups
+
+
+def _is_hf_tokenizer(tokenizer: Any) -> bool:
+    """Whether ``tokenizer`` is a Hugging Face tokenizer (``transformers`` is imported by
+    then when it is one: sentence-transformers loaded it)."""
+    module = sys.modules.get("transformers")
+    base = getattr(module, "PreTrainedTokenizerBase", None) if module is not None else None
+    return base is not None and isinstance(tokenizer, base)
 
 
 class SentenceTransformerEmbedder:
@@ -165,35 +223,26 @@ class SentenceTransformerEmbedder:
         return int(getter())
 
     def embed(self, texts: Sequence[str], *, show_progress: bool = False) -> FloatMatrix:
-        """Embed ``texts`` in length-sorted batches sized by characters, not by count.
+        """Embed ``texts`` in batches of texts with the same number of word pieces, or nearly.
 
-        Every batch holds at least ``batch_size`` texts; short texts (entity names) fill
-        batches of up to ``8 * batch_size`` while they total at most ``batch_size * 128``
-        characters (measured here: entity names embed 2x faster, sentences and passages as
-        before). Each text's
-        vector does not depend on its batch (padding is masked), so this only changes speed.
+        The texts are sorted by their length in word pieces as the model's tokenizer cuts
+        them (characters for a model without a Hugging Face tokenizer) and cut into batches
+        by :func:`length_batches`: every batch holds at least ``batch_size`` texts, short
+        ones (entity names, sentences) up to ``8 * batch_size`` while the padded batch stays
+        within ``32 * batch_size`` word pieces. Each text's vector does not depend on its batch
+        (padding is masked), so this only changes speed: a batch costs its padded size, and
+        sorting by characters padded Clue's sentence units by 42 % and its entity names by
+        110 % (docs/lab/clue.md, "Build").
         """
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        budget = self.batch_size * 128
-        max_count = self.batch_size * 8
-        start = 0
-        groups: list[list[int]] = []
-        while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < max_count
-                and (
-                    end - start < self.batch_size
-                    or len(texts[order[end]]) * (end + 1 - start) <= budget
-                )
-            ):
-                end += 1
-            groups.append(order[start:end])
-            start = end
+        groups = length_batches(
+            self._lengths(texts),
+            min_count=self.batch_size,
+            max_count=self.batch_size * 8,
+            budget=self.batch_size * TOKENS_PER_TEXT,
+        )
 
         def encode(group: list[int]) -> int:
             vecs = self.model.encode(
@@ -226,6 +275,24 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> FloatMatrix:
         return self.embed([text])[0]
+
+    def _lengths(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each text after truncation, special tokens included; the character
+        count when the model has no Hugging Face tokenizer (only the order and the batch
+        sizes depend on it)."""
+        model = self.model
+        tokenizer: Any = getattr(model, "tokenizer", None)
+        limit = getattr(model, "max_seq_length", None)
+        if not _is_hf_tokenizer(tokenizer) or not isinstance(limit, int):
+            return [len(text) for text in texts]
+        ids = tokenizer(
+            list(texts),
+            truncation=True,
+            max_length=limit,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )["input_ids"]
+        return [len(row) for row in ids]
 
 
 class _FrameworkEmbedder:
