@@ -36,7 +36,7 @@ from graphrag_integrations.baselines.ppr_params import PPRIndexParams, PPRQueryP
 from graphrag_integrations.baselines.ppr_preparation import PPRPreparer, PreparedPassages
 from graphrag_integrations.core.encoders.embeddings import FloatMatrix
 from graphrag_integrations.core.index.base import build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.query_binding import QueryParamsField
 from graphrag_integrations.core.params import resolve_params
 from graphrag_integrations.core.persistence import Manifest, read_vectors
@@ -172,30 +172,15 @@ class PPRRetriever(FrameworkSurface, CorpusIndex):
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
         cls,
         documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: PPRIndexParams | None = None,
-        query_params: PPRQueryParams | None = None,
-        preset: str | None = None,
-        show_progress: bool | None = None,
-        **options: Unpack[DocumentBuildOptions],
+        **options: Unpack[EmbeddingIndexOptions[PPRIndexParams, PPRQueryParams]],
     ) -> PPRRetriever:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes
+        (:class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions`).
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            show_progress=show_progress,
-        )
+        return build_from_documents(cls, documents, options)
 
     def preparer(self) -> PPRPreparer:
         """The per-passage half of the build (picklable: what an executor runs)."""

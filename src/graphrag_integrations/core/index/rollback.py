@@ -50,6 +50,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag_integrations.core.index.flags import instance_flag
 from graphrag_integrations.errors import IndexMismatchError
 
 logger = logging.getLogger(__name__)
@@ -216,7 +217,8 @@ def roll_back(
         for graph in state.journals:
             graph.clear_journal()
         return []
-    with _journal_paused(index):  # the rollback's own writes: the journal it clears covers them
+    # the rollback's own writes: the journal it clears covers them (they start none)
+    with instance_flag(index, JOURNAL_ACTIVE):
         rolled, restored = _remove_and_restore(index, stores, state)
     for graph in state.journals:
         graph.clear_journal(state.doc_ids)  # and logged: other folders see the change
@@ -256,18 +258,6 @@ def roll_back(
 #: The instance flag of a journaled write in progress
 #: (:mod:`~graphrag_integrations.core.index.journal`): writes made under it are not journaled.
 JOURNAL_ACTIVE = "_journal_active"
-
-
-@contextmanager
-def _journal_paused(index: Any) -> Iterator[None]:
-    """Within the block, ``index``'s writes run inside the journal being rolled back (they
-    start no journal of their own, and roll nothing back first)."""
-    outer = index.__dict__.get(JOURNAL_ACTIVE, False)
-    index.__dict__[JOURNAL_ACTIVE] = True
-    try:
-        yield
-    finally:
-        index.__dict__[JOURNAL_ACTIVE] = outer
 
 
 def _remove_and_restore(

@@ -32,11 +32,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from graphrag_integrations.core.index.flags import instance_flag
 from graphrag_integrations.core.index.store import index_stores_of
 from graphrag_integrations.core.retrieval.filters import (
     AllOf,
@@ -92,26 +92,15 @@ def _states(graphs: list[Any]) -> tuple[Any, ...]:
     return tuple(graph.write_state() for graph in graphs)
 
 
-@contextmanager
-def _raw(index: Any) -> Iterator[None]:
-    """Within the block, ``index``'s reads are not narrowed to its snapshot."""
-    outer = index.__dict__.get(_RAW, False)
-    index.__dict__[_RAW] = True
-    try:
-        yield
-    finally:
-        index.__dict__[_RAW] = outer
-
-
 def own_write(index: Any) -> Any:
     """Within the block (a write of ``index``, or its rollback), its reads see the whole
     graph, and its own journal and writes are not taken for another process's."""
-    return _raw(index)
+    return instance_flag(index, _RAW)
 
 
 def raw_doc_ids(index: Any) -> list[str]:
     """``index.doc_ids()`` as the method computes it (not narrowed to the snapshot)."""
-    with _raw(index):
+    with instance_flag(index, _RAW):
         return list(index.doc_ids())
 
 

@@ -33,11 +33,11 @@ from graphrag_integrations.errors import IndexMismatchError
 from graphrag_integrations.methods.clue.statistics import tokenize
 from graphrag_integrations.methods.clue.store import (
     CHUNK,
+    CONTAINS,
     ENTITY,
     MENTIONS,
     UNIT,
     KnowledgeUnit,
-    unit_chunk,
 )
 
 __all__ = ["ClueGraph", "KnowledgeUnit", "RaggedRows", "RowCounts", "TermStats", "tokenize"]
@@ -376,11 +376,16 @@ class ClueGraph:
         new = cls()
         new.version = store.version
         stale = {kind: store.removed_since(old.version, kind) for kind in (CHUNK, UNIT, ENTITY)}
+        keys = store.keys(CHUNK)
+        unread = [
+            node_id(CHUNK, key) for key in keys if key in stale[CHUNK] or key not in old.passages
+        ]
+        read = graph.nodes_data(unread)  # one round trip for a database graph
         passages: dict[str, Passage] = {}
-        for key in store.keys(CHUNK):
+        for key in keys:
             cached = None if key in stale[CHUNK] else old.passages.get(key)
             if cached is None:
-                data = graph.node(node_id(CHUNK, key))
+                data = read[node_id(CHUNK, key)]
                 cached = Passage(key, data["text"], data["doc_id"], data["metadata"])
             passages[key] = cached
         # one str object per key: node_key slices a new string per call (a chunk id is read
@@ -397,15 +402,26 @@ class ClueGraph:
             return shared.setdefault(key, key)
 
         units: list[KnowledgeUnit] = []
-        for node in graph.nodes(UNIT):
-            data = graph.node(node)
+        unit_nodes = graph.nodes(UNIT)
+        unit_data = graph.nodes_data(unit_nodes)
+        chunk_of = graph.neighbors_many(unit_nodes, CONTAINS, direction="in")
+        mentioned = graph.neighbors_many(unit_nodes, MENTIONS)
+        for node in unit_nodes:
+            chunk = chunk_of[node]
+            if not chunk or node_key(chunk[0]) not in passages:
+                # a unit of a chunk written after the chunks were listed: another process
+                # writes the shared graph (a reader answers from its own documents only,
+                # :mod:`~graphrag_integrations.core.index.snapshot`); the view is the graph as
+                # of its chunk list
+                continue
+            data = unit_data[node]
             units.append(
                 KnowledgeUnit(
                     id=key_of(node),
                     text=data["text"],
-                    passage_id=key_of(unit_chunk(graph, node)),
+                    passage_id=key_of(chunk[0]),
                     doc_id=data["doc_id"],
-                    entities=tuple(key_of(e) for e in graph.neighbors(node, MENTIONS)),
+                    entities=tuple(key_of(e) for e in mentioned[node]),
                     source=data["source"],
                 )
             )
@@ -423,10 +439,14 @@ class ClueGraph:
                 names.setdefault(name, len(names))
         new.entity_names = list(names)
         new.entity_row = names
-        new.entity_labels = {
-            n: (None if n in stale[ENTITY] else old.entity_labels.get(n))
-            or graph.node(node_id(ENTITY, n))["label"]
+        labels = {
+            n: label
             for n in names
+            if (label := None if n in stale[ENTITY] else old.entity_labels.get(n)) is not None
+        }
+        unlabelled = graph.nodes_data(node_id(ENTITY, n) for n in names if n not in labels)
+        new.entity_labels = {
+            n: labels[n] if n in labels else unlabelled[node_id(ENTITY, n)]["label"] for n in names
         }
         entity_units: list[list[int]] = [[] for _ in names]
         unit_entities: list[list[int]] = []

@@ -47,7 +47,7 @@ from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix
 from graphrag_integrations.core.graph.backends import GraphStoreSpec, resolve_graph_backend
 from graphrag_integrations.core.graph.protocol import GraphBackend
 from graphrag_integrations.core.index.base import BaseIndex, build_from_documents
-from graphrag_integrations.core.index.build_options import DocumentBuildOptions
+from graphrag_integrations.core.index.build_options import EmbeddingIndexOptions
 from graphrag_integrations.core.index.building import (
     build_from_passages,
     document_ids,
@@ -107,13 +107,26 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_EXCLUDED_LABELS", "PARSE_SLICE", "TITLE_LABEL", "ClueIndex"]
+__all__ = ["DEFAULT_EXCLUDED_LABELS", "PARSE_SLICE", "TITLE_LABEL", "ClueIndex", "ClueOptions"]
 
 #: Index directory layout: 2 = manifest + ``graph.json`` (GraphStore) + ``vectors/<layer>/``
 #: (unchanged by the move to the core ``IndexStore``, which writes the same files).
 FORMAT_VERSION = 2
 #: Name of Q-Iter's view among the store's derived views.
 VIEW = "qiter"
+
+
+class ClueOptions(EmbeddingIndexOptions[ClueIndexParams, ClueQueryParams], total=False):
+    """The keywords of :meth:`ClueIndex.from_documents`: the
+    :class:`~graphrag_integrations.core.index.build_options.EmbeddingIndexOptions` and the
+    constructor's own arguments (each key as in :class:`ClueIndex`; one left out has the
+    constructor's default)."""
+
+    llm: Any
+    query_llm: Any
+    reranker: Any
+    vector_index: VectorIndexFactory | None
+    graph_store: GraphStoreSpec
 
 
 class ClueIndex(FrameworkSurface, BaseIndex):
@@ -300,42 +313,14 @@ class ClueIndex(FrameworkSurface, BaseIndex):
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_documents(  # type: ignore[override]  # typed: the base takes **kwargs
-        cls,
-        documents: Iterable[Any],
-        *,
-        embedding: Any = None,
-        index_params: ClueIndexParams | None = None,
-        query_params: ClueQueryParams | None = None,
-        preset: str | None = None,
-        llm: Any = None,
-        query_llm: Any = None,
-        reranker: Any = None,
-        show_progress: bool | None = None,
-        vector_index: VectorIndexFactory | None = None,
-        graph_store: GraphStoreSpec = None,
-        **options: Unpack[DocumentBuildOptions],
+        cls, documents: Iterable[Any], **options: Unpack[ClueOptions]
     ) -> ClueIndex:
         """Index documents (strings, files, LangChain / LlamaIndex documents) cut into chunks.
 
-        The index arguments are the constructor's; ``options``: the chunking, load,
-        checkpoint and executor options every index takes
-        (:class:`~graphrag_integrations.core.index.build_options.DocumentBuildOptions`).
+        ``options``: the constructor's arguments and the chunking, load, checkpoint and
+        executor options every index takes (:class:`ClueOptions`).
         """
-        return build_from_documents(
-            cls,
-            documents,
-            options,
-            embedding=embedding,
-            index_params=index_params,
-            query_params=query_params,
-            preset=preset,
-            llm=llm,
-            query_llm=query_llm,
-            reranker=reranker,
-            show_progress=show_progress,
-            vector_index=vector_index,
-            graph_store=graph_store,
-        )
+        return build_from_documents(cls, documents, options)
 
     @classmethod
     def from_passages(cls, passages: Sequence[Passage], **kwargs: Any) -> ClueIndex:

@@ -301,3 +301,31 @@ def test_the_qiter_view_follows_the_store_version(index: ClueIndex) -> None:
     assert idx.graph is not view and view.n_units < idx.graph.n_units  # old snapshot intact
     assert qiter.scorer is not scorer  # an existing retriever sees the new view
     assert qiter.retrieve("What is the capital of France?", k=1)[0].doc_id == "Paris"
+
+
+def test_the_flat_view_leaves_out_a_write_that_lands_between_its_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process writes the shared graph while the view reads it: a chunk and its unit
+    land after the chunks were listed. The view is the graph as of its chunk list (the
+    reader answers from its own documents), not a ``KeyError`` on the new unit's chunk."""
+    idx = build(CORPUS[:-1])
+    before = idx.graph
+    graph = idx.store.graph
+    listed = graph.nodes
+
+    def nodes_while_another_process_writes(type: str | None = None) -> list[str]:
+        if type == UNIT and node_id(CHUNK, "late#0") not in graph:
+            chunk, unit = node_id(CHUNK, "late#0"), node_id(UNIT, "late#0#u0")
+            graph.add_node(chunk, CHUNK, ["late"], text="Late.", doc_id="late", metadata={})
+            graph.add_node(unit, UNIT, ["late"], text="Late.", doc_id="late", source="spacy")
+            graph.add_edge(chunk, unit, CONTAINS, ["late"])
+        return listed(type)
+
+    monkeypatch.setattr(graph, "nodes", nodes_while_another_process_writes)
+    with idx.store.writing():  # a new version: the next read builds the view again
+        pass
+    view = idx.graph
+    assert "late#0" not in view.passage_row
+    assert view.unit_ids == before.unit_ids
+    assert view.passage_ids == before.passage_ids
