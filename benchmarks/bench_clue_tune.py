@@ -23,6 +23,14 @@ scored from those lists; same cross-fitting::
 
     python benchmarks/bench_clue_tune.py --global-sweep \
         --seed-grid ppr_passage_node_weight=0.05,0.2 --fusion-grid ppr_weight=1,2,3
+
+``--rerank-sweep`` re-ranks the default fusion from cached per-candidate evidence
+(:class:`Evidence`, pickled under ``--cache`` with the dense run): every setting of
+``--rerank-grid`` (keys of :func:`rerank`) gets R@5, R@2 and MRR; ``--select`` is the metric
+the halves choose by::
+
+    python benchmarks/bench_clue_tune.py --rerank-sweep --select mrr \
+        --rerank-grid ppr_keep_margin=null,0.02,0.1 --variant "t:title=1,title_depth=10"
 """
 
 from __future__ import annotations
