@@ -23,6 +23,14 @@ scored from those lists; same cross-fitting::
 
     python benchmarks/bench_clue_tune.py --global-sweep \
         --seed-grid ppr_passage_node_weight=0.05,0.2 --fusion-grid ppr_weight=1,2,3
+
+``--rerank-sweep`` re-ranks the default fusion from cached per-candidate evidence
+(:class:`Evidence`, pickled under ``--cache`` with the dense run): every setting of
+``--rerank-grid`` (keys of :func:`rerank`) gets R@5, R@2 and MRR; ``--select`` is the metric
+the halves choose by::
+
+    python benchmarks/bench_clue_tune.py --rerank-sweep --select mrr \
+        --rerank-grid ppr_keep_margin=null,0.02,0.1 --variant "t:title=1,title_depth=10"
 """
 
 from __future__ import annotations
@@ -31,8 +39,9 @@ import argparse
 import hashlib
 import itertools
 import json
+import pickle
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,10 +51,17 @@ import numpy as np
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
 from graphrag_integrations.core.params import key_values
-from graphrag_integrations.core.types import Retriever
+from graphrag_integrations.core.retrieval.ranking import top_k
+from graphrag_integrations.core.text.chunking import split_title
+from graphrag_integrations.core.types import Passage, Retriever
 from graphrag_integrations.evaluation.datasets import Dataset, load_dataset
 from graphrag_integrations.evaluation.metrics import recall_at_k
-from graphrag_integrations.methods.clue.global_ranking import GlobalRanking, fuse, ranking_graph
+from graphrag_integrations.methods.clue.global_ranking import (
+    GlobalRanking,
+    fuse,
+    keep_leader,
+    ranking_graph,
+)
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
 from graphrag_integrations.methods.clue.qiter import Trace
@@ -226,6 +242,245 @@ def sweep_fusion(
         )
 
 
+WALK_ANCHORS = (2, 4, 8)
+FEATURES = ("chunk_fused", "chunk_cos", "unit_cos", "unit_fused", "mass", "path", "qiter")
+
+
+@dataclass
+class Evidence:
+    """One question's candidates (Q-Iter's deep ranking's top 30 and the walk's top 40, by
+    row) with one column per :data:`FEATURES` entry, and the idf-weighted question terms
+    each contains (``terms``: candidates x distinct question terms, ``idf`` per term)."""
+
+    gold: set[int]
+    qiter: list[int]
+    walk: list[int] | None
+    rows: list[int]
+    features: np.ndarray
+    terms: np.ndarray
+    title_terms: np.ndarray
+    title_sizes: np.ndarray
+    idf: np.ndarray
+    anchored: dict[int, list[int]]
+
+
+def evidence_signals(index: ClueIndex, dataset: Dataset) -> list[Evidence]:
+    """Run Q-Iter and the global ranking (defaults) once per question and collect every
+    candidate's evidence (see :class:`Evidence`)."""
+    qiter = index.as_retriever(k=5)
+    flat = index.graph
+    params = qiter.query_params
+    scorer = qiter.scorer_for(flat)
+    chunk_units: dict[int, list[int]] = {}
+    for unit, row in enumerate(flat.unit_passage.tolist()):
+        chunk_units.setdefault(int(row), []).append(unit)
+    ranking = ranking_graph(index.store, flat, params.ppr_synonym_threshold)
+    out: list[Evidence] = []
+    for question in dataset.questions:
+        if not question.gold_passage_ids:
+            continue
+        trace = Trace()
+        names, _ = qiter.query_entities(question.text)
+        vector, mentions = qiter._embed(question.text, names)  # its signals
+        q = Query(question.text, vector, tuple(tokenize(question.text)))
+        anchors = qiter.anchor(q, mentions, trace, flat)
+        trace.kept = qiter.search(q, anchors, flat)
+        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
+        reached = {row: final[row] for row in support}
+        walk = GlobalRanking.of(
+            ranking, ranking.graph.full, params, vector, mentions, flat.passage_matrix, reached
+        )
+        walk_rows = walk.top(40) if walk.seeded else None
+        anchored = {}
+        for extra in WALK_ANCHORS:  # Q-Iter again, from the walk's top entities as well
+            named = (ranking.graph.entity_names[e] for e in top_k(walk.entity_mass, 4 * extra))
+            rows_of = [flat.entity_row[n] for n in named if n in flat.entity_row]
+            more = [e for e in dict.fromkeys(rows_of) if e not in anchors][:extra]
+            again = Trace()
+            again.kept = qiter.search(q, [*anchors, *more], flat)
+            anchored[extra] = qiter.chunk_ranking(flat, q, again, 5, deep=True)[0]
+        rows = list(dict.fromkeys([*order[:30], *(walk_rows or [])]))
+        units = [chunk_units.get(r, []) for r in rows]
+        flat_units = [u for us in units for u in us]
+        unit_cos = flat.unit_matrix[flat_units] @ vector if flat_units else np.zeros(0)
+        unit_fused = scorer.score_paths(q, [(u,) for u in flat_units])
+        best_cos, best_fused, at = [], [], 0
+        for us in units:
+            best_cos.append(float(unit_cos[at : at + len(us)].max()) if us else 0.0)
+            best_fused.append(float(unit_fused[at : at + len(us)].max()) if us else 0.0)
+            at += len(us)
+        columns = [
+            scorer.score_passages(q, rows),
+            flat.passage_matrix[rows] @ vector,
+            np.array(best_cos),
+            np.array(best_fused),
+            walk.mass[rows],
+            np.array([max((s.score for s in support.get(r, [])), default=0.0) for r in rows]),
+            np.array([final.get(r, 0.0) for r in rows]),
+        ]
+        terms = [t for t in dict.fromkeys(q.tokens)]
+        idf = np.array([flat.passage_terms.idf(t) for t in terms], dtype=np.float64)
+        present = flat.passage_terms.term_counts(rows, terms) > 0
+        titles = [set(tokenize(split_title(flat.passage(r))[0])) for r in rows]
+        in_title = np.array([[t in title for t in terms] for title in titles], dtype=np.float64)
+        out.append(
+            Evidence(
+                {flat.passage_row[p] for p in question.gold_passage_ids},
+                order,
+                walk_rows,
+                rows,
+                np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=1),
+                present.astype(np.float64),
+                in_title.reshape(len(rows), len(terms)),
+                np.array([len(title) for title in titles], dtype=np.float64),
+                idf,
+                anchored,
+            )
+        )
+    return out
+
+
+def cached_dense(dense: Callable[[], Retriever], dataset: Dataset, cache: Path) -> Run:
+    """:func:`evaluate` of the dense baseline (built by ``dense`` only when not cached),
+    pickled under ``cache`` (its latencies are those of the first run)."""
+    where = cache / f"dense-{dataset.name}.pkl"
+    if where.exists():
+        with where.open("rb") as f:
+            loaded: Run = pickle.load(f)
+        return loaded
+    run = evaluate(dense(), dataset)
+    with where.open("wb") as f:
+        pickle.dump(run, f)
+    return run
+
+
+def cached_evidence(index: ClueIndex, dataset: Dataset, cache: Path) -> list[Evidence]:
+    """:func:`evidence_signals` of the set, pickled under ``cache`` next to its index (the
+    file is keyed by the index's version and the query defaults)."""
+    tag = (index.store.version, ClueQueryParams(), FEATURES, WALK_ANCHORS)
+    key = hashlib.sha1(repr(tag).encode()).hexdigest()[:8]
+    where = cache / f"evidence-{dataset.name}-{key}.pkl"
+    if where.exists():
+        with where.open("rb") as f:
+            loaded: list[Evidence] = pickle.load(f)
+        return loaded
+    found = evidence_signals(index, dataset)
+    with where.open("wb") as f:
+        pickle.dump(found, f)
+    return found
+
+
+def rerank(ev: Evidence, opts: dict[str, Any]) -> list[int]:
+    """The top 5 of one rerank setting from a question's cached evidence.
+
+    ``opts``: the default fusion's ``ppr_*`` (``ppr_weight`` 0: Q-Iter alone) and
+    ``ppr_keep_margin`` (:func:`keep_leader`; ``null``: off); the re-ranking of the fused top
+    ``pool`` (default 5) by the fused score over its maximum plus, per :data:`FEATURES` name,
+    ``w * (rrf + 1) / (rrf + rank)`` (its rank in the pool), plus ``title`` for a chunk whose
+    title words all occur in the question (``title_depth``: the walk's top chunks that join
+    the pool for it, with no fused score), picked greedily with ``cover`` x the idf share of
+    the question terms not yet covered by the chunks picked before (from the second pick);
+    ``walk_anchors`` (one of :data:`WALK_ANCHORS`): Q-Iter's ranking from the walk's top
+    entities as extra anchors instead (no ``ppr_keep_margin`` then).
+    """
+    defaults = ClueQueryParams()
+    weight = float(opts.get("ppr_weight", defaults.ppr_weight))
+    k = float(opts.get("ppr_rrf_k", defaults.ppr_rrf_k))
+    depth = int(opts.get("ppr_depth", defaults.ppr_depth))
+    pool = int(opts.get("pool", 5))
+    qiter = ev.anchored[int(opts["walk_anchors"])] if opts.get("walk_anchors") else ev.qiter
+    if ev.walk is None or weight <= 0:
+        fused = [(r, 1.0 / (k + i)) for i, r in enumerate(qiter[:pool], start=1)]
+    else:
+        fused = fuse(qiter, ev.walk[:depth], weight, k, pool)
+        have = {r for r, _ in fused}
+        fused += [(r, 0.0) for r in ev.walk[: int(opts.get("title_depth", 0))] if r not in have]
+    rescored = any(opts.get(n) for n in (*FEATURES, "title", "cover"))
+    order = _rescore(ev, fused, opts) if rescored else [r for r, _ in fused]
+    margin = opts.get("ppr_keep_margin", defaults.ppr_keep_margin)
+    if ev.walk is not None and weight > 0 and qiter is ev.qiter:
+        scores = {r: float(ev.features[i, FEATURES.index("qiter")]) for i, r in enumerate(ev.rows)}
+        order = [r for r, _ in keep_leader([(r, 0.0) for r in order], ev.qiter, scores, margin)]
+    return order[:5]
+
+
+def _rescore(ev: Evidence, fused: list[tuple[int, float]], opts: dict[str, Any]) -> list[int]:
+    """The pool ordered by its evidence (see :func:`rerank`)."""
+    rows = [r for r, _ in fused]
+    where = [ev.rows.index(r) for r in rows]
+    feats = ev.features[where]
+    rrf = float(opts.get("rrf", 5.0))
+    score = np.array([s for _, s in fused]) / max(fused[0][1], 1e-9)
+    for j, name in enumerate(FEATURES):
+        w = float(opts.get(name, 0.0))
+        if w:
+            ranks = np.empty(len(rows))
+            ranks[np.argsort(-feats[:, j], kind="stable")] = np.arange(1, len(rows) + 1)
+            score = score + w * (rrf + 1) / (rrf + ranks)
+    in_title = ev.title_terms[where].sum(axis=1)
+    contained = (ev.title_sizes[where] > 0) & (in_title >= ev.title_sizes[where])
+    score = score + float(opts.get("title", 0.0)) * contained
+    cover = float(opts.get("cover", 0.0))
+    terms, uncovered = ev.terms[where], np.ones(ev.idf.size)
+    left, picked = list(range(len(rows))), list[int]()
+    total = float(ev.idf.sum()) or 1.0
+    while left:
+        gain = score[left]
+        if picked and cover:
+            gain = gain + cover * (terms[left] @ (ev.idf * uncovered)) / total
+        best = left.pop(int(np.argmax(gain)))
+        picked.append(rows[best])
+        uncovered = uncovered * (1.0 - terms[best])
+    return picked
+
+
+def sweep_rerank(
+    evidence: dict[str, list[Evidence]],
+    dense: dict[str, Run],
+    settings: dict[str, dict[str, Any]],
+    sets: Sequence[str],
+    select: str = "r5",
+) -> None:
+    """R@5, R@2 and MRR (of the top 5) of every rerank setting from the cached evidence;
+    the cross-fitted choice on ``select`` over halves A, checked on B, and back (``r5``: the
+    mean over the sets of R@5 - dense; ``r2`` / ``mrr``: the mean of that metric)."""
+    settings = {"Q-Iter alone": {"ppr_weight": 0.0}, **settings}
+    rows = []
+    for label, opts in settings.items():
+        metrics: dict[str, dict[str, list[float]]] = {}
+        for name in sets:
+            r5, r2, rr = [], [], []
+            for ev in evidence[name]:
+                top = rerank(ev, opts)
+                r5.append(len(ev.gold & set(top)) / len(ev.gold))
+                r2.append(len(ev.gold & set(top[:2])) / len(ev.gold))
+                rr.append(next((1.0 / i for i, r in enumerate(top, 1) if r in ev.gold), 0.0))
+            metrics[name] = {"r5": r5, "r2": r2, "mrr": rr}
+        gains = {
+            h: float(np.mean([_half(metrics[n]["r5"], h) - dense[n].half(h) for n in sets]))
+            for h in ("A", "B")
+        }
+        if select != "r5":  # the mean over the sets of that metric, no dense baseline
+            gains = {h: float(np.mean([_half(metrics[n][select], h) for n in sets])) for h in gains}
+        rows.append((label, metrics, gains))
+    head = [f"{n[:7]} R@5 A/B\tR@2\tMRR" for n in sets]
+    print("\t".join(["variant", *head, f"{select} A", "B"]))
+    for label, metrics, gains in rows:
+        cells = [
+            f"{_cell(metrics[n]['r5'])}\t{_half(metrics[n]['r2'], 'all'):.1f}\t"
+            f"{_half(metrics[n]['mrr'], 'all') / 100:.3f}"
+            for n in sets
+        ]
+        print("\t".join([label, *cells, f"{gains['A']:+.2f}", f"{gains['B']:+.2f}"]))
+    base = next(r for r in rows if r[0] == "default")
+    for chose, check in (("A", "B"), ("B", "A")):
+        best = max(rows, key=lambda r: r[2][chose])
+        print(
+            f"chosen on halves {chose}: {best[0]} ({select} {best[2][chose]:+.2f}); on halves "
+            f"{check}: {best[2][check]:+.2f} (default {base[2][check]:+.2f})"
+        )
+
+
 def _cell(values: list[float]) -> str:
     """``all (A/B)`` R@5 of one set."""
     return f"{_half(values, 'all'):.1f} ({_half(values, 'A'):.1f}/{_half(values, 'B'):.1f})"
@@ -265,6 +520,13 @@ def main() -> None:
     ap.add_argument("--global-sweep", action="store_true", help="tune the global ranking")
     ap.add_argument("--seed-grid", action="append", default=[], help="key=v1,v2 (ppr_* seeds)")
     ap.add_argument("--fusion-grid", action="append", default=[], help="key=v1,v2 (fusion)")
+    ap.add_argument(
+        "--rerank-sweep", action="store_true", help="re-rank the fused top N from evidence"
+    )
+    ap.add_argument("--rerank-grid", action="append", default=[], help="key=v1,v2 (rerank)")
+    ap.add_argument(
+        "--select", choices=("r5", "r2", "mrr"), default="r5", help="metric the halves choose by"
+    )
     args = ap.parse_args()
     embedder = as_embedder(None)
     embedder.embed_query("warm-up")
@@ -272,16 +534,25 @@ def main() -> None:
     todo = variants(args.grid, args.variant)
     results: dict[str, dict[str, Run]] = {name: {} for name in ["dense", *todo]}
     signals: dict[str, Signals] = {}
+    evidence: dict[str, list[Evidence]] = {}
     for name in args.sets:
         dataset = load_dataset(args.data / name)
         index = clue_index(dataset, embedder, index_options, args.cache)
-        dense = DenseRetriever.from_passages(dataset.passages, embedding=embedder)
+
+        def dense_baseline(passages: Sequence[Passage] = dataset.passages) -> Retriever:
+            return DenseRetriever.from_passages(passages, embedding=embedder)
+
         if args.latency:
+            dense = dense_baseline()
             clue = index.as_retriever(k=5)
             clue.retrieve("warm-up question")
             print(interleaved_latency(dense, clue, dataset), flush=True)
             continue
-        results["dense"][name] = evaluate(dense, dataset)
+        results["dense"][name] = cached_dense(dense_baseline, dataset, args.cache)
+        if args.rerank_sweep:
+            evidence[name] = cached_evidence(index, dataset, args.cache)
+            print(f"{name}: evidence done", flush=True)
+            continue
         if args.global_sweep:
             signals[name] = global_signals(index, dataset, variants(args.seed_grid, []))
             print(f"{name}: signals done", flush=True)
@@ -289,7 +560,10 @@ def main() -> None:
         for label, opts in todo.items():
             results[label][name] = evaluate(index.as_retriever(k=5, **opts), dataset)
         print(f"{name}: {len(todo)} variants done", flush=True)
-    if args.global_sweep:
+    if args.rerank_sweep:
+        settings = variants(args.rerank_grid, args.variant)
+        sweep_rerank(evidence, results["dense"], settings, args.sets, args.select)
+    elif args.global_sweep:
         sweep_fusion(signals, results["dense"], variants(args.fusion_grid, []), args.sets)
     elif not args.latency:
         report(results, args.sets)

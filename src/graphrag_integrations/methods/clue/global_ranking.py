@@ -26,13 +26,16 @@ walks the subgraph of the allowed chunks and the entities they mention
 (:meth:`~graphrag_integrations.core.retrieval.ppr_graph.PPRGraph.view`, cached per filter),
 so no other chunk's entity carries mass.
 
-:func:`fuse` merges the two rankings (reciprocal rank, see :data:`FUSIONS`).
+:func:`fuse` merges the two rankings (reciprocal rank, see :data:`FUSIONS`);
+:func:`keep_leader` puts Q-Iter's first chunk back first when its score is far ahead
+(``ppr_keep_margin``: a single-hop question's own passage is not displaced by a chunk the
+walk favours).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -62,6 +65,7 @@ __all__ = [
     "RankingGraph",
     "SeedSettings",
     "fuse",
+    "keep_leader",
     "ranking_graph",
 ]
 
@@ -209,12 +213,14 @@ class GlobalRanking:
     """One query's personalized PageRank mass per chunk row (0 outside the view).
 
     ``seeded`` is ``False`` when no entity got a seed (then the ranking is the chunks' cosine
-    to the question, HippoRAG 2's fallback, and :func:`fuse` ignores it).
+    to the question, HippoRAG 2's fallback, and :func:`fuse` ignores it); ``entity_mass``: the
+    walk's mass per entity of the ranking graph (empty when not seeded).
     """
 
     mass: FloatVector
     seeded: bool
     seed_entities: list[str]
+    entity_mass: FloatVector = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
 
     @classmethod
     def of(
@@ -248,7 +254,8 @@ class GlobalRanking:
         restart = np.concatenate([chunks, seeds.entities])
         mass = personalized_pagerank(view.transition, restart, damping=params.ppr_damping)
         named = [graph.entity_names[e] for e in top_k(seeds.entities, 5) if seeds.entities[e] > 0]
-        return cls(np.where(view.passages, mass[: graph.n_passages], 0.0), True, named)
+        chunk_mass = np.where(view.passages, mass[: graph.n_passages], 0.0)
+        return cls(chunk_mass, True, named, mass[graph.n_passages :])
 
     def top(self, k: int) -> list[int]:
         """The ``k`` chunk rows of most mass, best first (no mass: none)."""
@@ -280,3 +287,31 @@ def fuse(
     order = list(scores)  # insertion order: Q-Iter's, then the global ranking's
     ranked = sorted(range(len(order)), key=lambda i: (-scores[order[i]], i))
     return [(order[i], scores[order[i]]) for i in ranked[:k]]
+
+
+def keep_leader(
+    fused: Sequence[tuple[int, float]],
+    qiter: Sequence[int],
+    scores: Mapping[int, float],
+    margin: float | None,
+) -> list[tuple[int, float]]:
+    """The fused ranking with Q-Iter's first chunk first when its Q-Iter score leads Q-Iter's
+    second by at least ``margin`` (``scores``: Q-Iter's score by row; the kept chunk takes
+    the best fused score). Otherwise (``margin`` ``None``, fewer than two Q-Iter chunks, a
+    smaller lead) ``fused`` as is; the length stays that of ``fused`` (a chunk moved up from
+    outside pushes the last out).
+
+    Examples
+    --------
+    >>> keep_leader([(7, 0.6), (1, 0.5)], [1, 2], {1: 0.9, 2: 0.5}, 0.1)
+    [(1, 0.6), (7, 0.6)]
+    >>> keep_leader([(7, 0.6), (1, 0.5)], [1, 2], {1: 0.9, 2: 0.85}, 0.1)
+    [(7, 0.6), (1, 0.5)]
+    """
+    if margin is None or len(qiter) < 2 or not fused:
+        return list(fused)
+    first = qiter[0]
+    if fused[0][0] == first or scores[first] - scores[qiter[1]] < margin:
+        return list(fused)
+    rest = [(row, score) for row, score in fused if row != first]
+    return [(first, fused[0][1]), *rest][: len(fused)]

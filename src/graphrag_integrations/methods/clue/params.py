@@ -114,6 +114,12 @@ class ClueQueryParams(Params):
     )
     ppr_rrf_k: float = param(3.0, doc="reciprocal-rank fusion constant", gt=0.0)
     ppr_depth: int = param(5, doc="chunks of the global ranking that join the fusion", ge=1)
+    ppr_keep_margin: float | None = param(
+        0.02,
+        doc="Q-Iter's first chunk stays first when its score leads Q-Iter's second by at least "
+        "this (none: the fusion decides)",
+        ge=0.0,
+    )
     ppr_damping: float = param(
         0.5, symbol="d", doc="global ranking: probability of following an edge", ge=0, lt=1
     )

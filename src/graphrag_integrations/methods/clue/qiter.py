@@ -41,7 +41,12 @@ from graphrag_integrations.core.retrieval.ranking import top_k as top_k_indices
 from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
-from graphrag_integrations.methods.clue.global_ranking import GlobalRanking, fuse, ranking_graph
+from graphrag_integrations.methods.clue.global_ranking import (
+    GlobalRanking,
+    fuse,
+    keep_leader,
+    ranking_graph,
+)
 from graphrag_integrations.methods.clue.graph import ClueGraph, tokenize
 from graphrag_integrations.methods.clue.neighbourhood import (
     NeighbourhoodCache,
@@ -590,6 +595,7 @@ class QIter(QueryRetriever):
         if trace.global_rows is not None:
             params = self.query_params
             ranked = fuse(order, trace.global_rows, params.ppr_weight, params.ppr_rrf_k, k)
+            ranked = keep_leader(ranked, order, final, params.ppr_keep_margin)
             rank = {r: i for i, r in enumerate(trace.global_rows, start=1)}
             g.prefetch_passages([r for r, _ in ranked if r not in final])
             return [

@@ -3,13 +3,15 @@ index's own chunks and entities, fused with Q-Iter's chunk ranking."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from graphrag_integrations.core.text.documents import SourceDocument
-from graphrag_integrations.methods.clue.global_ranking import RankingGraph, fuse
+from graphrag_integrations.methods.clue.global_ranking import RankingGraph, fuse, keep_leader
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.params import ClueQueryParams
 from tests.conftest import FakeEmbedder
@@ -112,3 +114,38 @@ def test_fusion_adds_the_global_ranks_to_qiter_s() -> None:
     scores = [s for _, s in fuse([5, 6], [7, 6], 1.0, 10.0, 3)]
     assert scores == sorted(scores, reverse=True)
     assert np.isclose(scores[0], 1 / 12 + 1 / 12)
+
+
+def test_qiter_s_first_chunk_stays_first_only_when_it_leads_by_the_margin() -> None:
+    fused = [(7, 0.6), (1, 0.5), (8, 0.4)]
+    scores = {1: 0.9, 2: 0.7}
+    assert keep_leader(fused, [1, 2], scores, 0.2) == [(1, 0.6), (7, 0.6), (8, 0.4)]
+    assert keep_leader(fused, [1, 2], scores, 0.3) == fused  # a lead of 0.2 only
+    assert keep_leader(fused, [1, 2], scores, None) == fused
+    assert keep_leader(fused, [1], {1: 0.9}, 0.0) == fused  # no second chunk to lead
+    # from outside the fused top: it pushes the last one out
+    assert keep_leader([(7, 0.6), (8, 0.4)], [1, 2], scores, 0.1) == [(1, 0.6), (7, 0.6)]
+
+
+def test_the_margin_is_a_validated_query_option() -> None:
+    assert ClueQueryParams.from_options({"ppr_keep_margin": "none"}).ppr_keep_margin is None
+    with pytest.raises(ValueError, match="ppr_keep_margin"):
+        ClueQueryParams(ppr_keep_margin=-0.1)
+
+
+@pytest.mark.slow
+def test_a_single_hop_question_keeps_its_own_passage_first(tmp_path: Path) -> None:
+    """The sample corpus case: the walk ranks "Leland, North Carolina" (a sentence naming the
+    film and two others) first, Q-Iter the film's own passage, far ahead."""
+    sample = Path(__file__).resolve().parents[4] / "examples" / "data" / "sample_corpus"
+    for name in ("Maximum_Overdrive", "Leland_North_Carolina", "Chuck_Rowland", "Blennerville"):
+        shutil.copy(sample / f"{name}.txt", tmp_path)
+    index = ClueIndex.from_documents(tmp_path)
+
+    def files(**params: Any) -> list[str]:
+        hits = index.as_retriever(k=2, **params).retrieve("Who directed Maximum Overdrive?")
+        return [hit.passage.metadata["file_name"] for hit in hits]
+
+    assert files(ppr_weight=0.0)[0] == "Maximum_Overdrive.txt"
+    assert files(ppr_keep_margin=None)[0] == "Leland_North_Carolina.txt"
+    assert files() == ["Maximum_Overdrive.txt", "Leland_North_Carolina.txt"]
