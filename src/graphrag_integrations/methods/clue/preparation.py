@@ -13,6 +13,11 @@ release the GIL for most of their work; docs/lab/clue.md, "Indexing"). With ``al
 hybrid extraction of the paper runs on the batch first (chunk selection under ``alpha`` times
 the batch's tokens, :class:`~.extraction.KnowledgeUnitExtractor`, one spaCy parse per LLM
 unit), so in a batched build the selection is made per batch.
+
+A unit is embedded from its text, or its sentence alone (``embed_title=False``); an entity
+from its name, or (``entity_vectors="mentions"``) from its mentions' token vectors taken in
+the units' own encoding pass (:class:`UnitText` holds the embedded text and the mention
+spans), so the names cost no encoder pass (docs/lab/clue.md, "Issue 31: build options").
 """
 
 from __future__ import annotations
@@ -336,7 +341,8 @@ class CluePreparer:
         embed_with_spans = getattr(self.embedder, "embed_with_spans", None)
         if not callable(embed_with_spans):
             raise ValueError(
-                f"entity_vectors='mentions' needs an embedder with embed_with_spans; "
+                f"entity_vectors={self.params.entity_vectors!r} needs an embedder with "
+                "embed_with_spans; "
                 f"{type(self.embedder).__name__} has none"
             )
         items = list(todo.values())
