@@ -180,3 +180,33 @@ def test_batches_group_texts_by_word_pieces_not_characters() -> None:
 def test_lengths_are_cut_at_the_models_truncation_length() -> None:
     emb = SentenceTransformerEmbedder.from_model(TokenizingModel(), batch_size=4, workers=1)
     assert emb._lengths(["word " * 100, "word"]) == [16, 3]
+
+
+@pytest.mark.slow
+def test_span_vectors_are_the_mean_token_vectors_of_their_word_pieces() -> None:
+    texts = ["Brian Clough: He was born in Middlesbrough.", "Paris", "word " * 300 + "Rome"]
+    spans = [[(0, 12), (29, 42)], [(0, 5), (1, 3)], [(0, 4), (1500, 1504)]]
+    results = {}
+    for workers in (1, 2):
+        emb = SentenceTransformerEmbedder(batch_size=1, workers=workers)
+        vecs, span_vecs = emb.embed_with_spans(texts, spans)
+        assert np.allclose(vecs, emb.embed(texts), atol=1e-6)  # the same text vectors
+        results[workers] = span_vecs
+    model = emb.model
+    for text, text_spans, rows in zip(texts, spans, results[1], strict=True):
+        tokens = model.encode(text, output_value="token_embeddings").numpy()
+        offsets = model.tokenizer(
+            text, truncation=True, max_length=model.max_seq_length, return_offsets_mapping=True
+        )["offset_mapping"]
+        assert len(offsets) == len(tokens)
+        for (start, end), row in zip(text_spans, rows, strict=True):
+            pieces = [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
+            if not pieces:  # "Rome" lies beyond the 256 word pieces MiniLM reads
+                assert start == 1500 and not row.any()
+                continue
+            mean = tokens[pieces].mean(axis=0)
+            assert np.allclose(row, mean / np.linalg.norm(mean), atol=1e-5)
+    for one, two in zip(results[1], results[2], strict=True):
+        assert np.allclose(one, two, atol=1e-6)
+    with pytest.raises(ValueError, match="span lists"):
+        emb.embed_with_spans(texts, spans[:2])

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
@@ -234,17 +235,9 @@ class SentenceTransformerEmbedder:
         sorting by characters padded Clue's sentence units by 42 % and its entity names by
         110 % (docs/lab/clue.md, "Build").
         """
-        if len(texts) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        groups = length_batches(
-            self._lengths(texts),
-            min_count=self.batch_size,
-            max_count=self.batch_size * 8,
-            budget=self.batch_size * TOKENS_PER_TEXT,
-        )
 
-        def encode(group: list[int]) -> int:
+        def encode(group: list[int]) -> None:
             vecs = self.model.encode(
                 [texts[i] for i in group],
                 batch_size=len(group),
@@ -253,25 +246,115 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
             out[group] = np.asarray(vecs, dtype=np.float32)
-            return len(group)
 
-        def encode_all() -> Iterator[int]:
+        self._in_batches(texts, encode, show_progress)
+        return out
+
+    def embed_with_spans(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[Sequence[tuple[int, int]]],
+        *,
+        show_progress: bool = False,
+    ) -> tuple[FloatMatrix, list[FloatMatrix]]:
+        """Embed ``texts`` and, in the same pass, character spans of them.
+
+        A span's vector is the mean of the model's contextual token embeddings of the word
+        pieces that overlap the span (``text[start:end]``), L2-normalised: the vector of a
+        mention in its sentence, with no encoder pass of its own. A span that no word piece
+        of the (truncated) text overlaps gets a zero row.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The texts; their vectors equal those of :meth:`embed`.
+        spans : sequence of sequence of (int, int)
+            Per text, its ``(start, end)`` character spans.
+        show_progress : bool
+            A progress bar of the batches.
+
+        Returns
+        -------
+        vectors : ndarray
+            Shape ``(len(texts), dimension)``.
+        span_vectors : list of ndarray
+            Per text, shape ``(len(spans[i]), dimension)``.
+
+        Raises
+        ------
+        ValueError
+            If ``spans`` and ``texts`` differ in length, or the model has no fast Hugging
+            Face tokenizer (the spans are mapped through its character offsets).
+        """
+        if len(spans) != len(texts):
+            raise ValueError(f"{len(spans)} span lists for {len(texts)} texts")
+        model = self.model
+        tokenizer: Any = getattr(model, "tokenizer", None)
+        if not _is_hf_tokenizer(tokenizer) or not getattr(tokenizer, "is_fast", False):
+            raise ValueError(f"{self.model_name}: span vectors need a fast Hugging Face tokenizer")
+        dim = self.dimension
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        span_out = [np.zeros((len(s), dim), dtype=np.float32) for s in spans]
+        # The two tokenizer calls set its truncation/padding state differently: one at a time.
+        tokenizing = threading.Lock()
+
+        def encode(group: list[int]) -> None:
+            import torch
+
+            batch = [texts[i] for i in group]
+            with tokenizing:
+                offsets = tokenizer(
+                    batch,
+                    truncation=True,
+                    max_length=model.max_seq_length,
+                    return_offsets_mapping=True,
+                    return_attention_mask=False,
+                    return_token_type_ids=False,
+                )["offset_mapping"]
+                features = model.preprocess(batch)
+            with torch.inference_mode():
+                result = model(features)
+            out[group] = normalize_rows(result["sentence_embedding"].float().numpy())
+            tokens = result["token_embeddings"].float().numpy()
+            for row, i in enumerate(group):
+                span_out[i] = _span_means(tokens[row], offsets[row], spans[i], dim)
+
+        self._in_batches(texts, encode, show_progress)
+        return out, span_out
+
+    def _in_batches(
+        self, texts: Sequence[str], encode: Callable[[list[int]], None], show_progress: bool
+    ) -> None:
+        """Call ``encode`` on the positions of ``texts`` in :func:`length_batches` order."""
+        if len(texts) == 0:
+            return
+        groups = length_batches(
+            self._lengths(texts),
+            min_count=self.batch_size,
+            max_count=self.batch_size * 8,
+            budget=self.batch_size * TOKENS_PER_TEXT,
+        )
+
+        def encode_all() -> Iterator[None]:
             # The first batch runs alone: it fixes the tokenizer's padding/truncation state,
             # which the concurrent calls after it only read.
-            yield encode(groups[0])
+            encode(groups[0])
+            yield None
             if self.workers > 1 and len(groups) > 2:
                 with ThreadPoolExecutor(self.workers, thread_name_prefix="embed") as pool:
-                    yield from pool.map(encode, groups[1:])
+                    for future in [pool.submit(encode, group) for group in groups[1:]]:
+                        future.result()
+                        yield None
             else:
                 for group in groups[1:]:
-                    yield encode(group)
+                    encode(group)
+                    yield None
 
         steps = progress(
             encode_all(), "Embedding", total=len(groups), enabled=show_progress and len(groups) > 1
         )
         for _ in steps:
             pass
-        return out
 
     def embed_query(self, text: str) -> FloatMatrix:
         return self.embed([text])[0]
@@ -293,6 +376,27 @@ class SentenceTransformerEmbedder:
             return_token_type_ids=False,
         )["input_ids"]
         return [len(row) for row in ids]
+
+
+def _span_means(
+    tokens: FloatMatrix,
+    offsets: Sequence[tuple[int, int]],
+    spans: Sequence[tuple[int, int]],
+    dim: int,
+) -> FloatMatrix:
+    """Per span, the L2-normalised mean of the rows of ``tokens`` whose character
+    ``offsets`` overlap it (special tokens, with empty offsets, never do; no row: zeros)."""
+    out = np.zeros((len(spans), dim), dtype=np.float32)
+    if not spans:
+        return out
+    bounds = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    real = ends > starts
+    for k, (start, end) in enumerate(spans):
+        rows = np.flatnonzero(real & (starts < end) & (ends > start))
+        if rows.size:
+            out[k] = tokens[rows].mean(axis=0)
+    return normalize_rows(out)
 
 
 class _FrameworkEmbedder:

@@ -149,6 +149,10 @@ class ClueIndex(FrameworkSurface, BaseIndex):
         at the embedder's limit). Measured on 2 CPU cores (docs/lab/clue.md): R@5 +0.4 to +0.8
         with ``"units"`` on all four dev settings, indexing 29 instead of 22-24 passages/s. A
         user ``reranker`` scores chunk texts directly and does not use these vectors.
+        ``embed_title`` (``False``: a unit's vector is its sentence's alone) and
+        ``entity_vectors`` (``"mentions"``: an entity's vector is the mean of its mentions'
+        token vectors from the units' own encoding, with no encoder pass over the names)
+        are cheaper builds that cost recall (docs/lab/clue.md, "Issue 31: build options").
     query_params : ClueQueryParams, optional
         Q-Iter's options for :meth:`retrieve` and :meth:`as_retriever` (``N``: chunks returned
         when ``retrieve`` gets no ``k``).
@@ -547,6 +551,8 @@ class ClueIndex(FrameworkSurface, BaseIndex):
                 "excluded_labels": sorted(self.excluded_labels),
                 "alpha": self.alpha,
                 "chunk_vectors": self.chunk_vectors,
+                "embed_title": self.index_params.embed_title,
+                "entity_vectors": self.index_params.entity_vectors,
                 "passages": passages,
                 "units": units,
                 "entities": entities,
@@ -569,6 +575,9 @@ class ClueIndex(FrameworkSurface, BaseIndex):
             recorded = {key: params[key] for key in ("title_prefix", "link_title")}
             recorded["excluded_labels"] = params["excluded_labels"]
             recorded["chunk_vectors"] = params.get("chunk_vectors", "encode")  # older
+            # indexes written before these options were built as their first defaults
+            recorded["embed_title"] = params.get("embed_title", True)
+            recorded["entity_vectors"] = params.get("entity_vectors", "encode")
             recorded["spacy_model"] = manifest.models.get("spacy")
             options["index_params"] = ClueIndexParams.from_options(recorded)
         index = cls(**options)

@@ -63,12 +63,23 @@ class ClueIndexParams(Params):
     )
     spacy_model: str | None = param(None, doc="spaCy pipeline (none: offline en_core_web_sm)")
     title_prefix: bool = param(True, doc="prefix knowledge units with their chunk title")
+    embed_title: bool = param(
+        True,
+        doc="embed a unit with its title prefix (False: its sentence alone; the unit's text, "
+        "read by BM25 and the explanations, keeps the prefix)",
+    )
     link_title: bool = param(True, doc="link every unit to its chunk-title entity")
     excluded_labels: frozenset[str] = param(
         frozenset(DEFAULT_EXCLUDED_LABELS), doc="spaCy entity labels that get no entity node"
     )
     chunk_vectors: Literal["encode", "units"] = param(
         "units", doc="chunk vector: sum of its unit vectors, or the encoded chunk text"
+    )
+    entity_vectors: Literal["encode", "mentions", "single_mentions"] = param(
+        "encode",
+        doc="entity vector: its encoded name, or the mean of its mentions' token vectors "
+        "taken from the units' own encoding (no encoder pass over the names; "
+        "single_mentions: only for names mentioned once, the others encoded)",
     )
 
 

@@ -13,6 +13,11 @@ release the GIL for most of their work; docs/lab/clue.md, "Indexing"). With ``al
 hybrid extraction of the paper runs on the batch first (chunk selection under ``alpha`` times
 the batch's tokens, :class:`~.extraction.KnowledgeUnitExtractor`, one spaCy parse per LLM
 unit), so in a batched build the selection is made per batch.
+
+A unit is embedded from its text, or its sentence alone (``embed_title=False``); an entity
+from its name, or (``entity_vectors="mentions"``) from its mentions' token vectors taken in
+the units' own encoding pass (:class:`UnitText` holds the embedded text and the mention
+spans), so the names cost no encoder pass (docs/lab/clue.md, "Issue 31: build options").
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from graphrag_integrations.methods.clue.extraction import ExtractionStats
 from graphrag_integrations.methods.clue.params import ClueIndexParams
 from graphrag_integrations.methods.clue.store import KnowledgeUnit
 
-__all__ = ["PARSE_SLICE", "TITLE_LABEL", "CluePreparer", "PreparedChunks"]
+__all__ = ["PARSE_SLICE", "TITLE_LABEL", "CluePreparer", "PreparedChunks", "UnitText"]
 
 TITLE_LABEL = "TITLE"
 #: Passages per spaCy slice of a build: the units of one slice are embedded while the next
@@ -140,6 +145,8 @@ class CluePreparer:
         unit_vecs: dict[str, FloatMatrix] = {}
         entity_vecs: dict[str, FloatMatrix] = {}
         t_nlp = t_wait = 0.0
+        how = self.params.entity_vectors
+        mentions = None if how == "encode" else _Mentions(once_only=how == "single_mentions")
         with ThreadPoolExecutor(1, thread_name_prefix="clue-parse") as pool:
             parses = [pool.submit(self._timed_parse, bodies[r.start : r.stop]) for r in slices]
             encoded = (
@@ -159,24 +166,30 @@ class CluePreparer:
                 t_wait += time.perf_counter() - waited
                 t_nlp += took
                 part_llm = {i - r.start: llm_units[i] for i in r if i in llm_units}
-                part, part_labels = self._units(
+                part, part_labels, texts = self._units(
                     new[r.start : r.stop], titled[r.start : r.stop], parsed, part_llm
                 )
                 units += part
                 for name, label in part_labels.items():
                     labels.setdefault(name, label)
-                unit_vecs.update(
-                    self._embed_unique([u.text for u in part if u.text not in unit_vecs])
-                )
-                entity_vecs.update(
-                    self._embed_unique(
-                        [
-                            n
-                            for n in _mentioned(part, part_labels)
-                            if n not in entity_vecs and not known(n)
-                        ]
+                todo = {u.text: t for u, t in zip(part, texts, strict=True)}
+                todo = {k: t for k, t in todo.items() if k not in unit_vecs}
+                if mentions is None:
+                    unit_vecs.update(self._embed_units(todo))
+                    entity_vecs.update(
+                        self._embed_unique(
+                            [
+                                n
+                                for n in _mentioned(part, part_labels)
+                                if n not in entity_vecs and not known(n)
+                            ]
+                        )
                     )
-                )
+                else:
+                    unit_vecs.update(self._embed_units(todo, mentions))
+        if mentions is not None:
+            names = [n for n in _mentioned(units, labels) if not known(n)]
+            entity_vecs = mentions.vectors(names, self._embed_unique)
         chunk_vecs = self._chunk_vectors(new, units, unit_vecs, encoded)
         t_end = time.perf_counter()
         return PreparedChunks(
@@ -207,11 +220,14 @@ class CluePreparer:
         titled: Sequence[tuple[str, str]],
         parsed: Sequence[ParsedText],
         llm_units: dict[int, tuple[str, list[ParsedText]]] | None = None,
-    ) -> tuple[list[KnowledgeUnit], dict[str, str]]:
+    ) -> tuple[list[KnowledgeUnit], dict[str, str], list[UnitText]]:
+        """The units of parsed chunks, their entity labels and, per unit, the text its vector
+        is embedded from with the character spans of its entity mentions."""
         params = self.params
         excluded = frozenset(params.excluded_labels)
         units: list[KnowledgeUnit] = []
         labels: dict[str, str] = {}
+        texts: list[UnitText] = []
         llm_units = llm_units or {}
         for i, (p, (title, _), doc) in enumerate(zip(passages, titled, parsed, strict=True)):
             title_key = normalize_entity(title) if (title and params.link_title) else ""
@@ -223,13 +239,22 @@ class CluePreparer:
                 if i not in llm_units
                 else [_as_unit(d) for d in unit_docs]
             )
+            prefix = f"{title}: " if (title and params.title_prefix) else ""
+            shift = len(prefix) if params.embed_title else 0
             for pos, sent in enumerate(sentences):
                 names = [title_key] if title_key else []
+                spans: list[tuple[str, int, int]] = []
+                if title_key and shift:
+                    spans.append((title_key, 0, len(title)))
                 for ent in sent.entities:
                     if ent.label not in excluded:
                         names.append(ent.norm)
                         labels.setdefault(ent.norm, ent.label)
-                text = f"{title}: {sent.text}" if (title and params.title_prefix) else sent.text
+                        start = max(ent.start_char - sent.start_char, 0) + shift
+                        end = min(ent.end_char - sent.start_char, len(sent.text)) + shift
+                        spans.append((ent.norm, start, end))
+                text = prefix + sent.text
+                texts.append(UnitText(text if shift else sent.text, tuple(spans)))
                 units.append(
                     KnowledgeUnit(
                         id=content_id(p.id, str(pos)),
@@ -240,7 +265,7 @@ class CluePreparer:
                         source=source,
                     )
                 )
-        return units, labels
+        return units, labels, texts
 
     def _llm_units(
         self, bodies: Sequence[str]
@@ -305,10 +330,81 @@ class CluePreparer:
         encoded = {**encoded, **self._embed_unique([p.text for p in todo])}
         return {p.id: summed[p.id] if p.id in summed else encoded[p.text] for p in passages}
 
+    def _embed_units(
+        self, todo: dict[str, UnitText], mentions: _Mentions | None = None
+    ) -> dict[str, FloatMatrix]:
+        """Unit text -> vector of its :class:`UnitText` (a unit text once); with
+        ``mentions``, the entity spans are embedded in the same pass and added to it."""
+        if mentions is None:
+            encoded = self._embed_unique([t.text for t in todo.values()])
+            return {key: encoded[t.text] for key, t in todo.items()}
+        embed_with_spans = getattr(self.embedder, "embed_with_spans", None)
+        if not callable(embed_with_spans):
+            raise ValueError(
+                f"entity_vectors={self.params.entity_vectors!r} needs an embedder with "
+                "embed_with_spans; "
+                f"{type(self.embedder).__name__} has none"
+            )
+        items = list(todo.values())
+        vecs, span_vecs = embed_with_spans(
+            [t.text for t in items],
+            [[(start, end) for _, start, end in t.spans] for t in items],
+            show_progress=self.show_progress,
+        )
+        for item, rows in zip(items, span_vecs, strict=True):
+            mentions.add([name for name, _, _ in item.spans], rows)
+        return {key: vecs[i] for i, key in enumerate(todo)}
+
     def _embed_unique(self, texts: Sequence[str]) -> dict[str, FloatMatrix]:
         unique = list(dict.fromkeys(texts))
         vecs = self.embedder.embed(unique, show_progress=self.show_progress)
         return {t: vecs[i] for i, t in enumerate(unique)}
+
+
+@dataclass(frozen=True)
+class UnitText:
+    """What a knowledge unit's vector is embedded from.
+
+    Parameters
+    ----------
+    text : str
+        The embedded text (the unit's text, or its sentence alone: ``embed_title``).
+    spans : tuple of (str, int, int)
+        ``(entity name, start, end)`` of each entity mention in ``text``.
+    """
+
+    text: str
+    spans: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass
+class _Mentions:
+    """Sums of the span vectors of each entity's mentions (``entity_vectors`` "mentions";
+    with ``once_only`` only names mentioned once take them: "single_mentions")."""
+
+    once_only: bool = False
+    sums: dict[str, FloatMatrix] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, names: Sequence[str], rows: FloatMatrix) -> None:
+        for name, row in zip(names, rows, strict=True):
+            self.counts[name] = self.counts.get(name, 0) + 1
+            if not row.any():  # beyond the truncation
+                continue
+            prev = self.sums.get(name)
+            self.sums[name] = row.copy() if prev is None else prev + row
+
+    def vectors(
+        self, names: Sequence[str], encode: Callable[[Sequence[str]], dict[str, FloatMatrix]]
+    ) -> dict[str, FloatMatrix]:
+        """Name -> normalised mean of its mentions; names with no mention are ``encode``d."""
+        out = {
+            n: normalize_rows(self.sums[n])[0]
+            for n in names
+            if n in self.sums and not (self.once_only and self.counts[n] > 1)
+        }
+        out.update(encode([n for n in names if n not in out]))
+        return {n: out[n] for n in names}
 
 
 def _mentioned(units: Sequence[KnowledgeUnit], labels: dict[str, str]) -> list[str]:
