@@ -57,6 +57,7 @@ from graphrag_integrations.core.retrieval.ppr_seeds import query_seeds
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.params import ClueQueryParams
+from graphrag_integrations.methods.clue.walk_scope import scope_passages, scoped_pagerank
 
 __all__ = [
     "FUSIONS",
@@ -244,15 +245,21 @@ class GlobalRanking:
         if not seeds.entities.any():
             return cls(np.where(view.passages, dense, 0.0), False, [])
         chunks = seeds.passages
+        rows = np.fromiter(reached or (), dtype=np.int64, count=len(reached or ()))
         if reached and params.ppr_reached_weight > 0:
-            rows = np.fromiter(reached, dtype=np.int64, count=len(reached))
             scores = np.fromiter(reached.values(), dtype=np.float64, count=len(reached))
             low, high = float(scores.min()), float(scores.max())
             share = (scores - low) / (high - low) if high > low else np.ones_like(scores)
             chunks = chunks.copy()
             chunks[rows] += params.ppr_reached_weight * share * view.passages[rows]
         restart = np.concatenate([chunks, seeds.entities])
-        mass = personalized_pagerank(view.transition, restart, damping=params.ppr_damping)
+        if params.ppr_scope_hops > 0:  # methods.clue.walk_scope: the seeds' neighbourhood only
+            if params.ppr_passage_seeds > 0:
+                rows = np.concatenate([rows, np.flatnonzero(seeds.passages)])
+            keep = scope_passages(graph, view, seeds.entities, rows, params.ppr_scope_hops)
+            mass = scoped_pagerank(graph, view, keep, restart, params.ppr_damping)
+        else:
+            mass = personalized_pagerank(view.transition, restart, damping=params.ppr_damping)
         named = [graph.entity_names[e] for e in top_k(seeds.entities, 5) if seeds.entities[e] > 0]
         chunk_mass = np.where(view.passages, mass[: graph.n_passages], 0.0)
         return cls(chunk_mass, True, named, mass[graph.n_passages :])

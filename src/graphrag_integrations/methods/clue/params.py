@@ -162,6 +162,12 @@ class ClueQueryParams(Params):
     ppr_activation_steps: int = param(
         2, doc="global ranking: LinearRAG activation steps from the linked entities", ge=0
     )
+    ppr_scope_hops: int = param(
+        0,
+        doc="global ranking: walk only the chunks within this many chunk steps of the seed "
+        "entities and Q-Iter's reached chunks (0: the whole graph; methods.clue.walk_scope)",
+        ge=0,
+    )
     ppr_activation_threshold: float = param(
         0.5, doc="global ranking: smallest activation score that spreads", ge=0.0, le=1.0
     )
