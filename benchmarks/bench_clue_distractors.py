@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_clue_tune import clue_index, evaluate, variants
+from bench_clue_tune import clue_index, evaluate, run_qiter, variants
 
 from graphrag_integrations.baselines.dense import DenseRetriever
 from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
@@ -46,9 +46,6 @@ from graphrag_integrations.methods.clue.global_ranking import (
 )
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.params import ClueQueryParams
-from graphrag_integrations.methods.clue.qiter import Trace
-from graphrag_integrations.methods.clue.scoring import Query
-from graphrag_integrations.methods.clue.statistics import tokenize
 
 
 @dataclass
@@ -75,14 +72,9 @@ def signals(index: ClueIndex, dataset: Dataset, path: Path) -> list[Question]:
     for question in dataset.questions:
         if not question.gold_passage_ids:
             continue
-        trace = Trace()
-        names, _ = qiter.query_entities(question.text)
-        vector, mentions = qiter._embed(question.text, names)
-        q = Query(question.text, vector, tuple(tokenize(question.text)))
-        trace.kept = qiter.search(q, qiter.anchor(q, mentions, trace, flat), flat)
-        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
+        run = run_qiter(qiter, flat, question.text)
         gold = {flat.passage_row[p] for p in question.gold_passage_ids}
-        out.append(Question(gold, order, {r: final[r] for r in support}, vector, mentions))
+        out.append(Question(gold, run.order, run.reached, run.vector, run.mentions))
     with path.open("wb") as handle:
         pickle.dump(out, handle)
     return out

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from graphrag_integrations.baselines.dense import DenseRetriever
-from graphrag_integrations.core.encoders.embeddings import Embedder, as_embedder
+from graphrag_integrations.core.encoders.embeddings import Embedder, FloatMatrix, as_embedder
 from graphrag_integrations.core.params import key_values
 from graphrag_integrations.core.retrieval.ranking import top_k
 from graphrag_integrations.core.text.chunking import split_title
@@ -62,9 +62,10 @@ from graphrag_integrations.methods.clue.global_ranking import (
     keep_leader,
     ranking_graph,
 )
+from graphrag_integrations.methods.clue.graph import ClueGraph
 from graphrag_integrations.methods.clue.index import ClueIndex
 from graphrag_integrations.methods.clue.params import ClueIndexParams, ClueQueryParams
-from graphrag_integrations.methods.clue.qiter import Trace
+from graphrag_integrations.methods.clue.qiter import QIter, Trace
 from graphrag_integrations.methods.clue.scoring import Query
 from graphrag_integrations.methods.clue.statistics import tokenize
 
@@ -152,6 +153,38 @@ class Signals:
     walks: dict[str, list[list[int] | None]]
 
 
+@dataclass
+class QIterRun:
+    """One question through Q-Iter's stages (its defaults), with what they produce: the
+    query, its vectors, the anchors, the chunk ranking (``deep``: every chunk reached), each
+    chunk's final score and the paths behind it."""
+
+    query: Query
+    vector: FloatMatrix
+    mentions: FloatMatrix
+    anchors: list[int]
+    order: list[int]
+    final: dict[int, float]
+    support: dict[int, list[Any]]
+
+    @property
+    def reached(self) -> dict[int, float]:
+        """Q-Iter's final score of each chunk a kept path reached, by row."""
+        return {row: self.final[row] for row in self.support}
+
+
+def run_qiter(qiter: QIter, flat: ClueGraph, text: str) -> QIterRun:
+    """Run Q-Iter's stages on one question over the flat view ``flat``."""
+    trace = Trace()
+    names, _ = qiter.query_entities(text)
+    vector, mentions = qiter._embed(text, names)  # its signals
+    query = Query(text, vector, tuple(tokenize(text)))
+    anchors = qiter.anchor(query, mentions, trace, flat)
+    trace.kept = qiter.search(query, anchors, flat)
+    order, final, support = qiter.chunk_ranking(flat, query, trace, 5, deep=True)
+    return QIterRun(query, vector, mentions, anchors, order, final, dict(support))
+
+
 def global_signals(index: ClueIndex, dataset: Dataset, seeds: dict[str, dict[str, Any]]) -> Signals:
     """Run Q-Iter (defaults) and the global ranking of every seed setting once per question."""
     qiter = index.as_retriever(k=5)
@@ -162,14 +195,9 @@ def global_signals(index: ClueIndex, dataset: Dataset, seeds: dict[str, dict[str
         if not question.gold_passage_ids:
             continue
         out.gold.append({flat.passage_row[p] for p in question.gold_passage_ids})
-        trace = Trace()
-        names, _ = qiter.query_entities(question.text)
-        vector, mentions = qiter._embed(question.text, names)  # its signals
-        q = Query(question.text, vector, tuple(tokenize(question.text)))
-        trace.kept = qiter.search(q, qiter.anchor(q, mentions, trace, flat), flat)
-        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
-        out.qiter.append(order)
-        reached = {row: final[row] for row in support}
+        run = run_qiter(qiter, flat, question.text)
+        out.qiter.append(run.order)
+        vector, mentions, reached = run.vector, run.mentions, run.reached
         for name, params in settings.items():
             ranking = ranking_graph(index.store, flat, params.ppr_synonym_threshold)
             full = ranking.graph.full
@@ -279,14 +307,9 @@ def evidence_signals(index: ClueIndex, dataset: Dataset) -> list[Evidence]:
     for question in dataset.questions:
         if not question.gold_passage_ids:
             continue
-        trace = Trace()
-        names, _ = qiter.query_entities(question.text)
-        vector, mentions = qiter._embed(question.text, names)  # its signals
-        q = Query(question.text, vector, tuple(tokenize(question.text)))
-        anchors = qiter.anchor(q, mentions, trace, flat)
-        trace.kept = qiter.search(q, anchors, flat)
-        order, final, support = qiter.chunk_ranking(flat, q, trace, 5, deep=True)
-        reached = {row: final[row] for row in support}
+        run = run_qiter(qiter, flat, question.text)
+        q, vector, mentions, anchors = run.query, run.vector, run.mentions, run.anchors
+        order, final, support, reached = run.order, run.final, run.support, run.reached
         walk = GlobalRanking.of(
             ranking, ranking.graph.full, params, vector, mentions, flat.passage_matrix, reached
         )
