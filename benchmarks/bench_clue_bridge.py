@@ -23,7 +23,8 @@ Constants are cross-fitted as in ``bench_clue_tune.py``: the setting with the be
 the three sets of R@5 minus dense on halves A (first 50 questions) is checked on halves B,
 and the reverse. ``--latency`` times, question by question in turn, dense, Clue (defaults)
 and the bridge step on Clue's answer (``--latency-variant`` / ``--latency-m``): p50 of wall
-and ``time.process_time``.
+and ``time.process_time``. ``--reach``: where the gold chunks the default misses are in the
+bridge rankings and in the walk's.
 """
 
 from __future__ import annotations
