@@ -108,12 +108,15 @@ def personalized_pagerank(
         return np.zeros_like(restart)
     restart /= total
     scores = restart.copy()
+    step = np.empty_like(restart)  # |updated - scores|, reused by every step
     for _ in range(max_iter):
-        spread = damping * (transition_t @ scores)
+        updated = np.asarray(transition_t @ scores, dtype=np.float64)
+        updated *= damping
         # mass that reached a dangling node (or was not spread) restarts at the seeds
-        updated = spread + (1.0 - float(spread.sum())) * restart
-        change = float(np.abs(updated - scores).sum())
+        updated += (1.0 - float(updated.sum())) * restart
+        np.subtract(updated, scores, out=step)
+        change = float(np.abs(step, out=step).sum())
         scores = updated
         if change < tol:
             break
-    return np.asarray(scores, dtype=np.float64)
+    return scores

@@ -127,6 +127,15 @@ def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[st
     ]
 
 
+def _without(rows: IntRows, path: Path) -> IntRows:
+    """``rows`` minus the units of ``path`` (in order): ``np.isin`` for a path of at most
+    ``D`` units, without its set machinery (this runs once per beam state)."""
+    keep = rows != path[0]
+    for unit in path[1:]:
+        keep &= rows != unit
+    return rows[keep]
+
+
 def _entity_names(value: Any) -> bool:
     """``complete_json`` validator: a JSON list of strings."""
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -424,7 +433,7 @@ class QIter(QueryRetriever):
                 seen.add((anchor, state.path))
                 linked = g.linked_units(anchor)
                 if state.path:
-                    linked = linked[~np.isin(linked, state.path)]
+                    linked = _without(linked, state.path)
                 if linked.size:
                     expanding.append((anchor, state, linked))
             reached = list(dict.fromkeys(int(u) for _, _, ls in expanding for u in ls))
