@@ -108,15 +108,12 @@ def personalized_pagerank(
         return np.zeros_like(restart)
     restart /= total
     scores = restart.copy()
-    step = np.empty_like(restart)  # |updated - scores|, reused by every step
     for _ in range(max_iter):
-        updated = np.asarray(transition_t @ scores, dtype=np.float64)
-        updated *= damping
+        spread = damping * (transition_t @ scores)
         # mass that reached a dangling node (or was not spread) restarts at the seeds
-        updated += (1.0 - float(updated.sum())) * restart
-        np.subtract(updated, scores, out=step)
-        change = float(np.abs(step, out=step).sum())
+        updated = spread + (1.0 - float(spread.sum())) * restart
+        change = float(np.abs(updated - scores).sum())
         scores = updated
         if change < tol:
             break
-    return scores
+    return np.asarray(scores, dtype=np.float64)
