@@ -126,7 +126,9 @@ def link_seeds(
     weights = np.zeros(len(graph.entity_names), dtype=np.float64)
     if mentions.shape[0] == 0 or not view.entities.any():
         return weights
-    sims = np.asarray(mentions @ graph.entity_vectors.T, dtype=np.float64)
+    # ``(E @ M^T)^T`` is ``M @ E^T`` (the same dot products), about twice as fast with the
+    # entity matrix stored by rows
+    sims = np.array((graph.entity_vectors @ mentions.T).T, dtype=np.float64, order="C")
     sims[:, ~view.entities] = -np.inf  # entities outside the view never link
     for mention in sims:
         for j in top_k(mention, k):

@@ -127,6 +127,15 @@ def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[st
     ]
 
 
+def _without(rows: IntRows, path: Path) -> IntRows:
+    """``rows`` minus the units of ``path`` (in order): ``np.isin`` for a path of at most
+    ``D`` units, without its set machinery (this runs once per beam state)."""
+    keep = rows != path[0]
+    for unit in path[1:]:
+        keep &= rows != unit
+    return rows[keep]
+
+
 def _entity_names(value: Any) -> bool:
     """``complete_json`` validator: a JSON list of strings."""
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -393,11 +402,20 @@ class QIter(QueryRetriever):
 
     # -- step 2 ---------------------------------------------------------------------------
     def _update(self, phi: FloatMatrix, unit: int, graph: QIterView | None = None) -> FloatMatrix:
+        """``φ ← φ − φ(unit)`` (re-normalised with ``renormalize_query``; unchanged without
+        ``query_updating``)."""
+        return self._updates(phi[None, :], [unit], graph)[0]
+
+    def _updates(
+        self, phis: FloatMatrix, units: Sequence[int], graph: QIterView | None = None
+    ) -> FloatMatrix:
+        """:meth:`_update` of every row of ``phis`` with the unit of the same position, in
+        one subtraction and one normalisation (the same values row by row)."""
         if not self.query_updating:
-            return phi
-        new = phi - (graph or self.view()).unit_vectors([unit])[0]
+            return phis
+        new = phis - (graph or self.view()).unit_vectors(units)
         if self.renormalize_query:
-            return normalize_rows(new)[0]
+            return normalize_rows(new)
         return new.astype(np.float32, copy=False)
 
     def search(
@@ -424,7 +442,7 @@ class QIter(QueryRetriever):
                 seen.add((anchor, state.path))
                 linked = g.linked_units(anchor)
                 if state.path:
-                    linked = linked[~np.isin(linked, state.path)]
+                    linked = _without(linked, state.path)
                 if linked.size:
                     expanding.append((anchor, state, linked))
             reached = list(dict.fromkeys(int(u) for _, _, ls in expanding for u in ls))
@@ -438,20 +456,19 @@ class QIter(QueryRetriever):
                 sims = g.unit_vectors(linked) @ state.phi
                 chosen += [(anchor, state, int(linked[j])) for j in top_k_indices(sims, self.K)]
             g.prefetch_units(list(dict.fromkeys(u for *_, u in chosen)), vectors=False, data=True)
-            candidates: dict[Path, _State] = {}
-            for anchor, state, unit in chosen:
-                path = canonical_order(g, (*state.path, unit))
-                if path in candidates:
-                    continue
-                candidates[path] = _State(
-                    path,
-                    self._update(state.phi, unit, g),
-                    (*state.steps, (anchor, unit)),
-                    depth=depth,
+            candidates: dict[Path, tuple[int, _State, int]] = {}
+            for anchor, state, unit in chosen:  # the first way to each new path
+                candidates.setdefault(
+                    canonical_order(g, (*state.path, unit)), (anchor, state, unit)
                 )
             if not candidates:
                 break
-            states = list(candidates.values())
+            picks = list(candidates.values())
+            phis = self._updates(np.stack([s.phi for _, s, _ in picks]), [u for *_, u in picks], g)
+            states = [
+                _State(path, phis[i], (*state.steps, (anchor, unit)), depth=depth)
+                for i, (path, (anchor, state, unit)) in enumerate(candidates.items())
+            ]
             scores = scorer.score_paths(query, [s.path for s in states])
             best = top_k_indices(scores, self.M)
             kept = []

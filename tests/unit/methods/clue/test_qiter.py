@@ -17,7 +17,7 @@ from graphrag_integrations.errors import (
 )
 from graphrag_integrations.methods.clue.graph import TermStats, tokenize
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.qiter import QIter, Trace
+from graphrag_integrations.methods.clue.qiter import QIter, Trace, _without
 from graphrag_integrations.methods.clue.scoring import (
     FusedScorer,
     Query,
@@ -291,3 +291,11 @@ def test_query_entity_vectors_are_the_stored_node_vectors_when_known(index: Clue
     assert np.allclose(vector, encoded[0], atol=1e-6)
     assert np.allclose(entities[1], encoded[1], atol=1e-6)
     assert qiter._embed("Who?", [])[1].shape == (0, vector.shape[0])
+
+
+def test_without_drops_the_path_units_as_isin_does() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        rows = rng.integers(0, 12, size=int(rng.integers(1, 15))).astype(np.int64)
+        path = tuple(int(u) for u in rng.integers(0, 12, size=int(rng.integers(1, 4))))
+        assert _without(rows, path).tolist() == rows[~np.isin(rows, path)].tolist()
