@@ -1,8 +1,8 @@
 """Record, or compare with a record, the top-10 of Clue's and the ``ppr`` baseline's defaults on
 the three 100-question dev sets: a query-path speed-up must leave them unchanged.
 
-Usage (from the repository root; Clue indexes from ``--cache`` as ``bench_clue_tune.py``
-writes them, the ``ppr`` index built in the process)::
+Usage (from the repository root; the default Clue index loaded from ``--cache``, or built and
+written there, as ``bench_clue_tune.py`` does; the ``ppr`` index built in the process)::
 
     HF_HUB_OFFLINE=1 python benchmarks/clue_query_identity.py record /tmp/ref.json
     HF_HUB_OFFLINE=1 python benchmarks/clue_query_identity.py compare /tmp/ref.json
@@ -18,15 +18,14 @@ import json
 import sys
 from pathlib import Path
 
+from bench_clue_tune import clue_index
+
 from graphrag_integrations.baselines.ppr import PPRRetriever
 from graphrag_integrations.core.encoders.embeddings import as_embedder
 from graphrag_integrations.core.types import Retriever
 from graphrag_integrations.evaluation.datasets import load_dataset
-from graphrag_integrations.methods.clue.index import ClueIndex
 
 SETS = ("musique-100", "hotpotqa-100", "2wiki-dev-100")
-#: The Clue index of the default index options under ``bench_clue_tune.py``'s cache.
-DEFAULT_TAG = "bf21a9e8"
 
 Rankings = dict[str, list[list[tuple[str, float]]]]
 
@@ -37,7 +36,7 @@ def rankings(data: Path, cache: Path, sets: list[str]) -> Rankings:
     out: Rankings = {}
     for name in sets:
         dataset = load_dataset(data / name)
-        clue = ClueIndex.load(cache / f"{name}-{DEFAULT_TAG}", embedding=embedder)
+        clue = clue_index(dataset, embedder, {}, cache)  # default index options
         ppr = PPRRetriever.from_passages(dataset.passages, embedding=embedder)
         methods: tuple[tuple[str, Retriever], ...] = (
             ("clue", clue.as_retriever(k=10)),
