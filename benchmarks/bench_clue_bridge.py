@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 from bench_clue_tune import (
     FEATURES,
-    SETS,
     Evidence,
     Run,
     _cell,
@@ -50,6 +49,7 @@ from bench_clue_tune import (
     cached_evidence,
     clue_index,
     rerank,
+    sweep_arguments,
     variants,
 )
 
@@ -381,11 +381,7 @@ def latency(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("sets", nargs="*", default=list(SETS))
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/clue-cache"))
-    ap.add_argument("--grid", action="append", default=[], help="key=v1,v2 (JSON values)")
-    ap.add_argument("--variant", action="append", default=[], help="name:key=v,key=v")
+    sweep_arguments(ap)
     ap.add_argument("--show", type=int, default=12, help="rows printed per list")
     ap.add_argument("--latency", action="store_true", help="only time dense, Clue, bridge")
     ap.add_argument("--reach", action="store_true", help="missed gold in the bridge rankings")

@@ -529,13 +529,18 @@ def variants(grid: Sequence[str], named: Sequence[str]) -> dict[str, dict[str, A
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sweep_arguments(ap: argparse.ArgumentParser) -> None:
+    """The sets, data and cache folders, ``--grid`` and ``--variant`` of the Clue sweeps."""
     ap.add_argument("sets", nargs="*", default=list(SETS))
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
     ap.add_argument("--cache", type=Path, default=Path("/tmp/clue-cache"))
     ap.add_argument("--grid", action="append", default=[], help="key=v1,v2 (JSON values)")
     ap.add_argument("--variant", action="append", default=[], help="name:key=v,key=v")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sweep_arguments(ap)
     ap.add_argument("--index-option", action="append", default=[], help="key=json")
     ap.add_argument(
         "--latency", action="store_true", help="only the interleaved dense / Clue p50 (defaults)"

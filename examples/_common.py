@@ -18,8 +18,9 @@ from quickstart import ANSWER_PROMPT, HERE, titled_documents
 from graphrag_integrations.core.llm import TransformersLLM
 from graphrag_integrations.core.text.documents import content_id
 from graphrag_integrations.errors import IndexNotFoundError
+from graphrag_integrations.methods.clue.explain import describe_path
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.qiter import QIter, describe_path
+from graphrag_integrations.methods.clue.qiter import QIter
 
 __all__ = [
     "ANSWER_PROMPT",

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from graphrag_integrations.core.text.documents import SourceDocument, load_documents
 from graphrag_integrations.core.types import RetrievedPassage
+from graphrag_integrations.methods.clue.explain import describe_path
 from graphrag_integrations.methods.clue.index import ClueIndex
-from graphrag_integrations.methods.clue.qiter import describe_path
 
 HERE = Path(__file__).resolve().parent
 ANSWER_PROMPT = (

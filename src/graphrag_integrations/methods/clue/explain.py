@@ -1,4 +1,5 @@
-"""Scores for the picture of a Clue retrieval (``graphrag-integrations show``).
+"""Reading a Clue retrieval's explanation: its best path as lines (:func:`describe_path`), and
+scores for its picture (``graphrag-integrations show``).
 
 A Q-Iter explanation names the query entities, the anchors and, per kept path, its entities
 and knowledge units with the path score; it does not say how close each entity or unit is to
@@ -72,3 +73,27 @@ def explanation_scores(
         if row is not None and g.unit_matrix.shape[0] > row:
             unit[text] = round(float(g.unit_matrix[row] @ vector), 6)
     return {"entity": entity, "unit": unit}
+
+
+def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[str]:
+    """Readable lines for the best Q-Iter path in a result's explanation.
+
+    One line per knowledge unit of the highest-scored path, with the entity that led the
+    search to it (works on ``RetrievedPassage.explanation`` and on the ``explanation`` entry
+    of LangChain / LlamaIndex result metadata).
+
+    Examples
+    --------
+    >>> describe_path({"paths": [{"units": ["A: a b c."], "entities": ["a"]}]})
+    ["- A: a b c.  <- via 'a'"]
+    >>> describe_path({})
+    []
+    """
+    paths = explanation.get("paths") or []
+    if not paths:
+        return []
+    best = paths[0]
+    return [
+        f"- {unit[:width]}  <- via {entity!r}"
+        for unit, entity in zip(best.get("units", []), best.get("entities", []), strict=False)
+    ]

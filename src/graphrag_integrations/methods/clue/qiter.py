@@ -41,6 +41,7 @@ from graphrag_integrations.core.retrieval.ranking import top_k as top_k_indices
 from graphrag_integrations.core.text.nlp import SpacyNLP, normalize_entity
 from graphrag_integrations.core.types import RetrievedPassage
 from graphrag_integrations.core.validation import check_k, check_query
+from graphrag_integrations.methods.clue.explain import describe_path as describe_path
 from graphrag_integrations.methods.clue.global_ranking import (
     GlobalRanking,
     fuse,
@@ -101,30 +102,6 @@ class Trace:
     #: The global ranking's chunk rows (of the query's view), best first; ``None``: off.
     global_rows: list[int] | None = None
     seed_entities: list[str] = field(default_factory=list)
-
-
-def describe_path(explanation: Mapping[str, Any], *, width: int = 90) -> list[str]:
-    """Readable lines for the best Q-Iter path in a result's explanation.
-
-    One line per knowledge unit of the highest-scored path, with the entity that led the
-    search to it (works on ``RetrievedPassage.explanation`` and on the ``explanation`` entry
-    of LangChain / LlamaIndex result metadata).
-
-    Examples
-    --------
-    >>> describe_path({"paths": [{"units": ["A: a b c."], "entities": ["a"]}]})
-    ["- A: a b c.  <- via 'a'"]
-    >>> describe_path({})
-    []
-    """
-    paths = explanation.get("paths") or []
-    if not paths:
-        return []
-    best = paths[0]
-    return [
-        f"- {unit[:width]}  <- via {entity!r}"
-        for unit, entity in zip(best.get("units", []), best.get("entities", []), strict=False)
-    ]
 
 
 def _without(rows: IntRows, path: Path) -> IntRows:
